@@ -1,0 +1,66 @@
+"""The `topo` command: typer apps composed here, one command (group) per module.
+
+This package is the composition root: it is the only place that imports typer, and it imports
+the rest of topo lazily inside commands, so `topo --help` never loads Spark or the Kafka client.
+"""
+
+import sys
+import traceback
+
+import typer
+
+from topology import __version__
+from topology.cli import lab
+from topology.errors import TopoError
+
+app = typer.Typer(
+    name="topo",
+    help="Topology-as-code for Kafka cross-cluster replication, with plan/apply.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+app.add_typer(lab.app, name="lab")
+
+EXIT_USER_ERROR = 1
+EXIT_INTERNAL_ERROR = 3
+EXIT_INTERRUPTED = 130
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"topo {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    version: bool = typer.Option(
+        False, "--version", callback=_show_version, is_eager=True, help="Show the version."
+    ),
+) -> None:
+    """Topology-as-code for Kafka cross-cluster replication, with plan/apply."""
+
+
+def main() -> None:
+    """Entry point: a user's error is one line on stderr and exit 1; --debug adds the trace."""
+    debug = "--debug" in sys.argv[1:]
+    try:
+        app()
+    except TopoError as problem:
+        if debug:
+            traceback.print_exc()
+        typer.echo(f"error: {problem}", err=True)
+        sys.exit(EXIT_USER_ERROR)
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    except Exception as bug:  # a defect in topo: say so plainly, keep the detail for --debug
+        if debug:
+            traceback.print_exc()
+        typer.echo(
+            f"internal error: {type(bug).__name__}: {bug} (run with --debug for the traceback)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERNAL_ERROR)

@@ -1,0 +1,72 @@
+"""`topo lab up | down | status`: local single-node Kafka clusters for trying topo and tests."""
+
+import json
+
+import typer
+
+app = typer.Typer(
+    help="Local single-node Apache Kafka clusters (KRaft) for trying topo and for tests.",
+    no_args_is_help=True,
+)
+
+
+def _progress(line: str) -> None:
+    typer.echo(line, err=True)
+
+
+@app.command()
+def up(
+    names: list[str] = typer.Argument(..., help="Cluster names, e.g. east west."),
+    port: int | None = typer.Option(
+        None, help="Client port (the controller takes PORT+1); only with one NAME."
+    ),
+    sasl: bool = typer.Option(
+        False, "--sasl", help="SASL/SCRAM-SHA-512 listener, admin user, ACLs enforced."
+    ),
+    tls: bool = typer.Option(False, "--tls", help="TLS listener with a certificate from the lab CA."),
+) -> None:
+    """Start clusters (running ones are left alone); print `NAME HOST:PORT` for each."""
+    from topology.errors import TopoError
+    from topology.lab import manager
+
+    if port is not None and len(names) != 1:
+        raise TopoError("--port applies to one cluster; start the others separately")
+    requests = [manager.UpRequest(name=n, port=port, sasl=sasl, tls=tls) for n in names]
+    for cluster in manager.up(requests, report=_progress):
+        typer.echo(f"{cluster.name} {cluster.bootstrap}")
+
+
+@app.command()
+def down(
+    names: list[str] | None = typer.Argument(None, help="Clusters to stop; all when none."),
+    purge: bool = typer.Option(False, "--purge", help="Also delete their data and logs."),
+) -> None:
+    """Stop clusters and free their ports (data is kept unless --purge)."""
+    from topology.lab import manager
+
+    stopped = manager.down(names or [], purge=purge, report=_progress)
+    if not stopped:
+        _progress("no lab clusters")
+
+
+@app.command()
+def status(
+    as_json: bool = typer.Option(False, "--json", help="JSON (schemas/lab-status.schema.json)."),
+) -> None:
+    """List lab clusters: name, bootstrap, protocol, pid, running."""
+    from topology.lab import manager
+
+    clusters = manager.status()
+    if as_json:
+        typer.echo(json.dumps([c.to_dict() for c in clusters], indent=2))
+        return
+    if not clusters:
+        _progress("no lab clusters")
+        return
+    rows = [("NAME", "BOOTSTRAP", "PROTOCOL", "PID", "RUNNING")] + [
+        (c.name, c.bootstrap, c.security_protocol, str(c.pid or "-"), "yes" if c.running else "no")
+        for c in clusters
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

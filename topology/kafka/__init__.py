@@ -1,0 +1,1 @@
+"""The Kafka adapter: the only package that imports confluent_kafka."""

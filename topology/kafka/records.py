@@ -1,0 +1,121 @@
+"""Write and read whole topics with their full record shape; used by the demo and tests.
+
+A `Record` carries everything replication must keep: key, value, headers (in order, with
+duplicates), timestamp and partition.
+"""
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from topology.errors import KafkaUnavailableError
+
+Headers = tuple[tuple[str, bytes | None], ...]
+
+
+@dataclass(frozen=True)
+class Record:
+    topic: str
+    partition: int
+    key: bytes | None
+    value: bytes | None
+    headers: Headers = ()
+    timestamp_ms: int | None = None  # None: the producer's clock
+    offset: int | None = None  # known only for records read back
+
+    def content(self) -> tuple[int, bytes | None, bytes | None, Headers, int | None]:
+        """What replication must preserve: everything except the topic name and offset."""
+        return (self.partition, self.key, self.value, self.headers, self.timestamp_ms)
+
+
+def create_topic(config: dict[str, str], name: str, partitions: int, timeout: float = 30) -> None:
+    admin = AdminClient(config)
+    futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
+    try:
+        futures[name].result(timeout=timeout)
+    except KafkaException as problem:
+        raise KafkaUnavailableError(f"could not create topic {name}: {problem}") from None
+
+
+def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
+    admin = AdminClient(config)
+    if name not in admin.list_topics(timeout=timeout).topics:
+        return
+    admin.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout)
+    deadline = time.monotonic() + timeout  # deletion is asynchronous on the broker
+    while name in admin.list_topics(timeout=timeout).topics and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 30) -> None:
+    """Write records to their topic and partition; return once every one is acknowledged."""
+    producer = Producer({**config, "acks": "all", "enable.idempotence": "true"})
+    failures: list[str] = []
+
+    def on_delivery(error: object, _message: object) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    for record in records:
+        producer.produce(
+            record.topic, value=record.value, key=record.key, partition=record.partition,
+            headers=list(record.headers), timestamp=record.timestamp_ms or 0,
+            on_delivery=on_delivery,
+        )  # fmt: skip
+    if producer.flush(timeout) or failures:
+        raise KafkaUnavailableError(f"records not acknowledged: {failures[:3] or 'timed out'}")
+
+
+def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[Record]:
+    """Every record in `topic` now, ordered by partition then offset (read_committed)."""
+    consumer = Consumer({**config, "group.id": f"topo-read-{uuid.uuid4().hex}",
+                         "enable.auto.commit": "false", "isolation.level": "read_committed",
+                         "auto.offset.reset": "earliest", "enable.partition.eof": "true"})  # fmt: skip
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
+        if metadata.error is not None:
+            raise KafkaUnavailableError(f"cannot read topic {topic}: {metadata.error}")
+        ends: dict[int, int] = {}
+        for partition in metadata.partitions:
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=timeout
+            )
+            if high > low:
+                ends[partition] = high
+        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
+        found: list[Record] = []
+        pending = set(ends)  # a partition is done when the consumer reports reaching its end
+        deadline = time.monotonic() + timeout
+        while pending and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is None:
+                continue
+            error = message.error()
+            if error is None:
+                found.append(_record(message))
+            elif error.code() == KafkaError._PARTITION_EOF:
+                pending.discard(message.partition())
+            else:
+                raise KafkaUnavailableError(f"reading {topic} failed: {error}")
+        if pending:
+            raise KafkaUnavailableError(f"timed out reading {topic} (partitions {sorted(pending)})")
+        return sorted(found, key=lambda r: (r.partition, r.offset or 0))
+    finally:
+        consumer.close()
+
+
+def _record(message: Message) -> Record:
+    _kind, timestamp = message.timestamp()
+    return Record(
+        topic=message.topic(),
+        partition=message.partition(),
+        key=message.key(),
+        value=message.value(),
+        headers=tuple(message.headers() or ()),
+        timestamp_ms=timestamp,
+        offset=message.offset(),
+    )

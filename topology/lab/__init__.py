@@ -1,0 +1,1 @@
+"""`topo lab`: local single-node Apache Kafka clusters (KRaft) for trying topo and for tests."""

@@ -1,0 +1,176 @@
+"""The broker's JVM: find Java, format storage, start it detached, stop it, check ports."""
+
+import base64
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from pathlib import Path
+
+from topology.errors import LabError, ToolMissingError
+
+MIN_JAVA = 17
+BROKER_MAIN = "kafka.Kafka"
+STORAGE_TOOL = "kafka.tools.StorageTool"
+# Small enough that three brokers and a Spark driver fit easily in a laptop; measured in
+# docs/lab.md.
+HEAP_OPTS = ["-Xms128m", "-Xmx512m"]
+JVM_OPTS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true"]  # fmt: skip
+LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "lab" / "log4j2.properties"
+
+
+def java() -> str:
+    """The `java` to run brokers with (JAVA_HOME first, then PATH), checked to be 17+."""
+    home = os.environ.get("JAVA_HOME")
+    candidate = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not candidate or not Path(candidate).exists():
+        raise ToolMissingError(
+            f"Java {MIN_JAVA}+ is needed to run lab clusters but `java` was not found "
+            "(set JAVA_HOME or put java on PATH)"
+        )
+    shown = subprocess.run(
+        [candidate, "-version"], capture_output=True, text=True, check=False
+    ).stderr
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', shown)
+    major = int(match.group(1)) if match else 0
+    if major == 1 and match and match.group(2):  # "1.8.0_392" style
+        major = int(match.group(2))
+    if major < MIN_JAVA:
+        raise ToolMissingError(
+            f"Java {MIN_JAVA}+ is needed to run lab clusters; {candidate} is Java {major or '?'}"
+        )
+    return candidate
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def port_in_use(host: str, port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def format_storage(
+    java_bin: str, lib: Path, config: Path, log: Path, scram: str | None = None
+) -> None:
+    """Format the KRaft log dirs once; `scram` (mechanism=[name=..,password=..]) adds a user."""
+    command = [java_bin, *HEAP_OPTS, "-cp", f"{lib}/*", STORAGE_TOOL, "format",
+               "-t", new_cluster_id(), "-c", str(config), "--ignore-formatted"]  # fmt: skip
+    if scram:
+        command += ["--add-scram", scram]
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("a") as out:
+        done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise LabError(f"formatting the broker's storage failed: {last_problem(log)} (log: {log})")
+
+
+def start_broker(java_bin: str, lib: Path, config: Path, logs: Path, console: Path) -> int:
+    """Start a broker detached from this process (its own session) and return its pid."""
+    logs.mkdir(parents=True, exist_ok=True)
+    command = [java_bin, *HEAP_OPTS, *JVM_OPTS, f"-Dkafka.logs.dir={logs}",
+               f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", "-cp", f"{lib}/*",
+               BROKER_MAIN, str(config)]  # fmt: skip
+    with console.open("a") as out:
+        broker = subprocess.Popen(
+            command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, close_fds=True,
+        )  # fmt: skip
+    return broker.pid
+
+
+def is_broker(pid: int | None, config: Path) -> bool:
+    """Whether `pid` is alive and is the broker started with `config` (not a reused pid)."""
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    if not cmdline.exists():  # no procfs (macOS): trust the signal check
+        return True
+    try:
+        args = cmdline.read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if _is_zombie(pid):
+        return False
+    return BROKER_MAIN.encode() in args and str(config).encode() in args
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+
+
+def stop(pid: int, config: Path, grace_seconds: float = 30.0) -> None:
+    """Stop a broker: SIGTERM (a clean controlled shutdown), SIGKILL after the grace period."""
+    if not is_broker(pid, config):
+        return
+    _signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_seconds
+    while time.monotonic() < deadline:
+        _reap(pid)
+        if not is_broker(pid, config):
+            return
+        time.sleep(0.2)
+    _signal_group(pid, signal.SIGKILL)
+    for _ in range(50):
+        _reap(pid)
+        if not is_broker(pid, config):
+            return
+        time.sleep(0.1)
+    raise LabError(f"broker process {pid} did not stop, even after SIGKILL")
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the broker is our own child, so it does not linger."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def last_problem(*logs: Path) -> str:
+    """The most telling line of a failed JVM's logs: its last ERROR or exception line."""
+    for log in logs:
+        if not log.exists():
+            continue
+        lines = log.read_text(errors="replace").splitlines()
+        for line in reversed(lines):
+            if " ERROR " in line or "Exception" in line or line.startswith("Error"):
+                return _shorten(line)
+    return "no error was logged"
+
+
+def _shorten(line: str) -> str:
+    line = re.sub(r"^\[[^\]]*\]\s*", "", line.strip())  # drop the log timestamp
+    return line if len(line) <= 300 else line[:297] + "..."

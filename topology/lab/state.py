@@ -1,0 +1,88 @@
+"""Where each lab cluster keeps its files, and the record of what was started.
+
+    <lab>/<name>/cluster.json        this module's record (name, port, security, pid)
+    <lab>/<name>/server.properties   the broker config (mode 0600: it may hold a password)
+    <lab>/<name>/admin.password      the SASL admin password (mode 0600), with --sasl
+    <lab>/<name>/data/               the KRaft log dirs
+    <lab>/<name>/logs/server.log     the broker's log; logs/stdout.log its console
+    <lab>/ca/ca.pem                  the lab CA, with --tls (one CA for every lab cluster)
+"""
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from topology import paths
+from topology.lab.spec import LabCluster
+
+RECORD_FILE = "cluster.json"
+
+
+@dataclass(frozen=True)
+class LabRecord:
+    cluster: LabCluster
+    pid: int | None
+
+
+def cluster_dir(name: str) -> Path:
+    return paths.lab_dir() / name
+
+
+def data_dir(name: str) -> Path:
+    return cluster_dir(name) / "data"
+
+
+def logs_dir(name: str) -> Path:
+    return cluster_dir(name) / "logs"
+
+
+def server_log(name: str) -> Path:
+    return logs_dir(name) / "server.log"
+
+
+def console_log(name: str) -> Path:
+    return logs_dir(name) / "stdout.log"
+
+
+def password_file(name: str) -> Path:
+    return cluster_dir(name) / "admin.password"
+
+
+def ca_dir() -> Path:
+    return paths.lab_dir() / "ca"
+
+
+def load(name: str) -> LabRecord | None:
+    try:
+        raw = json.loads((cluster_dir(name) / RECORD_FILE).read_text())
+    except FileNotFoundError:
+        return None
+    cluster = LabCluster(
+        name=raw["name"], port=raw["port"], sasl=raw.get("sasl", False), tls=raw.get("tls", False)
+    )
+    return LabRecord(cluster=cluster, pid=raw.get("pid"))
+
+
+def save(record: LabRecord) -> None:
+    folder = cluster_dir(record.cluster.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    scratch = folder / f".{RECORD_FILE}.tmp"
+    scratch.write_text(json.dumps({**asdict(record.cluster), "pid": record.pid}, indent=2) + "\n")
+    scratch.replace(folder / RECORD_FILE)
+
+
+def all_names() -> list[str]:
+    root = paths.lab_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.parent.name for p in root.glob(f"*/{RECORD_FILE}"))
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner can read (it may hold a password)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.chmod(path, 0o600)

@@ -1,0 +1,27 @@
+"""Where topo keeps files on this machine. Environment variables override every default."""
+
+import os
+from pathlib import Path
+
+
+def cache_dir() -> Path:
+    """topo's cache: resolved jars, the lab. `TOPO_CACHE_DIR`, else the XDG cache dir."""
+    explicit = os.environ.get("TOPO_CACHE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
+    return base / "topo"
+
+
+def jars_dir() -> Path:
+    """Jars resolved with mvn, one folder per artifact set."""
+    return cache_dir() / "jars"
+
+
+def lab_dir() -> Path:
+    """Lab clusters' config, data and logs. `TOPO_LAB_DIR` overrides."""
+    explicit = os.environ.get("TOPO_LAB_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    return cache_dir() / "lab"

@@ -1,0 +1,1 @@
+"""The Spark side: the only package that imports pyspark."""

@@ -1,0 +1,40 @@
+"""The one way topo builds a SparkSession, so every job runs with the same setup."""
+
+from collections.abc import Callable, Mapping
+
+from pyspark.sql import SparkSession
+
+from topology.spark.jars import kafka_connector_jars
+
+DEFAULT_MASTER = "local[*]"
+
+# Why each setting: the UI and console progress bars are noise for a replication job; topo's
+# jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
+# Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
+BASE_CONF: Mapping[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.driver.memory": "1g",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.log.level": "WARN",
+}
+
+
+def build_session(
+    app_name: str = "topo",
+    master: str | None = None,
+    conf: Mapping[str, str] | None = None,
+    report: Callable[[str], None] | None = None,
+) -> SparkSession:
+    """A SparkSession with Kafka's connector on the classpath as local jars.
+
+    Settings such as the driver heap take effect only when this starts the JVM, i.e. for the
+    first session of a process.
+    """
+    jars = kafka_connector_jars(report=report)
+    builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
+    for key, value in {**BASE_CONF, "spark.jars": ",".join(map(str, jars)), **(conf or {})}.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
