@@ -70,8 +70,7 @@ def _resolve_into(artifact_set: str, target: Path) -> None:
             kept = target.parent / f"{artifact_set}-mvn-failure.log"
             shutil.copyfile(log, kept)
             raise TopoError(
-                f"mvn could not resolve the {artifact_set} jars: {_first_error(log)} "
-                f"(log: {kept})"
+                f"mvn could not resolve the {artifact_set} jars: {_first_error(log)} (log: {kept})"
             )
         (scratch / COMPLETE_MARKER).touch()
         try:

@@ -1,6 +1,7 @@
 """`topo lab up | down | status`: local single-node Kafka clusters for trying topo and tests."""
 
 import json
+from typing import Annotated
 
 import typer
 
@@ -16,14 +17,17 @@ def _progress(line: str) -> None:
 
 @app.command()
 def up(
-    names: list[str] = typer.Argument(..., help="Cluster names, e.g. east west."),
-    port: int | None = typer.Option(
-        None, help="Client port (the controller takes PORT+1); only with one NAME."
-    ),
-    sasl: bool = typer.Option(
-        False, "--sasl", help="SASL/SCRAM-SHA-512 listener, admin user, ACLs enforced."
-    ),
-    tls: bool = typer.Option(False, "--tls", help="TLS listener with a certificate from the lab CA."),
+    names: Annotated[list[str], typer.Argument(help="Cluster names, e.g. east west.")],
+    port: Annotated[
+        int | None,
+        typer.Option(help="Client port (the controller takes PORT+1); only with one NAME."),
+    ] = None,
+    sasl: Annotated[
+        bool, typer.Option("--sasl", help="SASL/SCRAM-SHA-512 listener, admin user, ACLs on.")
+    ] = False,
+    tls: Annotated[
+        bool, typer.Option("--tls", help="TLS listener with a certificate from the lab CA.")
+    ] = False,
 ) -> None:
     """Start clusters (running ones are left alone); print `NAME HOST:PORT` for each."""
     from topology.errors import TopoError
@@ -38,8 +42,10 @@ def up(
 
 @app.command()
 def down(
-    names: list[str] | None = typer.Argument(None, help="Clusters to stop; all when none."),
-    purge: bool = typer.Option(False, "--purge", help="Also delete their data and logs."),
+    names: Annotated[
+        list[str] | None, typer.Argument(help="Clusters to stop; all when none.")
+    ] = None,
+    purge: Annotated[bool, typer.Option("--purge", help="Also delete data and logs.")] = False,
 ) -> None:
     """Stop clusters and free their ports (data is kept unless --purge)."""
     from topology.lab import manager
@@ -51,7 +57,9 @@ def down(
 
 @app.command()
 def status(
-    as_json: bool = typer.Option(False, "--json", help="JSON (schemas/lab-status.schema.json)."),
+    as_json: Annotated[
+        bool, typer.Option("--json", help="JSON, as schemas/lab-status.schema.json describes.")
+    ] = False,
 ) -> None:
     """List lab clusters: name, bootstrap, protocol, pid, running."""
     from topology.lab import manager

@@ -1,29 +1,25 @@
 """Prove a cluster works end to end: create a topic, produce a record, consume it back."""
 
-import logging
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from topology.errors import KafkaUnavailableError
+from topology.kafka import client
 
 # Starts with "__", so topo's default excludes and MM2's internal-topic rule both skip it.
 PROBE_TOPIC = "__topo-lab-probe"
-
-# librdkafka logs connection refusals while a broker starts; they would interleave with topo's
-# output, and every failure reaches the caller as an exception anyway.
-_QUIET_LOG = logging.getLogger("topology.kafka.librdkafka")
-_QUIET_LOG.addHandler(logging.NullHandler())
-_QUIET_LOG.propagate = False
 
 
 def round_trip(config: dict[str, str], timeout: float = 30.0) -> None:
     """Return once a record written to `config`'s cluster has been read back, else raise."""
     deadline = time.monotonic() + timeout
-    quiet: dict[str, object] = {**config, "logger": _QUIET_LOG}
+    quiet = client.quiet(config)
     _ensure_topic(quiet, deadline)
     marker = uuid.uuid4().hex.encode()
     producer = Producer({**quiet, "acks": "all", "message.timeout.ms": str(int(timeout * 1000))})
@@ -32,9 +28,13 @@ def round_trip(config: dict[str, str], timeout: float = 30.0) -> None:
     producer.flush(max(0.1, deadline - time.monotonic()))
     if not delivered or delivered[0] is not None:
         reason = delivered[0] if delivered else "timed out"
-        raise KafkaUnavailableError(f"{config['bootstrap.servers']} did not accept a record: {reason}")
-    consumer = Consumer({**quiet, "group.id": f"topo-lab-probe-{marker.decode()}",
-                         "auto.offset.reset": "earliest", "enable.auto.commit": "false"})  # fmt: skip
+        raise KafkaUnavailableError(
+            f"{config['bootstrap.servers']} did not accept a record: {reason}"
+        )
+    group = f"topo-lab-probe-{marker.decode()}"
+    consumer = Consumer(
+        {**quiet, "group.id": group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
+    )
     try:
         consumer.subscribe([PROBE_TOPIC])
         while time.monotonic() < deadline:
@@ -64,13 +64,15 @@ def wait_until_serving(
     raise KafkaUnavailableError(f"not serving after {timeout:.0f}s ({last})")
 
 
-def _ensure_topic(config: dict[str, object], deadline: float) -> None:
+def _ensure_topic(config: dict[str, Any], deadline: float) -> None:
     admin = AdminClient(config)
     remaining = max(1.0, deadline - time.monotonic())
     try:
         existing = admin.list_topics(timeout=remaining).topics
     except KafkaException as problem:
-        raise KafkaUnavailableError(f"{config['bootstrap.servers']} unreachable: {problem}") from None
+        raise KafkaUnavailableError(
+            f"{config['bootstrap.servers']} unreachable: {problem}"
+        ) from None
     if PROBE_TOPIC in existing:
         return
     future = admin.create_topics([NewTopic(PROBE_TOPIC, 1, 1)], request_timeout=remaining)

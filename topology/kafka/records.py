@@ -10,9 +10,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewTopic
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
 
 from topology.errors import KafkaUnavailableError
+from topology.kafka import client
 
 Headers = tuple[tuple[str, bytes | None], ...]
 
@@ -33,7 +35,7 @@ class Record:
 
 
 def create_topic(config: dict[str, str], name: str, partitions: int, timeout: float = 30) -> None:
-    admin = AdminClient(config)
+    admin = AdminClient(client.quiet(config))
     futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
     try:
         futures[name].result(timeout=timeout)
@@ -42,7 +44,7 @@ def create_topic(config: dict[str, str], name: str, partitions: int, timeout: fl
 
 
 def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
-    admin = AdminClient(config)
+    admin = AdminClient(client.quiet(config))
     if name not in admin.list_topics(timeout=timeout).topics:
         return
     admin.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout)
@@ -53,7 +55,7 @@ def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 3
 
 def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 30) -> None:
     """Write records to their topic and partition; return once every one is acknowledged."""
-    producer = Producer({**config, "acks": "all", "enable.idempotence": "true"})
+    producer = Producer({**client.quiet(config), "acks": "all", "enable.idempotence": "true"})
     failures: list[str] = []
 
     def on_delivery(error: object, _message: object) -> None:
@@ -72,9 +74,16 @@ def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 
 
 def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[Record]:
     """Every record in `topic` now, ordered by partition then offset (read_committed)."""
-    consumer = Consumer({**config, "group.id": f"topo-read-{uuid.uuid4().hex}",
-                         "enable.auto.commit": "false", "isolation.level": "read_committed",
-                         "auto.offset.reset": "earliest", "enable.partition.eof": "true"})  # fmt: skip
+    consumer = Consumer(
+        {
+            **client.quiet(config),
+            "group.id": f"topo-read-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            "enable.partition.eof": True,
+        }
+    )
     try:
         metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
         if metadata.error is not None:
@@ -110,12 +119,16 @@ def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[
 
 def _record(message: Message) -> Record:
     _kind, timestamp = message.timestamp()
+    topic, partition = message.topic(), message.partition()
+    assert topic is not None and partition is not None  # set on every data message
+    headers = message.headers() or []
+    pairs = headers.items() if isinstance(headers, dict) else headers
     return Record(
-        topic=message.topic(),
-        partition=message.partition(),
+        topic=topic,
+        partition=partition,
         key=message.key(),
         value=message.value(),
-        headers=tuple(message.headers() or ()),
+        headers=tuple((k, v.encode() if isinstance(v, str) else v) for k, v in pairs),
         timestamp_ms=timestamp,
         offset=message.offset(),
     )

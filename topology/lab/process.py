@@ -1,6 +1,7 @@
 """The broker's JVM: find Java, format storage, start it detached, stop it, check ports."""
 
 import base64
+import contextlib
 import os
 import re
 import shutil
@@ -145,18 +146,14 @@ def _signal_group(pid: int, sig: signal.Signals) -> None:
     try:
         os.killpg(pid, sig)
     except (ProcessLookupError, PermissionError):
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 def _reap(pid: int) -> None:
     """Collect the exit status when the broker is our own child, so it does not linger."""
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
 
 
 def last_problem(*logs: Path) -> str:

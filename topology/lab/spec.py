@@ -150,7 +150,10 @@ def client_config(
     cluster: LabCluster, admin_password: str | None = None, ca_pem: str | None = None
 ) -> dict[str, str]:
     """librdkafka settings for connecting to a lab cluster as its admin."""
-    config = {"bootstrap.servers": cluster.bootstrap, "security.protocol": cluster.security_protocol}
+    config = {
+        "bootstrap.servers": cluster.bootstrap,
+        "security.protocol": cluster.security_protocol,
+    }
     if cluster.sasl:
         if not admin_password:
             raise ValueError("a SASL lab cluster needs its admin password")

@@ -1,11 +1,11 @@
 """Where each lab cluster keeps its files, and the record of what was started.
 
-    <lab>/<name>/cluster.json        this module's record (name, port, security, pid)
-    <lab>/<name>/server.properties   the broker config (mode 0600: it may hold a password)
-    <lab>/<name>/admin.password      the SASL admin password (mode 0600), with --sasl
-    <lab>/<name>/data/               the KRaft log dirs
-    <lab>/<name>/logs/server.log     the broker's log; logs/stdout.log its console
-    <lab>/ca/ca.pem                  the lab CA, with --tls (one CA for every lab cluster)
+<lab>/<name>/cluster.json        this module's record (name, port, security, pid)
+<lab>/<name>/server.properties   the broker config (mode 0600: it may hold a password)
+<lab>/<name>/admin.password      the SASL admin password (mode 0600), with --sasl
+<lab>/<name>/data/               the KRaft log dirs
+<lab>/<name>/logs/server.log     the broker's log; logs/stdout.log its console
+<lab>/ca/ca.pem                  the lab CA, with --tls (one CA for every lab cluster)
 """
 
 import json

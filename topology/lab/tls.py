@@ -71,7 +71,9 @@ def _make_broker_keystore(name: str, folder: Path, keystore: Path, password_file
 def _openssl(*args: str) -> None:
     openssl = shutil.which("openssl")
     if openssl is None:
-        raise ToolMissingError("openssl is needed to make certificates for --tls but is not on PATH")
+        raise ToolMissingError(
+            "openssl is needed to make certificates for --tls but is not on PATH"
+        )
     done = subprocess.run([openssl, *args], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]

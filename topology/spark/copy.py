@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.streaming import StreamingQuery
+from pyspark.sql.streaming.query import StreamingQuery
 
 
 @dataclass(frozen=True)
@@ -53,5 +53,7 @@ def start_copy(spark: SparkSession, job: CopyJob, once: bool = True) -> Streamin
     )
     for key, value in job.target_options.items():
         writer = writer.option(f"kafka.{key}", value)
-    writer = writer.trigger(availableNow=True) if once else writer.trigger(processingTime="0 seconds")
+    writer = (
+        writer.trigger(availableNow=True) if once else writer.trigger(processingTime="0 seconds")
+    )
     return writer.start()

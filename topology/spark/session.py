@@ -1,5 +1,6 @@
 """The one way topo builds a SparkSession, so every job runs with the same setup."""
 
+import os
 from collections.abc import Callable, Mapping
 
 from pyspark.sql import SparkSession
@@ -34,6 +35,9 @@ def build_session(
     first session of a process.
     """
     jars = kafka_connector_jars(report=report)
+    # Spark otherwise binds to the host's first non-loopback address and warns about it;
+    # topo's local jobs talk to brokers on this machine or through its routes either way.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
     for key, value in {**BASE_CONF, "spark.jars": ",".join(map(str, jars)), **(conf or {})}.items():
         builder = builder.config(key, value)
