@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -36,21 +36,20 @@ class Record:
 
 def create_topic(config: dict[str, str], name: str, partitions: int, timeout: float = 30) -> None:
     admin = AdminClient(client.quiet(config))
-    futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
-    try:
+    with client.failures_named(config, f"creating topic {name}"):
+        futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
         futures[name].result(timeout=timeout)
-    except KafkaException as problem:
-        raise KafkaUnavailableError(f"could not create topic {name}: {problem}") from None
 
 
 def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
     admin = AdminClient(client.quiet(config))
-    if name not in admin.list_topics(timeout=timeout).topics:
-        return
-    admin.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout)
-    deadline = time.monotonic() + timeout  # deletion is asynchronous on the broker
-    while name in admin.list_topics(timeout=timeout).topics and time.monotonic() < deadline:
-        time.sleep(0.2)
+    with client.failures_named(config, f"deleting topic {name}"):
+        if name not in admin.list_topics(timeout=timeout).topics:
+            return
+        admin.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout)
+        deadline = time.monotonic() + timeout  # deletion is asynchronous on the broker
+        while name in admin.list_topics(timeout=timeout).topics and time.monotonic() < deadline:
+            time.sleep(0.2)
 
 
 def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 30) -> None:
@@ -85,36 +84,39 @@ def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[
         }
     )
     try:
-        metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
-        if metadata.error is not None:
-            raise KafkaUnavailableError(f"cannot read topic {topic}: {metadata.error}")
-        ends: dict[int, int] = {}
-        for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(topic, partition), timeout=timeout
-            )
-            if high > low:
-                ends[partition] = high
-        consumer.assign([TopicPartition(topic, p, 0) for p in ends])
-        found: list[Record] = []
-        pending = set(ends)  # a partition is done when the consumer reports reaching its end
-        deadline = time.monotonic() + timeout
-        while pending and time.monotonic() < deadline:
-            message = consumer.poll(0.5)
-            if message is None:
-                continue
-            error = message.error()
-            if error is None:
-                found.append(_record(message))
-            elif error.code() == KafkaError._PARTITION_EOF:
-                pending.discard(message.partition())
-            else:
-                raise KafkaUnavailableError(f"reading {topic} failed: {error}")
-        if pending:
-            raise KafkaUnavailableError(f"timed out reading {topic} (partitions {sorted(pending)})")
-        return sorted(found, key=lambda r: (r.partition, r.offset or 0))
+        with client.failures_named(config, f"reading topic {topic}"):
+            return _consume_to_end(consumer, topic, timeout)
     finally:
         consumer.close()
+
+
+def _consume_to_end(consumer: Consumer, topic: str, timeout: float) -> list[Record]:
+    metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
+    if metadata.error is not None:
+        raise KafkaUnavailableError(f"cannot read topic {topic}: {metadata.error}")
+    non_empty = []
+    for partition in metadata.partitions:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout)
+        if high > low:
+            non_empty.append(partition)
+    consumer.assign([TopicPartition(topic, p, 0) for p in non_empty])
+    found: list[Record] = []
+    pending = set(non_empty)  # a partition is done when the consumer reports reaching its end
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None:
+            continue
+        error = message.error()
+        if error is None:
+            found.append(_record(message))
+        elif error.code() == KafkaError._PARTITION_EOF:
+            pending.discard(message.partition())
+        else:
+            raise KafkaUnavailableError(f"reading {topic} failed: {error}")
+    if pending:
+        raise KafkaUnavailableError(f"timed out reading {topic} (partitions {sorted(pending)})")
+    return sorted(found, key=lambda r: (r.partition, r.offset or 0))
 
 
 def _record(message: Message) -> Record:

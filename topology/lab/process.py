@@ -84,12 +84,35 @@ def start_broker(java_bin: str, lib: Path, config: Path, logs: Path, console: Pa
     command = [java_bin, *HEAP_OPTS, *JVM_OPTS, f"-Dkafka.logs.dir={logs}",
                f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", "-cp", f"{lib}/*",
                BROKER_MAIN, str(config)]  # fmt: skip
-    with console.open("a") as out:
-        broker = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            start_new_session=True, close_fds=True,
-        )  # fmt: skip
-    return broker.pid
+    # posix_spawn rather than Popen: the broker outlives this process by design, and a
+    # Popen object would warn when collected while its child still runs.
+    pid = os.posix_spawn(
+        java_bin,
+        command,
+        dict(os.environ),
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(console), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ],
+        setsid=True,
+    )
+    _wait_for_exec(pid)
+    return pid
+
+
+def _wait_for_exec(pid: int, timeout: float = 5.0) -> None:
+    """posix_spawn may return before the child has exec'd java; until then /proc shows no
+    command line, and is_broker() would take the broker for a stranger."""
+    cmdline = Path(f"/proc/{pid}/cmdline")
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and cmdline.exists():
+        try:
+            if BROKER_MAIN.encode() in cmdline.read_bytes().split(b"\0"):
+                return
+        except OSError:
+            return
+        time.sleep(0.01)
 
 
 def is_broker(pid: int | None, config: Path) -> bool:
