@@ -2,10 +2,11 @@
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 
 from topology.errors import KafkaUnavailableError
 
@@ -16,19 +17,46 @@ _LIBRDKAFKA_LOG.addHandler(logging.NullHandler())
 _LIBRDKAFKA_LOG.propagate = False
 
 
-def quiet(config: dict[str, str]) -> dict[str, Any]:
-    """`config` with librdkafka's log routed away from the terminal."""
-    return {**config, "logger": _LIBRDKAFKA_LOG}
+class LastError(logging.Handler):
+    """Keeps the client's last error-level log line (authentication, TLS, refused connection),
+    which says why a call failed more precisely than the call's own "transport failure"."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.reason: str | None = None
+        # Not registered with logging's manager, so it is freed with its client.
+        self.logger = logging.Logger("topology.kafka.librdkafka.client")
+        self.logger.addHandler(self)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # "FAIL [rdkafka#consumer-4] [thrd:..]: sasl_plaintext://host:port/bootstrap: <reason>"
+        detail = record.getMessage().split("]: ", 1)[-1].split(": ", 1)[-1]
+        self.reason = re.sub(r" \(after \d+ms in state \w+\)$", "", detail)
+
+
+def quiet(config: dict[str, str], last_error: LastError | None = None) -> dict[str, Any]:
+    """`config` with librdkafka's log routed away from the terminal (or into `last_error`)."""
+    return {**config, "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG}
 
 
 @contextlib.contextmanager
-def failures_named(config: dict[str, str], doing: str) -> Iterator[None]:
-    """Turn the client's exceptions into one line naming the cluster and what failed."""
+def failures_named(
+    config: dict[str, str], doing: str, logged: tuple[LastError, Any] | None = None
+) -> Iterator[None]:
+    """Turn the client's exceptions into one line naming the cluster and what failed.
+
+    `logged` is the client's LastError and the client itself: its queued log lines are served
+    (by polling it) so the line can give the underlying cause.
+    """
     try:
         yield
     except KafkaException as problem:
         error = problem.args[0] if problem.args else problem
-        reason = error.str() if hasattr(error, "str") else str(error)
+        reason = error.str() if isinstance(error, KafkaError) else str(error)
+        if logged is not None:
+            last_error, kafka_client = logged
+            kafka_client.poll(0)
+            reason = last_error.reason or reason
         raise KafkaUnavailableError(
             f"{doing} on {config.get('bootstrap.servers', '?')} failed: {reason}"
         ) from None

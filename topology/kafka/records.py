@@ -35,15 +35,17 @@ class Record:
 
 
 def create_topic(config: dict[str, str], name: str, partitions: int, timeout: float = 30) -> None:
-    admin = AdminClient(client.quiet(config))
-    with client.failures_named(config, f"creating topic {name}"):
+    last_error = client.LastError()
+    admin = AdminClient(client.quiet(config, last_error))
+    with client.failures_named(config, f"creating topic {name}", (last_error, admin)):
         futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
         futures[name].result(timeout=timeout)
 
 
 def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
-    admin = AdminClient(client.quiet(config))
-    with client.failures_named(config, f"deleting topic {name}"):
+    last_error = client.LastError()
+    admin = AdminClient(client.quiet(config, last_error))
+    with client.failures_named(config, f"deleting topic {name}", (last_error, admin)):
         if name not in admin.list_topics(timeout=timeout).topics:
             return
         admin.delete_topics([name], request_timeout=timeout)[name].result(timeout=timeout)
@@ -73,18 +75,20 @@ def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 
 
 def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[Record]:
     """Every record in `topic` now, ordered by partition then offset (read_committed)."""
-    consumer = Consumer(
-        {
-            **client.quiet(config),
-            "group.id": f"topo-read-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "isolation.level": "read_committed",
-            "auto.offset.reset": "earliest",
-            "enable.partition.eof": True,
-        }
-    )
+    last_error = client.LastError()
+    with client.failures_named(config, f"reading topic {topic}"):
+        consumer = Consumer(
+            {
+                **client.quiet(config, last_error),
+                "group.id": f"topo-read-{uuid.uuid4().hex}",
+                "enable.auto.commit": False,
+                "isolation.level": "read_committed",
+                "auto.offset.reset": "earliest",
+                "enable.partition.eof": True,
+            }
+        )
     try:
-        with client.failures_named(config, f"reading topic {topic}"):
+        with client.failures_named(config, f"reading topic {topic}", (last_error, consumer)):
             return _consume_to_end(consumer, topic, timeout)
     finally:
         consumer.close()
