@@ -2,14 +2,13 @@ import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.helpers import run_topo
 from topology.errors import KafkaUnavailableError, LabError
 from topology.kafka import records
 from topology.kafka.records import Record
@@ -17,13 +16,6 @@ from topology.lab import manager, process, state
 
 pytestmark = pytest.mark.kafka
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def topo(*args: str) -> subprocess.CompletedProcess[str]:
-    code = "from topology.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
-    )
 
 
 def sample(topic: str, count: int, partitions: int) -> list[Record]:
@@ -65,7 +57,7 @@ def test_two_lab_clusters_are_independent(
 
 def test_up_is_idempotent_and_prints_name_and_bootstrap(lab: dict[str, dict[str, str]]) -> None:
     pids = {s.name: s.pid for s in manager.status()}
-    done = topo("lab", "up", SOURCE_CLUSTER, TARGET_CLUSTER)
+    done = run_topo("lab", "up", SOURCE_CLUSTER, TARGET_CLUSTER)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         f"{SOURCE_CLUSTER} {lab[SOURCE_CLUSTER]['bootstrap.servers']}",
@@ -75,7 +67,7 @@ def test_up_is_idempotent_and_prints_name_and_bootstrap(lab: dict[str, dict[str,
 
 
 def test_status_json_follows_its_schema(lab: dict[str, dict[str, str]]) -> None:
-    done = topo("lab", "status", "--json")
+    done = run_topo("lab", "status", "--json")
     assert done.returncode == 0, done.stderr
     listed = json.loads(done.stdout)
     schema = json.loads((ROOT / "schemas" / "lab-status.schema.json").read_text())
@@ -91,7 +83,7 @@ def test_a_taken_port_is_one_clear_error(lab_dir: Path) -> None:
         squatter.bind(("127.0.0.1", 0))
         squatter.listen()
         port = squatter.getsockname()[1]
-        done = topo("lab", "up", "itest-squatted", "--port", str(port))
+        done = run_topo("lab", "up", "itest-squatted", "--port", str(port))
     assert done.returncode == 1
     [line] = done.stderr.splitlines()[-1:]
     assert f"port {port} for lab cluster itest-squatted is in use" in line
@@ -119,7 +111,7 @@ def test_a_stopped_cluster_is_reported_restarted_and_keeps_its_data(
     assert restarted.running and restarted.pid != started.pid
     assert len(records.read_topic(config, topic_name)) == 4
 
-    done = topo("lab", "down", name)
+    done = run_topo("lab", "down", name)
     assert done.returncode == 0, done.stderr
     port = restarted.bootstrap.rsplit(":", 1)[1]
     assert not process.port_in_use("127.0.0.1", int(port))

@@ -1,25 +1,17 @@
 """Secured lab clusters: SASL/SCRAM with an authorizer, and TLS from the lab CA."""
 
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_topo
 from topology.errors import KafkaUnavailableError
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import manager, state, tls
 
 pytestmark = pytest.mark.kafka
-
-
-def topo(*args: str) -> subprocess.CompletedProcess[str]:
-    code = "from topology.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False
-    )
 
 
 def round_trip(config: dict[str, str], topic: str) -> None:
@@ -33,13 +25,13 @@ def test_sasl_cluster_authenticates_and_keeps_its_password_private(
     lab_dir: Path, topic_name: str
 ) -> None:
     name = "itest-sasl"
-    done = topo("lab", "up", name, "--sasl")
+    done = run_topo("lab", "up", name, "--sasl")
     assert done.returncode == 0, done.stderr
     config = manager.admin_config(name)
     password = config["sasl.password"]
     assert config["security.protocol"] == "SASL_PLAINTEXT"
     assert password not in done.stdout + done.stderr
-    assert password not in topo("lab", "status", "--json").stdout
+    assert password not in run_topo("lab", "status", "--json").stdout
     for private in (state.password_file(name), manager.config_path(name)):
         assert stat.S_IMODE(private.stat().st_mode) == 0o600
 

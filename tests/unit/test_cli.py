@@ -7,17 +7,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.helpers import run_topo
 from topology.cli import app
 
 runner = CliRunner()
-
-
-def run_topo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real console entry point, as a user's shell would."""
-    code = "from topology.cli import main; main()"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, check=False
-    )
 
 
 def lab_env(lab: Path) -> dict[str, str]:

@@ -1,4 +1,6 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from topology.errors import LabError
 from topology.lab.spec import (
@@ -85,3 +87,9 @@ def test_secured_clusters_refuse_to_render_without_their_secrets() -> None:
         server_properties(LabCluster(name="t", port=19130, tls=True), "/d")
     with pytest.raises(ValueError, match="CA"):
         client_config(LabCluster(name="t", port=19130, tls=True))
+
+
+@given(st.from_regex(r"[a-z0-9][a-z0-9_-]{0,39}", fullmatch=True))
+def test_every_valid_name_gets_two_ports_below_the_ephemeral_range(name: str) -> None:
+    cluster = LabCluster(name=check_name(name), port=default_port(name))
+    assert PORT_BASE <= cluster.port < cluster.controller_port < 32768
