@@ -91,6 +91,11 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
             started.append((cluster, _start(cluster, java_bin, lib)))
         for cluster, pid in started:
             _wait_until_serving(cluster, pid)
+    for cluster in clusters:
+        if cluster not in to_start:  # already running, perhaps still starting from an earlier
+            record = _known(cluster.name)  # `up` that was interrupted: prove it serves too
+            assert record.pid is not None
+            _wait_until_serving(record.cluster, record.pid)
     return [status_of(cluster.name) for cluster in clusters]
 
 
