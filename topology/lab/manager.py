@@ -75,27 +75,27 @@ def is_running(name: str) -> bool:
 
 
 def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatus]:
-    """Start every requested cluster that is not running; leave running ones alone."""
+    """Start every requested cluster that is not running, then prove each one serves.
+
+    Running clusters are not restarted, only probed: one left starting by an interrupted
+    `up` is thereby waited for too.
+    """
     say = report or (lambda _line: None)
     clusters = [_desired(request) for request in requests]
     to_start = [cluster for cluster in clusters if not is_running(cluster.name)]
+    pids = {}
     if to_start:
         java_bin = process.java()
-        jars = maven.resolve(BROKER_JARS, report=say)
-        lib = jars[0].parent
+        lib = maven.resolve(BROKER_JARS, report=say)[0].parent
         for cluster in to_start:
             _check_ports_free(cluster)
-        started = []
         for cluster in to_start:
             say(f"starting lab cluster {cluster.name} on {cluster.bootstrap}")
-            started.append((cluster, _start(cluster, java_bin, lib)))
-        for cluster, pid in started:
-            _wait_until_serving(cluster, pid)
+            pids[cluster.name] = _start(cluster, java_bin, lib)
     for cluster in clusters:
-        if cluster not in to_start:  # already running, perhaps still starting from an earlier
-            record = _known(cluster.name)  # `up` that was interrupted: prove it serves too
-            assert record.pid is not None
-            _wait_until_serving(record.cluster, record.pid)
+        pid = pids.get(cluster.name) or _known(cluster.name).pid
+        assert pid is not None
+        _wait_until_serving(cluster, pid)
     return [status_of(cluster.name) for cluster in clusters]
 
 
