@@ -9,6 +9,7 @@ machine (its settings and mirrors); topo never names a repository.
 import hashlib
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from importlib import resources
@@ -92,8 +93,6 @@ def _first_error(log: Path) -> str:
 
 def _main(argv: list[str]) -> int:
     """`python -m topology.maven SET...`: resolve artifact sets ahead of time (make setup)."""
-    import sys
-
     try:
         for artifact_set in argv:
             jars = resolve(artifact_set, report=lambda line: print(line, file=sys.stderr))
@@ -105,6 +104,4 @@ def _main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(_main(sys.argv[1:]))

@@ -50,9 +50,8 @@ def failures_named(
     """
     try:
         yield
-    except KafkaException as problem:
-        error = problem.args[0] if problem.args else problem
-        reason = error.str() if isinstance(error, KafkaError) else str(error)
+    except (KafkaException, TimeoutError) as problem:  # TimeoutError: a future got no answer
+        reason = _reason(problem)
         if logged is not None:
             last_error, kafka_client = logged
             kafka_client.poll(0)
@@ -60,3 +59,10 @@ def failures_named(
         raise KafkaUnavailableError(
             f"{doing} on {config.get('bootstrap.servers', '?')} failed: {reason}"
         ) from None
+
+
+def _reason(problem: Exception) -> str:
+    if isinstance(problem, TimeoutError):
+        return "no answer in time"
+    error = problem.args[0] if problem.args else problem
+    return error.str() if isinstance(error, KafkaError) else str(error)

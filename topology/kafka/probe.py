@@ -3,14 +3,11 @@
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
-from confluent_kafka.admin import AdminClient
-from confluent_kafka.cimpl import NewTopic
 
 from topology.errors import KafkaUnavailableError
-from topology.kafka import client
+from topology.kafka import client, records
 
 # Starts with "__", so topo's default excludes and MM2's internal-topic rule both skip it.
 PROBE_TOPIC = "__topo-lab-probe"
@@ -20,7 +17,7 @@ def round_trip(config: dict[str, str], timeout: float = 30.0) -> None:
     """Return once a record written to `config`'s cluster has been read back, else raise."""
     deadline = time.monotonic() + timeout
     quiet = client.quiet(config)
-    _ensure_topic(quiet, deadline)
+    records.create_topic(config, PROBE_TOPIC, 1, timeout=max(1.0, timeout / 3), exist_ok=True)
     marker = uuid.uuid4().hex.encode()
     producer = Producer({**quiet, "acks": "all", "message.timeout.ms": str(int(timeout * 1000))})
     delivered: list[KafkaError | None] = []
@@ -62,22 +59,3 @@ def wait_until_serving(
             last = problem
             time.sleep(0.5)
     raise KafkaUnavailableError(f"not serving after {timeout:.0f}s ({last})")
-
-
-def _ensure_topic(config: dict[str, Any], deadline: float) -> None:
-    admin = AdminClient(config)
-    remaining = max(1.0, deadline - time.monotonic())
-    try:
-        existing = admin.list_topics(timeout=remaining).topics
-    except KafkaException as problem:
-        raise KafkaUnavailableError(
-            f"{config['bootstrap.servers']} unreachable: {problem}"
-        ) from None
-    if PROBE_TOPIC in existing:
-        return
-    future = admin.create_topics([NewTopic(PROBE_TOPIC, 1, 1)], request_timeout=remaining)
-    try:
-        future[PROBE_TOPIC].result(timeout=remaining)
-    except KafkaException as problem:
-        if problem.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-            raise KafkaUnavailableError(f"could not create {PROBE_TOPIC}: {problem}") from None

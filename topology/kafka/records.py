@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -34,12 +34,18 @@ class Record:
         return (self.partition, self.key, self.value, self.headers, self.timestamp_ms)
 
 
-def create_topic(config: dict[str, str], name: str, partitions: int, timeout: float = 30) -> None:
+def create_topic(
+    config: dict[str, str], name: str, partitions: int, timeout: float = 30, exist_ok: bool = False
+) -> None:
     last_error = client.LastError()
     admin = AdminClient(client.quiet(config, last_error))
     with client.failures_named(config, f"creating topic {name}", (last_error, admin)):
         futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
-        futures[name].result(timeout=timeout)
+        try:
+            futures[name].result(timeout=timeout)
+        except KafkaException as problem:
+            if not (exist_ok and problem.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS):
+                raise
 
 
 def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
