@@ -10,7 +10,7 @@ import traceback
 import typer
 
 from topology import __version__
-from topology.cli import lab
+from topology.cli import lab, validate
 from topology.errors import TopoError
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(lab.app, name="lab")
+app.command()(validate.validate)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

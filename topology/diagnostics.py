@@ -1,0 +1,102 @@
+"""Diagnostics as values: every problem topo finds in a file, with where it is.
+
+The front end never stops at the first problem. Each stage returns the diagnostics it found and
+the CLI decides the exit code from `has_errors`. Codes are stable: they are documented in
+docs/diagnostics.md and tests check that every code below has a page entry and a golden case.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+# Every code topo can emit, with a short title. Never renumber: users silence and search by code.
+CODES: dict[str, str] = {
+    "T001": "YAML syntax error",
+    "T002": "duplicate key",
+    "T003": "document is not a topology",
+    "T004": "unsupported version",
+    "T101": "unknown key",
+    "T102": "missing required key",
+    "T103": "wrong type",
+    "T104": "invalid value",
+    "T105": "flow kind",
+    "T201": "unknown cluster",
+    "T202": "invalid regular expression",
+    "T203": "malformed bootstrap address",
+    "T204": "malformed secret reference",
+    "T205": "incomplete security settings",
+    "T206": "secret written in plain text",
+    "T207": "illegal topic name",
+    "T208": "topic names collide in metrics",
+    "T301": "self-loop",
+    "T302": "duplicate edge",
+    "T303": "unprotected identity loop",
+    "T304": "topic name collision",
+    "T305": "remote name equals a local topic",
+    "T306": "remote topic name too long",
+    "T307": "flow replicates nothing",
+    "T308": "topics arrive by more than one path",
+    "T309": "analysis limit reached",
+}
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A position in a file; line and column are 1-based, as editors show them."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    code: str
+    message: str
+    span: Span
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:
+            raise ValueError(f"undocumented diagnostic code {self.code}")
+
+    def headline(self) -> str:
+        """`FILE:LINE:COL: error[CODE]: message`, the compiler-style line editors can jump to."""
+        return f"{self.span}: {self.severity.value}[{self.code}]: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "severity": self.severity.value,
+            "code": self.code,
+            "message": self.message,
+            "file": self.span.file,
+            "line": self.span.line,
+            "column": self.span.column,
+        }
+
+
+def error(code: str, message: str, span: Span) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, code, message, span)
+
+
+def warning(code: str, message: str, span: Span) -> Diagnostic:
+    return Diagnostic(Severity.WARNING, code, message, span)
+
+
+def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
+    return any(d.severity is Severity.ERROR for d in diagnostics)
+
+
+def in_file_order(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Sorted by position, then code, with exact repeats dropped (two rules can agree)."""
+    unique = {(d.span, d.code, d.message): d for d in diagnostics}
+    return [unique[key] for key in sorted(unique)]

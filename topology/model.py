@@ -1,0 +1,181 @@
+"""The resolved topology: frozen values with every default applied, ready for analysis.
+
+`Topology` is what the graph analysis, the diff and (later) the planner read. It is built from a
+checked document by `topology.resolve`; nothing here does I/O or validation.
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from functools import cached_property
+
+from topology.diagnostics import Span
+
+
+class Naming(StrEnum):
+    PREFIX = "prefix"
+    IDENTITY = "identity"
+
+
+class FlowKind(StrEnum):
+    MIRROR = "mirror"
+    ACTIVE_ACTIVE = "active-active"
+    AGGREGATE = "aggregate"
+
+
+@dataclass(frozen=True)
+class NameFilter:
+    """Full-match include/exclude regexes, MM2's topic and group filter semantics."""
+
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+    @cached_property
+    def _include(self) -> re.Pattern[str] | None:
+        return _alternation(self.include)
+
+    @cached_property
+    def _exclude(self) -> re.Pattern[str] | None:
+        return _alternation(self.exclude)
+
+    def admits(self, name: str) -> bool:
+        included = self._include is not None and self._include.fullmatch(name) is not None
+        return included and not (self._exclude is not None and self._exclude.fullmatch(name))
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {"include": list(self.include), "exclude": list(self.exclude)}
+
+
+def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+
+
+@dataclass(frozen=True)
+class Sync:
+    configs: bool = True
+    partitions: bool = True
+    acls: bool = True
+    group_offsets: bool = True
+
+
+@dataclass(frozen=True)
+class Emit:
+    heartbeats: bool = True
+    checkpoints: bool = True
+
+
+@dataclass(frozen=True)
+class FlowSettings:
+    """Everything a flow decides besides its endpoints; defaults applied."""
+
+    topics: NameFilter
+    groups: NameFilter
+    naming: Naming = Naming.PREFIX
+    separator: str = "."
+    replication_factor: int | None = None
+    sync: Sync = Sync()
+    emit: Emit = Emit()
+    config_exclude: tuple[str, ...] = ()
+    delivery: str = "at-least-once"
+    start: str = "earliest"
+    filter: str | None = None
+    provenance: bool = True
+
+    def remote_name(self, source: str, topic: str) -> str:
+        """The topic's name on the target when replicated from `source` (MM2's policies)."""
+        if self.naming is Naming.IDENTITY:
+            return topic
+        return f"{source}{self.separator}{topic}"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """One direction of replication: a flow expanded to a (source, target) pair."""
+
+    source: str
+    target: str
+    flow: int
+    settings: FlowSettings = field(compare=False)
+    merges: bool = False  # aggregate, or identity active-active: same-named topics merge by design
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}->{self.target}"
+
+
+@dataclass(frozen=True)
+class Flow:
+    index: int
+    kind: FlowKind
+    sources: tuple[str, ...]
+    targets: tuple[str, ...]
+    settings: FlowSettings
+    span: Span = field(compare=False)
+
+    @property
+    def name(self) -> str:
+        """How people refer to the flow: east->west, east<->west, [east, west]->central."""
+        if self.kind is FlowKind.ACTIVE_ACTIVE:
+            return "<->".join(self.sources)
+        if self.kind is FlowKind.AGGREGATE:
+            return f"[{', '.join(self.sources)}]->{self.targets[0]}"
+        return f"{self.sources[0]}->{self.targets[0]}"
+
+    def edges(self) -> list[Edge]:
+        merges = self.kind is FlowKind.AGGREGATE or (
+            self.kind is FlowKind.ACTIVE_ACTIVE and self.settings.naming is Naming.IDENTITY
+        )
+        return [
+            Edge(source, target, self.index, self.settings, merges)
+            for source in self.sources
+            for target in self.targets
+            if self.kind is not FlowKind.ACTIVE_ACTIVE or source != target
+        ]
+
+
+@dataclass(frozen=True)
+class Sasl:
+    mechanism: str
+    username: str | None = None
+    password: str | None = None
+
+
+@dataclass(frozen=True)
+class Tls:
+    ca: str | None = None
+    cert: str | None = None
+    key: str | None = None
+    key_password: str | None = None
+    verify_hostname: bool = True
+
+
+@dataclass(frozen=True)
+class Security:
+    protocol: str = "PLAINTEXT"
+    sasl: Sasl | None = None
+    tls: Tls | None = None
+
+
+@dataclass(frozen=True)
+class Cluster:
+    name: str
+    bootstrap: str
+    security: Security
+    client: Mapping[str, str | int | float | bool]
+    topics: tuple[str, ...]
+    span: Span = field(compare=False)
+
+
+@dataclass(frozen=True)
+class Topology:
+    file: str
+    clusters: Mapping[str, Cluster]
+    flows: tuple[Flow, ...]
+
+    def edges(self) -> list[Edge]:
+        return [edge for flow in self.flows for edge in flow.edges()]
+
+    def flow(self, index: int) -> Flow:
+        """The flow at `index` in the file's flows list."""
+        return next(flow for flow in self.flows if flow.index == index)

@@ -1,0 +1,111 @@
+"""Facts about the full-match regexes in filters: is one valid, literal, and what does it match.
+
+The graph analysis reasons about names a filter lets through without seeing a live cluster. A
+literal pattern (`orders`, `payments\\.eu`) names exactly one topic; for any other pattern,
+`example` builds one name it matches, which is enough to show that two flows can collide.
+"""
+
+import re
+from functools import cache
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parse  # type: ignore[attr-defined]
+from typing import Any
+
+_EXAMPLE_CHAR = "x"
+
+
+def problem(pattern: str) -> str | None:
+    """Why the pattern does not compile, or None."""
+    try:
+        re.compile(pattern)
+    except re.error as reason:
+        return str(reason)
+    return None
+
+
+@cache
+def literal(pattern: str) -> str | None:
+    """The one string the pattern matches if it is a plain literal (escapes allowed), else None."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    chars = []
+    for op, argument in parsed:
+        if op is not sre_constants.LITERAL:
+            return None
+        chars.append(chr(argument))
+    return "".join(chars)
+
+
+@cache
+def example(pattern: str) -> str | None:
+    """A short string the pattern fully matches (repeats use their minimum, at least one)."""
+    try:
+        parsed = sre_parse.parse(pattern)
+    except re.error:
+        return None
+    try:
+        candidate = _build(list(parsed))
+    except _NoExample:
+        return None
+    return candidate if re.fullmatch(pattern, candidate) else None
+
+
+class _NoExample(Exception):
+    pass
+
+
+def _build(items: list[tuple[Any, Any]]) -> str:
+    return "".join(_one(op, argument) for op, argument in items)
+
+
+def _one(op: Any, argument: Any) -> str:
+    if op is sre_constants.LITERAL:
+        return chr(argument)
+    if op is sre_constants.ANY:
+        return _EXAMPLE_CHAR
+    if op is sre_constants.NOT_LITERAL:
+        return next(char for char in "xa" if ord(char) != argument)
+    if op is sre_constants.IN:
+        return _from_class(argument)
+    if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+        low, high, body = argument
+        count = max(low, 1) if high != 0 else 0
+        return _build(list(body)) * count
+    if op is sre_constants.SUBPATTERN:
+        return _build(list(argument[-1]))
+    if op is sre_constants.ATOMIC_GROUP:
+        return _build(list(argument))
+    if op is sre_constants.BRANCH:
+        return _build(list(argument[1][0]))
+    if op is sre_constants.AT:
+        return ""
+    raise _NoExample  # lookarounds, backreferences: give up rather than guess
+
+
+def _from_class(items: list[tuple[Any, Any]]) -> str:
+    if items and items[0][0] is sre_constants.NEGATE:
+        # Pick a common topic character that the class does not exclude.
+        excluded = re.compile("[" + "".join(_class_text(i) for i in items[1:]) + "]")
+        for char in "xa0_-.":
+            if not excluded.fullmatch(char):
+                return char
+        raise _NoExample
+    op, argument = items[0]
+    if op is sre_constants.LITERAL:
+        return chr(argument)
+    if op is sre_constants.RANGE:
+        return chr(argument[0])
+    if op is sre_constants.CATEGORY:
+        return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(argument), _EXAMPLE_CHAR)
+    raise _NoExample
+
+
+def _class_text(item: tuple[Any, Any]) -> str:
+    op, argument = item
+    if op is sre_constants.LITERAL:
+        return re.escape(chr(argument))
+    if op is sre_constants.RANGE:
+        return f"{re.escape(chr(argument[0]))}-{re.escape(chr(argument[1]))}"
+    raise _NoExample

@@ -1,0 +1,166 @@
+"""Which topic names can appear on each cluster, and by which chain of edges they get there.
+
+Records travel along edges, renamed by each edge's naming policy, until they would reach a
+cluster they already visited: MM2's cycle rule for prefix names (the origin chain is in the
+name, `west.east.orders`), the provenance header for identity names. One more rule keeps
+identity meshes exact: a record an active-active identity flow delivered is not forwarded by
+that same flow (every member already gets it directly).
+
+Filters are regexes, so the names are not always finite. An `Arrival` keeps the exact set when
+the filters are literal, and otherwise answers "could this name arrive?" by walking the chain.
+"""
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from topology import kafka_rules, patterns
+from topology.graph import TopologyGraph
+from topology.model import Edge, FlowKind, Naming
+
+# Enough for any real topology; a full mesh of many clusters with `.*` filters has more chains
+# than anyone can review, and analysis stops there with a warning rather than running for hours.
+MAX_ARRIVALS = 20_000
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """Topics that reach `cluster` from `origin` along `edges` (origin first)."""
+
+    edges: tuple[Edge, ...]
+    names: frozenset[str] | None = field(default=None)  # the exact names, when finite
+
+    @property
+    def cluster(self) -> str:
+        return self.edges[-1].target
+
+    @property
+    def origin(self) -> str:
+        return self.edges[0].source
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return (self.origin, *(edge.target for edge in self.edges))
+
+    @cached_property
+    def prefix(self) -> str:
+        """What the chain puts before the origin's topic name: `west.east.`, or `` for identity."""
+        prefix = ""
+        for edge in self.edges:
+            prefix = edge.settings.remote_name(edge.source, prefix)
+        return prefix
+
+    def admits(self, name: str) -> bool:
+        """Could a topic of this name appear on `cluster` through this chain?"""
+        if self.names is not None:
+            return name in self.names
+        if not name.startswith(self.prefix):
+            return False
+        return self.carries(name[len(self.prefix) :])
+
+    def carries(self, base: str) -> bool:
+        """Does origin topic `base` pass every edge's filter along the chain?"""
+        name = base
+        for edge in self.edges:
+            if kafka_rules.is_internal_topic(name) or not edge.settings.topics.admits(name):
+                return False
+            name = edge.settings.remote_name(edge.source, name)
+        return True
+
+    def name_of(self, base: str) -> str:
+        return self.prefix + base
+
+    def examples(self) -> list[str]:
+        """A few origin topic names the chain carries, built from the first edge's includes."""
+        found = [patterns.example(p) for p in self.edges[0].settings.topics.include]
+        return [base for base in found if base is not None and self.carries(base)]
+
+    def describe(self) -> str:
+        """The names as people read them: `west.east.{orders,payments}`, `east.<payments\\..*>`."""
+        if self.names is not None:
+            bases = sorted(name[len(self.prefix) :] for name in self.names)
+            inner = bases[0] if len(bases) == 1 else "{" + ",".join(bases) + "}"
+            return self.prefix + inner
+        include = self.edges[0].settings.topics.include
+        return self.prefix + "<" + "|".join(include) + ">"
+
+    def route(self) -> str:
+        return " -> ".join(self.path)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """Every arrival on every cluster, and whether the search stopped at its limit."""
+
+    arrivals: tuple[Arrival, ...]
+    truncated: bool
+
+    def on(self, cluster: str) -> list[Arrival]:
+        return [a for a in self.arrivals if a.cluster == cluster]
+
+
+def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
+    """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals."""
+    found: list[Arrival] = []
+    frontier = deque(a for a in (_first(edge) for edge in graph.edges()) if a is not None)
+    while frontier:
+        arrival = frontier.popleft()
+        found.append(arrival)
+        if len(found) >= limit:
+            return Reach(tuple(found), truncated=True)
+        frontier.extend(_onward(arrival, graph))
+    return Reach(tuple(found), truncated=False)
+
+
+def _first(edge: Edge) -> Arrival | None:
+    literal = _literals(edge)
+    if literal is None:
+        return Arrival((edge,))
+    names = frozenset(
+        edge.settings.remote_name(edge.source, n) for n in literal if _passes(edge, n)
+    )
+    return Arrival((edge,), names) if names else None
+
+
+def _onward(arrival: Arrival, graph: TopologyGraph) -> Iterator[Arrival]:
+    for edge in graph.edges_from(arrival.cluster):
+        if edge.target in arrival.path or _mesh_delivered(arrival.edges[-1], edge, graph):
+            continue
+        extended = _extend(arrival, edge)
+        if extended is not None:
+            yield extended
+
+
+def _mesh_delivered(last: Edge, onward: Edge, graph: TopologyGraph) -> bool:
+    flow = graph.flow(onward)
+    return (
+        flow.kind is FlowKind.ACTIVE_ACTIVE
+        and onward.settings.naming is Naming.IDENTITY
+        and last.flow == onward.flow
+    )
+
+
+def _extend(arrival: Arrival, edge: Edge) -> Arrival | None:
+    chain = (*arrival.edges, edge)
+    if arrival.names is not None:
+        candidates: set[str] | None = set(arrival.names)
+    else:
+        literal = _literals(edge)
+        candidates = None if literal is None else {n for n in literal if arrival.admits(n)}
+    if candidates is None:
+        return Arrival(chain)
+    names = frozenset(
+        edge.settings.remote_name(edge.source, n) for n in candidates if _passes(edge, n)
+    )
+    return Arrival(chain, names) if names else None
+
+
+def _literals(edge: Edge) -> list[str] | None:
+    """The exact names an edge's includes allow, or None when any include is a real regex."""
+    names = [patterns.literal(p) for p in edge.settings.topics.include]
+    return None if any(n is None for n in names) else [n for n in names if n is not None]
+
+
+def _passes(edge: Edge, name: str) -> bool:
+    return not kafka_rules.is_internal_topic(name) and edge.settings.topics.admits(name)

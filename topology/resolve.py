@@ -1,0 +1,231 @@
+"""A checked document -> `Topology`: defaults applied, values checked against Kafka's rules.
+
+Runs only on a document the schema accepted, so types are known here. Problems with individual
+values (a regex that does not compile, a malformed bootstrap, incomplete security) become
+diagnostics; the topology is still built so that the graph analysis can report its own.
+"""
+
+from typing import Any
+
+from topology import kafka_rules, patterns, secrets
+from topology.diagnostics import Diagnostic, error, warning
+from topology.model import (
+    Cluster,
+    Emit,
+    Flow,
+    FlowKind,
+    FlowSettings,
+    NameFilter,
+    Naming,
+    Sasl,
+    Security,
+    Sync,
+    Tls,
+    Topology,
+)
+from topology.source import Document, Path
+
+# MM2's defaults (DefaultTopicFilter, DefaultGroupFilter), so an imported setup behaves the same.
+DEFAULT_TOPICS = NameFilter(include=(".*",), exclude=(r".*[-.]internal", r".*\.replica", "__.*"))
+DEFAULT_GROUPS = NameFilter(include=(".*",), exclude=("console-consumer-.*", "connect-.*", "__.*"))
+_NEEDS_CREDENTIALS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+
+
+def resolve(document: Document) -> tuple[Topology, list[Diagnostic]]:
+    """Build the topology; every problem found along the way is returned, none raised."""
+    return _Resolver(document).run()
+
+
+class _Resolver:
+    def __init__(self, document: Document) -> None:
+        self.document = document
+        self.diagnostics: list[Diagnostic] = []
+
+    def run(self) -> tuple[Topology, list[Diagnostic]]:
+        data: dict[str, Any] = self.document.data
+        clusters = {
+            name: self._cluster(name, raw) for name, raw in data.get("clusters", {}).items()
+        }
+        defaults = self._settings(data.get("defaults", {}), ("defaults",), _builtin_settings())
+        flows = tuple(
+            self._flow(index, raw, defaults)
+            for index, raw in enumerate(data.get("flows", []))
+            if any(kind.value in raw for kind in FlowKind)  # the schema check reported the rest
+        )
+        return Topology(self.document.file, clusters, flows), self.diagnostics
+
+    # -- clusters -------------------------------------------------------------------------
+
+    def _cluster(self, name: str, raw: dict[str, Any]) -> Cluster:
+        where: Path = ("clusters", name)
+        bootstrap = raw["bootstrap"]
+        self._reference_syntax(bootstrap, (*where, "bootstrap"))
+        if secrets.reference(bootstrap) is None and "${" not in bootstrap:
+            reason = kafka_rules.bootstrap_problem(bootstrap)
+            if reason:
+                self._error("T203", f"cluster {name}: bootstrap {reason}", (*where, "bootstrap"))
+        security = self._security(name, raw.get("security", {}), (*where, "security"))
+        client = raw.get("client", {})
+        for key, value in client.items():
+            if isinstance(value, str):
+                self._reference_syntax(value, (*where, "client", key))
+                if secrets.SECRET_KEY.search(key):
+                    self._plain_secret(name, f"client.{key}", value, (*where, "client", key))
+        topics = tuple(raw.get("topics", []))
+        for index, topic in enumerate(topics):
+            reason = kafka_rules.topic_name_problem(topic)
+            if reason:
+                self._error("T207", reason, (*where, "topics", index))
+        return Cluster(
+            name, bootstrap, security, dict(client), topics, self.document.span(where, key=True)
+        )
+
+    def _security(self, name: str, raw: dict[str, Any], where: Path) -> Security:
+        protocol = raw.get("protocol", "PLAINTEXT")
+        sasl_raw, tls_raw = raw.get("sasl"), raw.get("tls")
+        sasl = Sasl(**sasl_raw) if sasl_raw else None
+        tls = Tls(**tls_raw) if tls_raw is not None else None
+        for key in ("username", "password"):
+            if sasl_raw and key in sasl_raw:
+                self._reference_syntax(sasl_raw[key], (*where, "sasl", key))
+        if sasl and sasl.password is not None:
+            self._plain_secret(
+                name, "security.sasl.password", sasl.password, (*where, "sasl", "password")
+            )
+        if tls and tls.key_password is not None:
+            self._reference_syntax(tls.key_password, (*where, "tls", "key_password"))
+            self._plain_secret(
+                name, "security.tls.key_password", tls.key_password, (*where, "tls", "key_password")
+            )
+        uses_sasl = protocol.startswith("SASL_")
+        uses_tls = protocol.endswith("SSL")
+        if uses_sasl and sasl is None:
+            self._error(
+                "T205",
+                f"cluster {name}: protocol {protocol} needs security.sasl",
+                (*where, "protocol"),
+            )
+        if sasl is not None and not uses_sasl:
+            self._error(
+                "T205",
+                f"cluster {name}: security.sasl is set but protocol is {protocol}; use "
+                "SASL_SSL or SASL_PLAINTEXT",
+                (*where, "sasl"),
+            )
+        if sasl is not None and sasl.mechanism in _NEEDS_CREDENTIALS:
+            for key in ("username", "password"):
+                if getattr(sasl, key) is None:
+                    self._error(
+                        "T205",
+                        f"cluster {name}: SASL {sasl.mechanism} needs {key}",
+                        (*where, "sasl"),
+                    )
+        if tls is not None and not uses_tls:
+            self._error(
+                "T205",
+                f"cluster {name}: security.tls is set but protocol is {protocol}; use SSL or "
+                "SASL_SSL",
+                (*where, "tls"),
+            )
+        if tls is not None and (tls.cert is None) != (tls.key is None):
+            self._error(
+                "T205",
+                f"cluster {name}: mutual TLS needs both tls.cert and tls.key",
+                (*where, "tls"),
+            )
+        return Security(protocol, sasl, tls)
+
+    # -- flows ----------------------------------------------------------------------------
+
+    def _flow(self, index: int, raw: dict[str, Any], defaults: FlowSettings) -> Flow:
+        where: Path = ("flows", index)
+        settings = self._settings(raw, where, defaults)
+        if "mirror" in raw:
+            kind, sources, targets = (
+                FlowKind.MIRROR,
+                (raw["mirror"]["from"],),
+                (raw["mirror"]["to"],),
+            )
+        elif "active-active" in raw:
+            members = tuple(raw["active-active"])
+            kind, sources, targets = FlowKind.ACTIVE_ACTIVE, members, members
+        else:
+            fan_in = raw["aggregate"]
+            kind, sources, targets = FlowKind.AGGREGATE, tuple(fan_in["from"]), (fan_in["into"],)
+        key = kind.value
+        return Flow(
+            index, kind, sources, targets, settings, self.document.span((*where, key), key=True)
+        )
+
+    def _settings(self, raw: dict[str, Any], where: Path, base: FlowSettings) -> FlowSettings:
+        """`base` with the keys `raw` sets; nested mappings merge key by key."""
+        sync, emit = raw.get("sync", {}), raw.get("emit", {})
+        return FlowSettings(
+            topics=self._filter(raw.get("topics", {}), (*where, "topics"), base.topics),
+            groups=self._filter(raw.get("groups", {}), (*where, "groups"), base.groups),
+            naming=Naming(raw.get("naming", base.naming.value)),
+            separator=raw.get("separator", base.separator),
+            replication_factor=raw.get("replication_factor", base.replication_factor),
+            sync=Sync(**{**vars(base.sync), **sync}),
+            emit=Emit(**{**vars(base.emit), **emit}),
+            config_exclude=self._regexes(
+                raw.get("configs", {}).get("exclude"),
+                (*where, "configs", "exclude"),
+                base.config_exclude,
+            ),
+            delivery=raw.get("delivery", base.delivery),
+            start=raw.get("start", base.start),
+            filter=raw.get("filter", base.filter),
+            provenance=raw.get("provenance", base.provenance),
+        )
+
+    def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:
+        include = self._regexes(raw.get("include"), (*where, "include"), base.include)
+        exclude = self._regexes(raw.get("exclude"), (*where, "exclude"), base.exclude)
+        if where[-1] == "topics" and "include" in raw:
+            for index, pattern in enumerate(include):
+                name = patterns.literal(pattern)
+                reason = kafka_rules.topic_name_problem(name) if name is not None else None
+                if reason:
+                    self._error("T207", reason, (*where, "include", index))
+        return NameFilter(include, exclude)
+
+    def _regexes(
+        self, raw: list[str] | None, where: Path, base: tuple[str, ...]
+    ) -> tuple[str, ...]:
+        if raw is None:
+            return base
+        for index, pattern in enumerate(raw):
+            reason = patterns.problem(pattern)
+            if reason:
+                self._error(
+                    "T202",
+                    f"'{pattern}' is not a valid regular expression: {reason}",
+                    (*where, index),
+                )
+        return tuple(raw)
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _reference_syntax(self, value: str, where: Path) -> None:
+        reason = secrets.reference_problem(value)
+        if reason:
+            self._error("T204", reason, where)
+
+    def _plain_secret(self, cluster: str, setting: str, value: str, where: Path) -> None:
+        if value and secrets.reference(value) is None:
+            self.diagnostics.append(
+                warning(
+                    "T206",
+                    f"cluster {cluster}: {setting} is written in the file; use ${{env:NAME}} or "
+                    "${file:path} so the secret stays out of version control",
+                    self.document.span(where),
+                )
+            )
+
+    def _error(self, code: str, message: str, where: Path) -> None:
+        self.diagnostics.append(error(code, message, self.document.span(where)))
+
+
+def _builtin_settings() -> FlowSettings:
+    return FlowSettings(topics=DEFAULT_TOPICS, groups=DEFAULT_GROUPS)

@@ -1,0 +1,203 @@
+"""Check a parsed document against the packaged topology JSON Schema; every error, located.
+
+jsonschema's messages are written for schema authors ("Additional properties are not allowed");
+each error is rewritten here for the person editing the YAML, at the key or value it concerns.
+"""
+
+import difflib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from topology.diagnostics import Diagnostic, error
+from topology.source import Document, Path
+
+FLOW_KINDS = ("mirror", "active-active", "aggregate")
+VERSION = 1
+
+
+@cache
+def topology_schema() -> dict[str, Any]:
+    """The JSON Schema of version 1 topology files, as shipped in schemas/."""
+    text = resources.files("topology").joinpath("resources/schemas/topology.schema.json")
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(topology_schema())
+
+
+def check(document: Document) -> list[Diagnostic]:
+    """Every schema problem in the document, each pointing at its key or value."""
+    data = document.data
+    if not isinstance(data, dict):
+        what = "empty" if data is None else f"{_kind(data)}, not a mapping"
+        return [
+            error(
+                "T003",
+                "a topology file is a mapping with version, clusters and flows; this one is "
+                f"{what}",
+                document.span(()),
+            )
+        ]
+    if "version" in data and data["version"] != VERSION:
+        return [
+            error(
+                "T004",
+                f"version {data['version']!r} is not supported; this topo reads version {VERSION}",
+                document.span(("version",)),
+            )
+        ]
+    found = [d for e in _validator().iter_errors(data) for d in _explain(e, document)]
+    return found + _flow_kinds(data, document)
+
+
+def path_text(path: Path) -> str:
+    """`flows[2].topics.include[0]`: how a location reads in a message."""
+    text = ""
+    for part in path:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "the top level"
+
+
+def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
+    path: Path = tuple(problem.absolute_path)
+    where = path_text(path)
+    kind = problem.validator
+    if kind == "additionalProperties" and isinstance(problem.instance, dict):
+        allowed = sorted(_rule_schema(problem).get("properties", {}))
+        return [
+            error(
+                "T101",
+                f"unknown key '{key}' in {where}{_suggest(key, allowed)}",
+                document.span((*path, key), key=True),
+            )
+            for key in problem.instance
+            if key not in allowed
+        ]
+    if kind == "required" and isinstance(problem.instance, dict):
+        return [
+            error("T102", f"{where} needs '{key}'", document.span(path, key=True))
+            for key in _rule(problem)
+            if key not in problem.instance
+        ]
+    if kind == "type":
+        expected = _rule(problem)
+        wanted = " or ".join(
+            _TYPE_WORDS.get(t, t) for t in ([expected] if isinstance(expected, str) else expected)
+        )
+        return [
+            error(
+                "T103",
+                f"{where} must be {wanted}, not {_kind(problem.instance)}",
+                document.span(path),
+            )
+        ]
+    if kind == "propertyNames":
+        # The failing name is the instance; point at that key.
+        name = str(problem.instance)
+        return [
+            error(
+                "T104",
+                f"'{name}' is not a valid cluster name: use a letter or digit, then letters, "
+                "digits, '_' or '-' (at most 64)",
+                document.span((*path, name), key=True),
+            )
+        ]
+    return [error("T104", f"{where}: {_value_problem(problem)}", document.span(path))]
+
+
+def _value_problem(problem: ValidationError) -> str:
+    value, kind, rule = problem.instance, problem.validator, _rule(problem)
+    if kind == "enum":
+        return f"{value!r} is not one of {', '.join(map(str, rule))}"
+    if kind == "const":
+        return f"must be {rule!r}, not {value!r}"
+    if kind == "pattern":
+        rule_text = _rule_schema(problem).get("description", f"pattern {rule}")
+        return f"{value!r} is not allowed here ({rule_text})"
+    if kind in ("minimum", "maximum"):
+        return f"{value!r} must be {'at least' if kind == 'minimum' else 'at most'} {rule}"
+    if kind == "minItems":
+        return f"needs at least {rule} item{'s' if rule != 1 else ''}"
+    if kind == "minProperties":
+        return f"needs at least {rule} entr{'ies' if rule != 1 else 'y'}"
+    if kind == "minLength":
+        return "must not be empty"
+    return problem.message
+
+
+def _rule(problem: ValidationError) -> Any:
+    """The schema value the instance failed (the list of a `required`, the bound of a `minimum`)."""
+    return problem.validator_value
+
+
+def _rule_schema(problem: ValidationError) -> dict[str, Any]:
+    return problem.schema if isinstance(problem.schema, dict) else {}
+
+
+def _flow_kinds(data: dict[str, Any], document: Document) -> list[Diagnostic]:
+    flows = data.get("flows")
+    found: list[Diagnostic] = []
+    for index, flow in enumerate(flows if isinstance(flows, list) else []):
+        if not isinstance(flow, dict):
+            continue
+        kinds = [k for k in FLOW_KINDS if k in flow]
+        if not kinds:
+            found.append(
+                error(
+                    "T105",
+                    f"flows[{index}] needs one of mirror, active-active or aggregate",
+                    document.span(("flows", index)),
+                )
+            )
+        elif len(kinds) > 1:
+            found.append(
+                error(
+                    "T105",
+                    f"flows[{index}] has {' and '.join(kinds)}; a flow is exactly one kind, so "
+                    "split it in two",
+                    document.span(("flows", index, kinds[1]), key=True),
+                )
+            )
+    return found
+
+
+def _suggest(key: str, allowed: list[str]) -> str:
+    close = difflib.get_close_matches(key, allowed, n=1)
+    if close:
+        return f"; did you mean '{close[0]}'?"
+    return f"; expected one of: {', '.join(allowed)}" if allowed else ""
+
+
+_TYPE_WORDS = {
+    "object": "a mapping",
+    "array": "a list",
+    "string": "a string",
+    "integer": "a whole number",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int):
+        return "a whole number"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    return "a mapping"

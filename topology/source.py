@@ -1,0 +1,145 @@
+"""YAML text -> plain data, with the position of every key and value, and syntax diagnostics.
+
+ruamel's composer gives nodes with marks; we build plain dicts, lists and scalars from them
+ourselves so that duplicate keys can be reported (every one, with both places) instead of
+aborting, and so that later stages can point at `clusters.east.bootstrap` as `file:line:col`.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from topology.diagnostics import Diagnostic, Span, error
+
+Path = tuple[str | int, ...]
+
+# Scalars we hand to ruamel's constructor; anything else (timestamps, custom tags) stays the text
+# the user wrote, so a schema saying "string" accepts a value that merely looks like a date.
+_NATIVE_TAGS = {
+    "tag:yaml.org,2002:str",
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+}
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+@dataclass(frozen=True)
+class Document:
+    """One parsed file: its text, its data, and where each path's key and value are."""
+
+    file: str
+    text: str
+    data: Any
+    values: Mapping[Path, Span] = field(default_factory=dict)
+    keys: Mapping[Path, Span] = field(default_factory=dict)
+
+    def span(self, path: Path, *, key: bool = False) -> Span:
+        """The closest known position for `path` (its key if asked, else its value)."""
+        probe = tuple(path)
+        while probe:
+            found = self.keys.get(probe) if key else self.values.get(probe)
+            if found is None and not key:
+                found = self.keys.get(probe)
+            if found is not None:
+                return found
+            probe = probe[:-1]
+        return self.values.get((), Span(self.file, 1, 1))
+
+    def line(self, number: int) -> str:
+        lines = self.text.splitlines()
+        return lines[number - 1] if 0 < number <= len(lines) else ""
+
+
+def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
+    """Parse YAML text; a syntax error becomes a diagnostic and the data is None."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        root = yaml.compose(text)
+    except MarkedYAMLError as problem:
+        mark = problem.problem_mark or problem.context_mark
+        span = Span(file, mark.line + 1, mark.column + 1) if mark else Span(file, 1, 1)
+        reason = problem.problem or problem.context or "not valid YAML"
+        return Document(file, text, None), [error("T001", f"YAML syntax: {reason}", span)]
+    except YAMLError as problem:  # unmarked errors (e.g. a bad encoding) still name the file
+        return Document(file, text, None), [
+            error("T001", f"YAML syntax: {problem}", Span(file, 1, 1))
+        ]
+    builder = _Builder(file, yaml)
+    data = builder.build(root, ()) if root is not None else None
+    return Document(file, text, data, builder.values, builder.keys), builder.diagnostics
+
+
+class _Builder:
+    def __init__(self, file: str, yaml: YAML) -> None:
+        self.file = file
+        self.yaml = yaml
+        self.values: dict[Path, Span] = {}
+        self.keys: dict[Path, Span] = {}
+        self.diagnostics: list[Diagnostic] = []
+
+    def _span(self, node: Node) -> Span:
+        return Span(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+
+    def build(self, node: Node, path: Path) -> Any:
+        self.values.setdefault(path, self._span(node))
+        if isinstance(node, MappingNode):
+            return self._mapping(node, path)
+        if isinstance(node, SequenceNode):
+            return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
+        assert isinstance(node, ScalarNode)
+        if node.tag in _NATIVE_TAGS:
+            return self.yaml.constructor.construct_object(node, deep=True)
+        return str(node.value)
+
+    def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        merged: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == _MERGE_TAG:
+                merged.update(self._merge_source(value_node, path))
+                continue
+            key = self._key(key_node)
+            child = (*path, key)
+            if key in result:
+                first = self.keys[child]
+                self.diagnostics.append(
+                    error(
+                        "T002",
+                        f"duplicate key '{key}' (first at line {first.line}); "
+                        "YAML keeps only one, so the other would be lost",
+                        self._span(key_node),
+                    )
+                )
+                continue
+            self.keys[child] = self._span(key_node)
+            result[key] = self.build(value_node, child)
+        # Explicit keys win over merged ones (`<<: *base`), as the YAML merge spec says.
+        return {**merged, **result}
+
+    def _merge_source(self, node: Node, path: Path) -> dict[str, Any]:
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        merged: dict[str, Any] = {}
+        for source in reversed(sources):  # earlier sources take precedence
+            if isinstance(source, MappingNode):
+                merged.update(self._mapping(source, path))
+            else:
+                self.diagnostics.append(
+                    error(
+                        "T103",
+                        "a merge key (<<) needs a mapping or a list of them",
+                        self._span(source),
+                    )
+                )
+        return merged
+
+    def _key(self, node: Node) -> str:
+        if isinstance(node, ScalarNode):
+            return str(node.value)
+        self.diagnostics.append(error("T103", "keys must be plain strings", self._span(node)))
+        return f"<complex key at line {node.start_mark.line + 1}>"
