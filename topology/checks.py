@@ -6,6 +6,7 @@ cluster entry) a user would edit to fix it.
 
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from itertools import combinations
 
 from topology import kafka_rules, patterns
@@ -21,6 +22,7 @@ def check(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
         found += _collisions(graph, arrivals)
         found += _owned_topics(graph, cluster, arrivals)
         found += _metric_collisions(graph, cluster, arrivals)
+    found += _several_paths(graph, reach)
     found += _long_names(graph, reach)
     found += _replicates_nothing(graph)
     if reach.truncated:
@@ -45,62 +47,126 @@ def _witness(first: Arrival, second: Arrival) -> str | None:
     return next((n for n in candidates if first.admits(n) and second.admits(n)), None)
 
 
+def _overlapping_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arrival]]:
+    """Pairs of arrivals whose names might overlap, without comparing every pair.
+
+    Finite arrivals meet through a name index; an open-ended arrival can only overlap another
+    whose prefix is a prefix of its own (`east.` and `west.east.` never share a name).
+    """
+    finite = [a for a in arrivals if a.names is not None]
+    open_ended = [a for a in arrivals if a.names is None]
+    by_name: dict[str, list[Arrival]] = defaultdict(list)
+    for arrival in finite:
+        for name in arrival.names or ():
+            by_name[name].append(arrival)
+    seen: set[tuple[int, int]] = set()
+
+    def once(first: Arrival, second: Arrival) -> bool:
+        key = (min(id(first), id(second)), max(id(first), id(second)))
+        fresh = key not in seen
+        seen.add(key)
+        return fresh
+
+    for group in by_name.values():
+        for first, second in combinations(group, 2):
+            if once(first, second):
+                yield first, second
+    by_prefix: dict[str, list[Arrival]] = defaultdict(list)
+    for arrival in open_ended:
+        by_prefix[arrival.prefix].append(arrival)
+    for arrival in open_ended:
+        for cut in range(len(arrival.prefix) + 1):
+            for other in by_prefix.get(arrival.prefix[:cut], ()):
+                if other is not arrival and once(other, arrival):
+                    yield other, arrival
+        for other in finite:
+            if once(other, arrival):
+                yield other, arrival
+
+
 def _collisions(graph: TopologyGraph, arrivals: list[Arrival]) -> list[Diagnostic]:
     found = []
-    for first, second in combinations(arrivals, 2):
+    reported: set[tuple[int, int]] = set()
+    pairs = sorted(_overlapping_pairs(arrivals), key=lambda p: p[0].origin != p[1].origin)
+    for first, second in pairs:
+        flows = (first.edges[-1].flow, second.edges[-1].flow)
+        if flows in reported or first.edges[-1] == second.edges[-1]:
+            continue  # one report per pair of flows; a shared last edge merged them upstream
+        same_origin = first.origin == second.origin
+        if not same_origin and first.edges[-1].merges and second.edges[-1].merges:
+            continue  # an aggregate (or identity active-active) declares this merge
         name = _witness(first, second)
         if name is None:
             continue
+        reported.add(flows)
         flow = graph.flow(second.edges[-1])
-        if first.origin != second.origin:
-            if first.edges[-1].merges and second.edges[-1].merges:
-                continue  # an aggregate (or identity active-active) declares this merge
-            message = (
-                f"topic '{name}' on {second.cluster} would get records from {first.origin} "
-                f"({first.route()}) and from {second.origin} ({second.route()}); declare the merge "
-                "with an aggregate flow, or narrow the topics filters"
-            )
-        else:
+        if same_origin:
             message = (
                 f"topic '{name}' reaches {second.cluster} from {first.origin} by two paths "
                 f"({first.route()} and {second.route()}), so every record would be written twice; "
                 "narrow the topics filters of one path"
             )
-        found.append(error("T304", message, flow.span))
-    found += _several_paths(graph, arrivals)
+        else:
+            message = (
+                f"topic '{name}' on {second.cluster} would get records from {first.origin} "
+                f"({first.route()}) and from {second.origin} ({second.route()}); declare the merge "
+                "with an aggregate flow, or narrow the topics filters"
+            )
+        # Certain when a literal name collides, or when two origins share one identity namespace;
+        # two open-ended prefix families only might (it depends on which topics exist).
+        certain = first.names is not None or second.names is not None or not first.prefix
+        if certain or same_origin:
+            found.append(error("T304", message, flow.span))
+        else:
+            found.append(warning("T304", f"{message} (possible, if such topics exist)", flow.span))
     return found
 
 
-def _several_paths(graph: TopologyGraph, arrivals: list[Arrival]) -> list[Diagnostic]:
-    """Prefix naming: one origin's topics reaching a cluster twice, under two names."""
-    found = []
-    by_origin: dict[str, list[Arrival]] = defaultdict(list)
-    for arrival in arrivals:
-        by_origin[arrival.origin].append(arrival)
-    for origin, group in by_origin.items():
-        for first, second in combinations(group, 2):
-            if first.prefix == second.prefix:
-                continue  # same name: a collision, reported above
-            bases = [*first.examples(), *second.examples()]
-            base = next((b for b in bases if first.carries(b) and second.carries(b)), None)
-            if base is None:
-                continue
-            flow = graph.flow(second.edges[-1])
-            upstream = (
-                Arrival(second.edges[:-1]).prefix
-                or f"{origin}{second.edges[-1].settings.separator}"
-            )
-            found.append(
-                warning(
-                    "T308",
-                    f"{origin}'s topic '{base}' reaches {second.cluster} twice, as "
-                    f"'{first.name_of(base)}' ({first.route()}) and '{second.name_of(base)}' "
-                    f"({second.route()}); if one copy is enough, exclude '{re.escape(upstream)}.*' "
-                    f"from flows[{flow.index}] ({flow.name})",
-                    flow.span,
+def _several_paths(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
+    """Prefix naming: one origin's topics reaching a cluster twice, under two names.
+
+    MM2 does the same in a mesh of three or more; the usual fix is to exclude remote topics
+    from the forwarding flow, so one warning per flow lists the prefixes to exclude.
+    """
+    examples: dict[int, str] = {}
+    excludes: dict[int, set[str]] = defaultdict(set)
+    groups: dict[tuple[str, str], list[Arrival]] = defaultdict(list)
+    for arrival in reach.arrivals:
+        groups[arrival.cluster, arrival.origin].append(arrival)
+    for (cluster, origin), group in groups.items():
+        group.sort(key=lambda arrival: len(arrival.edges))
+        for position, second in enumerate(group):
+            flow = second.edges[-1].flow
+            if flow in examples:
+                continue  # one example per flow is enough
+            for first in group[:position]:
+                if first.prefix == second.prefix:
+                    continue  # the same name twice is a collision, reported by _collisions
+                bases = [*first.examples(), *second.examples()]
+                base = next((b for b in bases if first.carries(b) and second.carries(b)), None)
+                if base is not None:
+                    examples[flow] = (
+                        f"{origin}'s topic '{base}' reaches {cluster} as '{first.name_of(base)}' "
+                        f"({first.route()}) and as '{second.name_of(base)}' ({second.route()})"
+                    )
+                    break
+    for group in groups.values():
+        for arrival in group[1:]:  # sorted: each has a shorter way in from the same origin
+            if arrival.edges[-1].flow in examples and len(arrival.edges) > 1:
+                into = arrival.edges[-2]
+                excludes[arrival.edges[-1].flow].add(
+                    re.escape(into.source + into.settings.separator)
                 )
-            )
-    return found
+    return [
+        warning(
+            "T308",
+            f"{examples[index]}; if one copy is enough, exclude remote topics from "
+            f"flows[{index}] ({graph.topology.flow(index).name}): "
+            f"{', '.join(chr(39) + p + '.*' + chr(39) for p in sorted(excludes[index]))}",
+            graph.topology.flow(index).span,
+        )
+        for index in sorted(examples)
+    ]
 
 
 def _owned_topics(graph: TopologyGraph, cluster: str, arrivals: list[Arrival]) -> list[Diagnostic]:

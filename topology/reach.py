@@ -30,6 +30,9 @@ class Arrival:
 
     edges: tuple[Edge, ...]
     names: frozenset[str] | None = field(default=None)  # the exact names, when finite
+    # Prefixes that mark a topic on the origin as remote (`west.` when west->origin uses prefix
+    # naming): such topics are another chain's arrival, not the origin's own.
+    foreign: tuple[str, ...] = ()
 
     @property
     def cluster(self) -> str:
@@ -61,6 +64,8 @@ class Arrival:
 
     def carries(self, base: str) -> bool:
         """Does origin topic `base` pass every edge's filter along the chain?"""
+        if self.foreign and base.startswith(self.foreign):
+            return False
         name = base
         for edge in self.edges:
             if kafka_rules.is_internal_topic(name) or not edge.settings.topics.admits(name):
@@ -72,7 +77,10 @@ class Arrival:
         return self.prefix + base
 
     def examples(self) -> list[str]:
-        """A few origin topic names the chain carries, built from the first edge's includes."""
+        """A few origin topic names the chain carries: its own when finite, else built from the
+        first edge's includes."""
+        if self.names is not None:
+            return sorted(name[len(self.prefix) :] for name in self.names)
         found = [patterns.example(p) for p in self.edges[0].settings.topics.include]
         return [base for base in found if base is not None and self.carries(base)]
 
@@ -96,14 +104,21 @@ class Reach:
     arrivals: tuple[Arrival, ...]
     truncated: bool
 
+    @cached_property
+    def _by_cluster(self) -> dict[str, list[Arrival]]:
+        grouped: dict[str, list[Arrival]] = {}
+        for arrival in self.arrivals:
+            grouped.setdefault(arrival.cluster, []).append(arrival)
+        return grouped
+
     def on(self, cluster: str) -> list[Arrival]:
-        return [a for a in self.arrivals if a.cluster == cluster]
+        return self._by_cluster.get(cluster, [])
 
 
 def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
     """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals."""
     found: list[Arrival] = []
-    frontier = deque(a for a in (_first(edge) for edge in graph.edges()) if a is not None)
+    frontier = deque(a for a in (_first(edge, graph) for edge in graph.edges()) if a is not None)
     while frontier:
         arrival = frontier.popleft()
         found.append(arrival)
@@ -113,14 +128,19 @@ def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
     return Reach(tuple(found), truncated=False)
 
 
-def _first(edge: Edge) -> Arrival | None:
+def _first(edge: Edge, graph: TopologyGraph) -> Arrival | None:
+    """The origin's own topics crossing their first edge."""
+    foreign = tuple(
+        f"{into.source}{into.settings.separator}"
+        for into in graph.edges_into(edge.source)
+        if into.settings.naming is Naming.PREFIX
+    )
     literal = _literals(edge)
     if literal is None:
-        return Arrival((edge,))
-    names = frozenset(
-        edge.settings.remote_name(edge.source, n) for n in literal if _passes(edge, n)
-    )
-    return Arrival((edge,), names) if names else None
+        return Arrival((edge,), None, foreign)
+    own = [n for n in literal if not (foreign and n.startswith(foreign)) and _passes(edge, n)]
+    names = frozenset(edge.settings.remote_name(edge.source, n) for n in own)
+    return Arrival((edge,), names, foreign) if names else None
 
 
 def _onward(arrival: Arrival, graph: TopologyGraph) -> Iterator[Arrival]:
@@ -149,11 +169,11 @@ def _extend(arrival: Arrival, edge: Edge) -> Arrival | None:
         literal = _literals(edge)
         candidates = None if literal is None else {n for n in literal if arrival.admits(n)}
     if candidates is None:
-        return Arrival(chain)
+        return Arrival(chain, None, arrival.foreign)
     names = frozenset(
         edge.settings.remote_name(edge.source, n) for n in candidates if _passes(edge, n)
     )
-    return Arrival(chain, names) if names else None
+    return Arrival(chain, names, arrival.foreign) if names else None
 
 
 def _literals(edge: Edge) -> list[str] | None:
