@@ -10,7 +10,7 @@ import traceback
 import typer
 
 from topology import __version__
-from topology.cli import lab, validate
+from topology.cli import diff, graph, lab, validate
 from topology.errors import TopoError
 
 app = typer.Typer(
@@ -22,6 +22,8 @@ app = typer.Typer(
 )
 app.add_typer(lab.app, name="lab")
 app.command()(validate.validate)
+app.command()(graph.graph)
+app.command()(diff.diff)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3
