@@ -1,0 +1,69 @@
+"""The reference docs cover the schema and the diagnostic codes, so neither can drift."""
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from topology.diagnostics import CODES
+
+ROOT = Path(__file__).parent.parent.parent
+SCHEMA = json.loads((ROOT / "schemas" / "topology.schema.json").read_text())
+SETTINGS = set(SCHEMA["$defs"]["flowSettings"]["properties"])
+
+
+def _resolve(node: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in node:
+        target: Any = SCHEMA
+        for part in node["$ref"].removeprefix("#/").split("/"):
+            target = target[part]
+        node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    return node
+
+
+def _leaves(node: dict[str, Any], path: str) -> dict[str, dict[str, Any]]:
+    """Every documented field: path -> its schema. Flow settings are documented once, bare."""
+    node = _resolve(node)
+    if path.startswith(("defaults.", "flows[].")):
+        head = path.split(".", 1)[1]
+        if head.split(".")[0] in SETTINGS:
+            path = head
+    found = {}
+    if "properties" in node:
+        for key, child in node["properties"].items():
+            found.update(_leaves(child, f"{path}.{key}" if path else key))
+    elif isinstance(node.get("additionalProperties"), dict) and path == "clusters":
+        found.update(_leaves(node["additionalProperties"], "clusters.<name>"))
+    elif node.get("type") == "array" and "properties" in _resolve(node.get("items", {})):
+        found.update(_leaves(node["items"], f"{path}[]"))
+    else:
+        found[path] = node
+    return found
+
+
+FIELDS = _leaves(SCHEMA, "")
+TOPOLOGY_DOC = (ROOT / "docs" / "topology.md").read_text()
+ROWS = dict(re.findall(r"^\| `([^`]+)` \|(.*)$", TOPOLOGY_DOC, re.MULTILINE))
+
+
+def test_every_schema_field_has_a_row_and_no_row_is_stale() -> None:
+    assert set(ROWS) == set(FIELDS)
+
+
+@pytest.mark.parametrize("path", sorted(p for p, s in FIELDS.items() if "default" in s))
+def test_documented_defaults_match_the_schema(path: str) -> None:
+    default = json.dumps(FIELDS[path]["default"])
+    assert f"`{default}`" in ROWS[path], f"{path}: the Default column must say `{default}`"
+
+
+@pytest.mark.parametrize("code", sorted(CODES))
+def test_every_diagnostic_code_is_documented_with_an_example(code: str) -> None:
+    page = ROOT / "docs" / ("diagnostics.md" if code.startswith("T") else "mm2.md")
+    text = page.read_text()
+    heading = re.search(rf"^### {code} (.+)$", text, re.MULTILINE)
+    assert heading, f"{page.name} needs a '### {code} {CODES[code]}' section"
+    assert heading.group(1).strip() == CODES[code]
+    section = text[heading.end() :].split("\n### ", 1)[0]
+    assert f"[{code}]" in section, f"the {code} section needs an example message"
