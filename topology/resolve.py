@@ -5,6 +5,7 @@ values (a regex that does not compile, a malformed bootstrap, incomplete securit
 diagnostics; the topology is still built so that the graph analysis can report its own.
 """
 
+from dataclasses import fields
 from typing import Any
 
 from topology import kafka_rules, patterns, secrets
@@ -83,8 +84,8 @@ class _Resolver:
     def _security(self, name: str, raw: dict[str, Any], where: Path) -> Security:
         protocol = raw.get("protocol", "PLAINTEXT")
         sasl_raw, tls_raw = raw.get("sasl"), raw.get("tls")
-        sasl = Sasl(**sasl_raw) if sasl_raw else None
-        tls = Tls(**tls_raw) if tls_raw is not None else None
+        sasl = Sasl(**_known(Sasl, sasl_raw)) if sasl_raw else None
+        tls = Tls(**_known(Tls, tls_raw)) if tls_raw is not None else None
         for key in ("username", "password"):
             if sasl_raw and key in sasl_raw:
                 self._reference_syntax(sasl_raw[key], (*where, "sasl", key))
@@ -166,8 +167,8 @@ class _Resolver:
             naming=Naming(raw.get("naming", base.naming.value)),
             separator=raw.get("separator", base.separator),
             replication_factor=raw.get("replication_factor", base.replication_factor),
-            sync=Sync(**{**vars(base.sync), **sync}),
-            emit=Emit(**{**vars(base.emit), **emit}),
+            sync=Sync(**{**vars(base.sync), **_known(Sync, sync)}),
+            emit=Emit(**{**vars(base.emit), **_known(Emit, emit)}),
             config_exclude=self._regexes(
                 raw.get("configs", {}).get("exclude"),
                 (*where, "configs", "exclude"),
@@ -225,6 +226,12 @@ class _Resolver:
 
     def _error(self, code: str, message: str, where: Path) -> None:
         self.diagnostics.append(error(code, message, self.document.span(where)))
+
+
+def _known(value_type: type, raw: dict[str, Any]) -> dict[str, Any]:
+    """The keys the value type has: unknown keys were reported (T101) and are left out."""
+    names = {f.name for f in fields(value_type)}
+    return {key: value for key, value in raw.items() if key in names}
 
 
 def _builtin_settings() -> FlowSettings:
