@@ -10,7 +10,7 @@ import traceback
 import typer
 
 from topology import __version__
-from topology.cli import diff, graph, lab, validate
+from topology.cli import diff, export_mm2, graph, import_mm2, lab, validate
 from topology.errors import TopoError
 
 app = typer.Typer(
@@ -21,6 +21,8 @@ app = typer.Typer(
     add_completion=False,
 )
 app.add_typer(lab.app, name="lab")
+app.add_typer(import_mm2.app, name="import")
+app.add_typer(export_mm2.app, name="export")
 app.command()(validate.validate)
 app.command()(graph.graph)
 app.command()(diff.diff)

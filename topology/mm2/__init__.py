@@ -1,0 +1,12 @@
+"""MirrorMaker 2 interop: `mm2.properties` in (`topo import mm2`) and out (`topo export mm2`).
+
+- `properties`: Java's .properties format, read with line numbers and written back.
+- `vocabulary`: what MM2's property names mean and its defaults, in one place.
+- `references`: config-provider references (`${env:NAME}`) and SASL JAAS lines, both ways.
+- `importer`: properties text -> topology data, diagnostics and the environment variables to set.
+- `grouping`: enabled MM2 flows -> topo's mirror, active-active and aggregate flows.
+- `yaml_out`: topology data -> commented YAML text.
+- `exporter`: a resolved `Topology` -> properties text and what MM2 cannot express.
+
+Everything here is pure: text and values in, text and values out.
+"""

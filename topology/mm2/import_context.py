@@ -1,0 +1,96 @@
+"""What an import collects while it reads: diagnostics, environment variables, dropped names.
+
+Secrets pass through `Context.secret`, the one place that decides what a secret becomes in the
+topology: a reference the user already had (translated to topo's syntax), or a new `${env:NAME}`.
+A secret's value is never put into a message, a note or the topology.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from topology.diagnostics import Diagnostic, Span, error, warning
+from topology.mm2 import references
+from topology.mm2.properties import Property
+
+
+@dataclass(frozen=True)
+class EnvVar:
+    """An environment variable the imported topology reads."""
+
+    name: str
+    purpose: str  # "cluster east: SASL password (was in east.sasl.jaas.config)"
+    generated: bool  # True when the import made it up; False when the properties named it
+
+
+class Context:
+    def __init__(self, file: str, providers: Mapping[str, str]) -> None:
+        self.file = file
+        self.providers = providers
+        self.diagnostics: list[Diagnostic] = []
+        self.env_vars: dict[str, EnvVar] = {}
+        self.not_imported: list[str] = []  # property names dropped with a warning, for the header
+
+    def span(self, where: Property | None) -> Span:
+        if where is None:
+            return Span(self.file, 1, 1)
+        return Span(self.file, where.line, where.column)
+
+    def error(self, code: str, message: str, where: Property | None) -> None:
+        self.diagnostics.append(error(code, message, self.span(where)))
+
+    def error_at(self, code: str, message: str, line: int, column: int) -> None:
+        self.diagnostics.append(error(code, message, Span(self.file, line, column)))
+
+    def warn(self, code: str, message: str, where: Property | None) -> None:
+        self.diagnostics.append(warning(code, message, self.span(where)))
+
+    def drop(self, code: str, message: str, where: Property) -> None:
+        """Warn that a property is not imported, and list it in the output's header."""
+        self.warn(code, message, where)
+        self.not_imported.append(where.key)
+
+    def value(self, cluster: str, setting: str, raw: str, where: Property) -> str:
+        """A non-secret value; a whole Kafka reference in it becomes topo's, if it can."""
+        translated = references.to_topo(raw, self.providers)
+        if translated is None:
+            return raw
+        if translated.topo is not None:
+            self._note_reference(translated.topo, cluster, setting)
+            return translated.topo
+        return self._generated(cluster, setting, where, translated.problem)
+
+    def secret(self, cluster: str, setting: str, raw: str, where: Property) -> str:
+        """A secret as the topology holds it: a reference, never the value itself."""
+        translated = references.to_topo(raw, self.providers)
+        if translated is not None and translated.topo is not None:
+            self._note_reference(translated.topo, cluster, setting)
+            return translated.topo
+        problem = translated.problem if translated is not None else None
+        if problem is None and references.contains_reference(raw):
+            problem = "it mixes a config-provider reference with other text"
+        return self._generated(cluster, setting, where, problem)
+
+    def _generated(self, cluster: str, setting: str, where: Property, problem: str | None) -> str:
+        name = self._free_name(references.env_name(cluster, setting))
+        purpose = f"cluster {cluster}: {setting} (was {where.key}, line {where.line})"
+        self.env_vars[name] = EnvVar(name, purpose, generated=True)
+        if problem is not None:
+            self.warn(
+                "M014",
+                f"{where.key}: {problem}; the topology reads ${{env:{name}}} instead, so set "
+                f"{name} to the value it refers to",
+                where,
+            )
+        return f"${{env:{name}}}"
+
+    def _free_name(self, wanted: str) -> str:
+        name, number = wanted, 2
+        while name in self.env_vars:
+            name, number = f"{wanted}_{number}", number + 1
+        return name
+
+    def _note_reference(self, topo: str, cluster: str, setting: str) -> None:
+        match = references.TOPO_REFERENCE.fullmatch(topo)
+        if match and match["kind"] == "env" and match["name"] not in self.env_vars:
+            name = match["name"]
+            self.env_vars[name] = EnvVar(name, f"cluster {cluster}: {setting}", generated=False)

@@ -1,0 +1,40 @@
+"""The comment at the top of an imported topology: where it came from, what to set, what is out.
+
+A reviewer reading the pull request that adds the imported file sees, without running anything,
+which environment variables hold the secrets and which MM2 properties did not make it across.
+"""
+
+from topology.mm2.importer import ImportResult
+
+_WIDTH = 96
+
+
+def header(result: ImportResult, source: str) -> list[str]:
+    lines = [
+        f"Imported from {source} by `topo import mm2`.",
+        "Check it with `topo validate`; docs/mm2.md explains how each MM2 property maps.",
+    ]
+    if result.env_vars:
+        lines += ["", "Secrets are not in this file. Set these environment variables for topo:"]
+        width = max(len(var.name) for var in result.env_vars)
+        lines += [f"  {var.name.ljust(width)}  {var.purpose}" for var in result.env_vars]
+    if result.notes:
+        lines += ["", "Notes:"]
+        for note in result.notes:
+            lines += _wrapped(note, first="  - ", rest="    ")
+    if result.not_imported:
+        lines += ["", "Not imported (no topo equivalent, or no effect in MM2; see the warnings):"]
+        lines += _wrapped(", ".join(result.not_imported), first="  ", rest="  ")
+    return lines
+
+
+def _wrapped(text: str, first: str, rest: str) -> list[str]:
+    lines: list[str] = []
+    current = first
+    for word in text.split(" "):
+        if len(current) + len(word) > _WIDTH and current.strip():
+            lines.append(current.rstrip())
+            current = rest
+        current += word + " "
+    lines.append(current.rstrip())
+    return lines

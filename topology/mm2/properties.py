@@ -1,0 +1,206 @@
+"""Java's .properties format (java.util.Properties.load), read with line numbers, and written.
+
+Reading follows the JDK's rules exactly, because MM2 reads its file with them: `#` and `!` start
+comment lines; the key ends at the first unescaped `=`, `:` or whitespace; a line ending in an odd
+number of backslashes continues on the next one (whose leading whitespace is dropped); `\\t`,
+`\\n`, `\\r`, `\\f` and `\\uXXXX` are escapes and a backslash before any other character is
+dropped, so `topics=a\\.b` means the regex `a.b`. Writing escapes what reading would change.
+"""
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+_WHITESPACE = " \t\f"
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class Property:
+    """One key/value pair and where it is: 1-based lines and columns, as editors count."""
+
+    key: str
+    value: str
+    line: int
+    column: int
+    value_line: int
+    value_column: int
+    last_line: int  # the last physical line of the entry (continuations)
+
+
+@dataclass(frozen=True)
+class SyntaxProblem:
+    message: str
+    line: int
+    column: int
+
+
+def parse(text: str) -> tuple[list[Property], list[SyntaxProblem]]:
+    """Every entry in file order (repeats included: the caller decides about them)."""
+    lines = physical_lines(text)
+    entries: list[Property] = []
+    problems: list[SyntaxProblem] = []
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].lstrip(_WHITESPACE)
+        if not stripped or stripped[0] in "#!":
+            index += 1
+            continue
+        # Join the physical lines of one logical line, remembering where each piece starts.
+        pieces: list[tuple[int, int, str]] = []  # (line number, column of first char, text)
+        column = len(lines[index]) - len(stripped) + 1
+        piece = stripped
+        while True:
+            if _continues(piece) and index + 1 < len(lines):
+                pieces.append((index + 1, column, piece[:-1]))
+                index += 1
+                following = lines[index].lstrip(_WHITESPACE)
+                column = len(lines[index]) - len(following) + 1
+                piece = following
+                continue
+            if _continues(piece):  # a continuation at the end of the file: the JDK drops it
+                piece = piece[:-1]
+            pieces.append((index + 1, column, piece))
+            break
+        index += 1
+        entry, problem = _entry(pieces)
+        entries.append(entry)
+        if problem:
+            problems.append(problem)
+    return entries, problems
+
+
+def _continues(line: str) -> bool:
+    trailing = len(line) - len(line.rstrip("\\"))
+    return trailing % 2 == 1
+
+
+def physical_lines(text: str) -> list[str]:
+    """Lines as the JDK splits them: at \\n, \\r and \\r\\n only."""
+    lines = _LINE_BREAK.split(text)
+    return lines[:-1] if lines and lines[-1] == "" else lines
+
+
+def _entry(pieces: list[tuple[int, int, str]]) -> tuple[Property, SyntaxProblem | None]:
+    # Positions of each character of the logical line, so the value's start can be located.
+    chars: list[tuple[str, int, int]] = [
+        (char, line, column + offset)
+        for line, column, text in pieces
+        for offset, char in enumerate(text)
+    ]
+    raw = "".join(char for char, _, _ in chars)
+    key_end = _key_end(raw)
+    value_start = key_end
+    while value_start < len(raw) and raw[value_start] in _WHITESPACE:
+        value_start += 1
+    if value_start < len(raw) and raw[value_start] in "=:":
+        value_start += 1
+        while value_start < len(raw) and raw[value_start] in _WHITESPACE:
+            value_start += 1
+    key, key_problem = _unescape(raw[:key_end])
+    value, value_problem = _unescape(raw[value_start:])
+    _, key_line, key_column = chars[0]
+    if value_start < len(chars):
+        _, value_line, value_column = chars[value_start]
+    else:
+        value_line, value_column = pieces[-1][0], pieces[-1][1] + len(pieces[-1][2])
+    problem = None
+    reason = key_problem or value_problem
+    if reason:
+        problem = SyntaxProblem(reason, key_line, key_column)
+    entry = Property(
+        key, value, key_line, key_column, value_line, value_column, last_line=pieces[-1][0]
+    )
+    return entry, problem
+
+
+def _key_end(raw: str) -> int:
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char in "=:" or char in _WHITESPACE:
+            return index
+        index += 1
+    return len(raw)
+
+
+def _unescape(text: str) -> tuple[str, str | None]:
+    """The JDK's loadConvert; a malformed \\uXXXX is reported (the JDK throws on it)."""
+    out: list[str] = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char != "\\" or index + 1 >= len(text):
+            out.append(char)
+            index += 1
+            continue
+        escaped = text[index + 1]
+        if escaped == "u":
+            digits = text[index + 2 : index + 6]
+            if len(digits) != 4 or not all(d in "0123456789abcdefABCDEF" for d in digits):
+                return "".join(out), f"malformed \\uXXXX escape '\\u{digits}'"
+            out.append(chr(int(digits, 16)))
+            index += 6
+            continue
+        out.append(_ESCAPES.get(escaped, escaped))
+        index += 2
+    return "".join(out), None
+
+
+# -- writing ------------------------------------------------------------------------------
+
+_KEY_SPECIALS = re.compile(r"([ \t\f=:#!\\])")
+
+
+def escape_key(key: str) -> str:
+    return _ascii(_KEY_SPECIALS.sub(r"\\\1", key))
+
+
+def escape_value(value: str) -> str:
+    """Backslashes doubled, control characters escaped, leading blanks kept, non-ASCII as \\u."""
+    escaped = (
+        value.replace("\\", "\\\\")
+        .replace("\n", "\\n")
+        .replace("\r", "\\r")
+        .replace("\t", "\\t")
+        .replace("\f", "\\f")
+    )
+    if escaped.startswith(" "):
+        escaped = "\\" + escaped
+    return _ascii(escaped)
+
+
+def _ascii(text: str) -> str:
+    # MM2 loads the file as ISO-8859-1 (Properties.load(InputStream)); \u escapes survive that.
+    return "".join(char if ord(char) < 128 else f"\\u{ord(char):04x}" for char in text)
+
+
+def line(key: str, value: str) -> str:
+    """`key = value`, escaped so that `parse` gives back exactly (key, value)."""
+    written = escape_value(value)
+    return f"{escape_key(key)} = {written}" if written else f"{escape_key(key)} ="
+
+
+def comment(text: str) -> list[str]:
+    """`# text`, one comment line per line of text."""
+    return [f"# {part}".rstrip() for part in text.splitlines() or [""]]
+
+
+def mask(text: str, secrets: Iterable[Property]) -> str:
+    """The text with the values of `secrets` replaced by `****`, line count unchanged.
+
+    Diagnostics show the offending line of the file; a line holding a password must never be
+    printed as it is.
+    """
+    lines = physical_lines(text)
+    for entry in secrets:
+        first = entry.value_line - 1
+        if 0 <= first < len(lines) and entry.value:
+            lines[first] = lines[first][: entry.value_column - 1] + "****"
+            for following in range(first + 1, min(entry.last_line, len(lines))):
+                lines[following] = ""
+    return "\n".join(lines) + ("\n" if text.endswith("\n") else "")
