@@ -12,7 +12,7 @@ import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from topology.diagnostics import Diagnostic, Span, warning
+from topology.diagnostics import Diagnostic, Span, in_file_order, warning
 from topology.mm2 import properties, references, vocabulary
 from topology.mm2.grouping import identity_loops
 from topology.model import Cluster, Edge, Flow, FlowSettings, Naming, Topology
@@ -70,16 +70,17 @@ class _Exporter:
         self.diagnostics: list[Diagnostic] = []
         self.summary: list[str] = []  # one line per thing MM2 cannot express, for the header
         self.edges = topology.edges()
+        self.looping: set[tuple[str, str]] = set()  # edges on an identity loop
 
     def run(self) -> ExportResult:
         clusters = [self._cluster(cluster) for cluster in self.topology.clusters.values()]
         settings = {edge: _settings(edge.settings) for edge in self.edges}
         shared = self._shared(settings)
-        flows = [self._flow(edge, settings[edge], shared) for edge in self.edges]
-        sections = [*clusters, self._global(shared), *flows]
+        self._loops()
         for flow in self.topology.flows:
             self._unsupported(flow)
-        self._loops()
+        flows = [self._flow(edge, settings[edge], shared) for edge in self.edges]
+        sections = [*clusters, self._global(shared), *flows]
         values = [value for section in sections for _, value in section.pairs]
         providers = references.providers_used(values)
         text = self._text(sections, providers)
@@ -91,7 +92,7 @@ class _Exporter:
                 if match["kind"] == "env"
             }
         )
-        return ExportResult(text, tuple(self.diagnostics), tuple(env_vars))
+        return ExportResult(text, tuple(in_file_order(self.diagnostics)), tuple(env_vars))
 
     # -- clusters ---------------------------------------------------------------------------
 
@@ -199,6 +200,18 @@ class _Exporter:
         flow = self.topology.flow(edge.flow)
         where = f"flows[{flow.index}]" + (f": {flow.name}" if flow.name != edge.name else "")
         section = _Section(f"Flow {edge.name} ({where})")
+        if (edge.source, edge.target) in self.looping:
+            section.comments += properties.comment(_LOOP_COMMENT)
+        if edge.settings.filter is not None:
+            section.comments += properties.comment(
+                "topo filters this flow's records (filter:); MM2 has no record filter and "
+                "copies them all"
+            )
+        if not edge.settings.sync.partitions:
+            section.comments += properties.comment(
+                "sync.partitions: false; MM2's refresh.topics.enabled=false also stops it "
+                "finding new topics"
+            )
         section.add(f"{edge.name}.enabled", "true")
         for key, value in settings.items():
             if key in shared or _MM2_DEFAULTS.get(key) == value:
@@ -241,6 +254,7 @@ class _Exporter:
         edges = [(e.source, e.target, e.settings.naming is Naming.IDENTITY) for e in self.edges]
         for loop in identity_loops(edges):
             inside = [e for e in self.edges if e.source in loop and e.target in loop]
+            self.looping |= {(e.source, e.target) for e in inside}
             flow = self.topology.flow(inside[0].flow)
             self.diagnostics.append(
                 warning(
@@ -274,7 +288,7 @@ class _Exporter:
         )
         if self.summary:
             lines += ["#", "# Not expressible in MM2 (the export warned about each):"]
-            for item in self.summary:
+            for item in dict.fromkeys(self.summary):  # a flow's edges repeat its warnings
                 lines += properties.comment(item)
         lines += ["", properties.line("clusters", ", ".join(self.topology.clusters))]
         if providers:
@@ -314,6 +328,10 @@ class _Exporter:
         return properties.comment(note)
 
 
+_LOOP_COMMENT = (
+    "!!! WARNING: this flow is part of a loop under IdentityReplicationPolicy. MM2 cannot\n"
+    "!!! tell a copied record from a local one, so it copies records around the loop forever."
+)
 _PROVIDER_NOTES = (
     (references.ENV_ALIAS, "# Secrets: ${env:NAME} is the environment variable NAME."),
     (references.DIRECTORY_ALIAS, "# Secrets: ${dir:DIR:FILE} is the content of the file DIR/FILE."),

@@ -28,7 +28,7 @@ class Context:
         self.providers = providers
         self.diagnostics: list[Diagnostic] = []
         self.env_vars: dict[str, EnvVar] = {}
-        self.not_imported: list[str] = []  # property names dropped with a warning, for the header
+        self.not_imported: list[Property] = []  # dropped with a warning; the header lists them
 
     def span(self, where: Property | None) -> Span:
         if where is None:
@@ -47,7 +47,7 @@ class Context:
     def drop(self, code: str, message: str, where: Property) -> None:
         """Warn that a property is not imported, and list it in the output's header."""
         self.warn(code, message, where)
-        self.not_imported.append(where.key)
+        self.not_imported.append(where)
 
     def value(self, cluster: str, setting: str, raw: str, where: Property) -> str:
         """A non-secret value; a whole Kafka reference in it becomes topo's, if it can."""

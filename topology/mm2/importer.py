@@ -65,7 +65,7 @@ def import_properties(text: str, file: str) -> ImportResult:
         diagnostics,
         tuple(sorted(context.env_vars.values(), key=lambda v: (not v.generated, v.name))),
         tuple(importer.notes),
-        tuple(dict.fromkeys(context.not_imported)),
+        tuple(dict.fromkeys(p.key for p in sorted(context.not_imported, key=lambda p: p.line))),
         shown,
     )
 
@@ -82,8 +82,8 @@ class _Importer:
         self._provider_settings()
         clusters_prop = self.props.pop("clusters", None)
         aliases = self._aliases(clusters_prop)
-        if clusters_prop is None or not aliases:
-            return None
+        if clusters_prop is None or not aliases or has_errors(self.context.diagnostics):
+            return None  # without usable aliases every other property would be misread
         top, by_cluster, by_flow = self._scopes(aliases)
         global_props, client_defaults = self._top_level(top)
         clusters = {
@@ -94,13 +94,15 @@ class _Importer:
         }
         global_settings = self._read_settings(global_props)
         edges = self._edges(aliases, by_flow, global_settings, clusters)
-        if not edges:
+        if not edges and not has_errors(self.context.diagnostics):
             self.context.error(
                 "M008",
                 "no flow is enabled: MM2 replicates only flows set with "
                 "<source>-><target>.enabled=true",
                 clusters_prop,
             )
+            return None
+        if not edges:
             return None
         defaults = self._defaults(global_settings)
         plans = grouping.group(self._with_overrides(edges, defaults), aliases)
@@ -197,7 +199,7 @@ class _Importer:
                 prop,
             )
             for key in keys:
-                self.context.not_imported.append(key)
+                self.context.not_imported.append(top[key])
                 del top[key]
 
     def _top_level(self, top: dict[str, Property]) -> tuple[dict[str, Property], dict[str, Any]]:
@@ -277,13 +279,7 @@ class _Importer:
                 )
                 continue
             if not enabled or source == target:
-                reason = (
-                    "MM2 never replicates a cluster to itself"
-                    if source == target
-                    else (f"flow {name} is not enabled ({name}.enabled=true)")
-                )
-                for prop in props.values():
-                    self.context.drop("M015", f"{prop.key} has no effect: {reason}", prop)
+                self._disabled(name, source == target, props)
                 continue
             assert enabled_prop is not None
             flow_settings = self._flow_props(props)
@@ -292,6 +288,24 @@ class _Importer:
             )
             edges.append(grouping.Edge(source, target, settings, {}, enabled_prop.line))
         return edges
+
+    def _disabled(self, name: str, to_itself: bool, props: dict[str, Property]) -> None:
+        reason = (
+            "MM2 never replicates a cluster to itself"
+            if to_itself
+            else f"flow {name} is not enabled ({name}.enabled=true)"
+        )
+        for setting, prop in props.items():
+            if setting == "emit.heartbeats.enabled" and not to_itself:
+                # MirrorMakerConfig.clusterPairs runs a heartbeat-only herder for such pairs.
+                self.context.drop(
+                    "M009",
+                    f"{prop.key}: MM2 emits heartbeats even for flows that are not enabled; "
+                    "topo emits them only on its flows, so this is not imported",
+                    prop,
+                )
+            else:
+                self.context.drop("M015", f"{prop.key} has no effect: {reason}", prop)
 
     def _flow_props(self, props: dict[str, Property]) -> dict[str, tuple[Any, Property]]:
         mapped: dict[str, Property] = {}

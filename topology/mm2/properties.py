@@ -8,6 +8,7 @@ dropped, so `topics=a\\.b` means the regex `a.b`. Writing escapes what reading w
 """
 
 import re
+import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -148,35 +149,46 @@ def _unescape(text: str) -> tuple[str, str | None]:
             continue
         out.append(_ESCAPES.get(escaped, escaped))
         index += 2
-    return "".join(out), None
+    return _join_surrogates("".join(out)), None
+
+
+def _join_surrogates(text: str) -> str:
+    """Java strings are UTF-16: `\\ud83d\\ude00` is one character, and so it is here."""
+    if not any("\ud800" <= char <= "\udfff" for char in text):
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 # -- writing ------------------------------------------------------------------------------
 
-_KEY_SPECIALS = re.compile(r"([ \t\f=:#!\\])")
+_KEY_SPECIALS = re.compile(r"([ =:#!])")
 
 
 def escape_key(key: str) -> str:
-    return _ascii(_KEY_SPECIALS.sub(r"\\\1", key))
+    escaped = _controls(key.replace("\\", "\\\\"))
+    return _ascii(_KEY_SPECIALS.sub(r"\\\1", escaped))
 
 
 def escape_value(value: str) -> str:
     """Backslashes doubled, control characters escaped, leading blanks kept, non-ASCII as \\u."""
-    escaped = (
-        value.replace("\\", "\\\\")
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-        .replace("\t", "\\t")
-        .replace("\f", "\\f")
-    )
+    escaped = _controls(value.replace("\\", "\\\\"))
     if escaped.startswith(" "):
         escaped = "\\" + escaped
     return _ascii(escaped)
 
 
+def _controls(text: str) -> str:
+    return text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t").replace("\f", "\\f")
+
+
 def _ascii(text: str) -> str:
     # MM2 loads the file as ISO-8859-1 (Properties.load(InputStream)); \u escapes survive that.
-    return "".join(char if ord(char) < 128 else f"\\u{ord(char):04x}" for char in text)
+    return "".join(char if ord(char) < 128 else _utf16_escape(char) for char in text)
+
+
+def _utf16_escape(char: str) -> str:
+    units = char.encode("utf-16-be", "surrogatepass")
+    return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
 
 
 def line(key: str, value: str) -> str:
@@ -185,9 +197,20 @@ def line(key: str, value: str) -> str:
     return f"{escape_key(key)} = {written}" if written else f"{escape_key(key)} ="
 
 
-def comment(text: str) -> list[str]:
-    """`# text`, one comment line per line of text."""
-    return [f"# {part}".rstrip() for part in text.splitlines() or [""]]
+def comment(text: str, width: int = 98) -> list[str]:
+    """`# text`: each line of text wrapped to `width`; a leading `- ` indents what follows."""
+    lines: list[str] = []
+    for part in text.splitlines() or [""]:
+        indent = "  " if part.startswith("- ") else ""
+        wrapped = textwrap.wrap(
+            part,
+            width=width - 2,
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        lines += [f"# {piece}".rstrip() for piece in wrapped or [""]]
+    return lines
 
 
 def mask(text: str, secrets: Iterable[Property]) -> str:

@@ -1,0 +1,582 @@
+"""`topo import mm2`: every property mapped or warned about, secrets out, the result valid."""
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+
+from tests.helpers import run_topo
+from tests.mm2.normal import SAMPLES, topology_of
+from topology.analysis import analyse
+from topology.diagnostics import Severity
+from topology.mm2 import yaml_out
+from topology.mm2.import_header import header
+from topology.mm2.importer import ImportResult, import_properties
+
+SAMPLE_NAMES = sorted(path.stem for path in SAMPLES.glob("*.properties"))
+# The literal passwords in the samples: they must never come out of an import.
+SAMPLE_PASSWORDS = ("pr1mary-S3cret!", "b4ckup-S3cret!")
+
+
+def run(text: str) -> ImportResult:
+    return import_properties(text, "mm2.properties")
+
+
+def data(text: str) -> dict[str, Any]:
+    result = run(text)
+    assert result.data is not None, [d.headline() for d in result.diagnostics]
+    return result.data
+
+
+def codes(result: ImportResult, severity: Severity | None = None) -> list[str]:
+    return [d.code for d in result.diagnostics if severity is None or d.severity is severity]
+
+
+def messages(result: ImportResult, code: str) -> list[str]:
+    return [d.message for d in result.diagnostics if d.code == code]
+
+
+def sample(name: str) -> str:
+    return (SAMPLES / f"{name}.properties").read_text()
+
+
+def yaml_of(name: str) -> str:
+    result = import_properties(sample(name), f"{name}.properties")
+    assert result.data is not None
+    return yaml_out.render(result.data, header(result, f"{name}.properties"))
+
+
+BASE = "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.servers = b:9092\n"
+FLOW = BASE + "a->b.enabled = true\n"
+
+
+# -- the samples --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_each_sample_imports_to_the_snapshot(name: str, snapshot: SnapshotAssertion) -> None:
+    assert yaml_of(name) == snapshot
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_each_imported_sample_passes_validation(name: str) -> None:
+    analysis = analyse(yaml_of(name), f"{name}.yaml")
+    assert [d.headline() for d in analysis.diagnostics if d.severity is Severity.ERROR] == []
+
+
+@pytest.mark.parametrize("name", SAMPLE_NAMES)
+def test_no_sample_password_reaches_the_topology_or_a_message(name: str) -> None:
+    result = import_properties(sample(name), f"{name}.properties")
+    shown = [yaml_of(name), result.shown_text, *(d.message for d in result.diagnostics)]
+    for password in SAMPLE_PASSWORDS:
+        assert all(password not in text for text in shown)
+
+
+def test_apache_sample_is_an_active_active_pair_with_its_replication_factor() -> None:
+    imported = data(sample("apache-default"))
+    assert imported["flows"] == [{"active-active": ["A", "B"]}]
+    assert imported["defaults"] == {"replication_factor": 1, "sync": {"group_offsets": False}}
+    result = run(sample("apache-default"))
+    assert "offset.storage.replication.factor" in result.not_imported
+    assert set(codes(result)) == {"M009"}
+
+
+def test_dr_sample_maps_scram_tls_offsets_and_exactly_once() -> None:
+    result = run(sample("dr-sasl-scram"))
+    imported = data(sample("dr-sasl-scram"))
+    primary = imported["clusters"]["primary"]
+    assert primary["security"] == {
+        "protocol": "SASL_SSL",
+        "sasl": {
+            "mechanism": "SCRAM-SHA-512",
+            "username": "mm2-primary",
+            "password": "${env:PRIMARY_SASL_PASSWORD}",
+        },
+        "tls": {"ca": "/etc/kafka/certs/primary-ca.pem"},
+    }
+    assert imported["defaults"] == {"replication_factor": 3, "sync": {"group_offsets": False}}
+    assert imported["flows"] == [
+        {
+            "mirror": {"from": "primary", "to": "backup"},
+            "topics": {"include": ["orders.*", "payments\\..*", "customers"]},
+            "sync": {"group_offsets": True},
+            "delivery": "exactly-once",
+        }
+    ]
+    assert [(v.name, v.generated) for v in result.env_vars] == [
+        ("BACKUP_SASL_PASSWORD", True),
+        ("PRIMARY_SASL_PASSWORD", True),
+    ]
+    assert "tasks.max" in result.not_imported
+
+
+def test_aggregation_sample_becomes_one_identity_aggregate() -> None:
+    result = run(sample("aggregation-identity"))
+    imported = data(sample("aggregation-identity"))
+    assert imported["flows"] == [{"aggregate": {"from": ["eu", "us", "apac"], "into": "analytics"}}]
+    assert imported["defaults"]["naming"] == "identity"
+    assert imported["defaults"]["emit"] == {"heartbeats": False, "checkpoints": False}
+    assert any("aggregate" in note for note in result.notes)
+
+
+def test_legacy_names_are_imported_as_the_new_ones_with_a_warning() -> None:
+    result = run(sample("legacy-blacklist"))
+    imported = data(sample("legacy-blacklist"))
+    assert codes(result) == ["M013", "M013", "M013"]
+    assert imported["defaults"]["topics"] == {
+        "exclude": [".*[\\-\\.]internal", ".*\\.replica", "__consumer_offsets", "test-.*"]
+    }
+    assert imported["defaults"]["groups"]["exclude"][-1] == "tmp-.*"
+    # MM2's own exclusions are always on in topo: only the extra one is kept.
+    assert imported["defaults"]["configs"] == {"exclude": ["retention\\.ms"]}
+
+
+def test_per_flow_sample_keeps_references_separator_and_start() -> None:
+    result = run(sample("per-flow-overrides"))
+    imported = data(sample("per-flow-overrides"))
+    assert imported["defaults"] == {"separator": "_", "replication_factor": 3}
+    west = imported["clusters"]["west"]["security"]["sasl"]
+    assert west == {
+        "mechanism": "PLAIN",
+        "username": "${env:WEST_USER}",
+        "password": "${env:WEST_PASSWORD}",
+    }
+    hub = imported["clusters"]["hub"]
+    assert hub["security"]["tls"]["key_password"] == "${env:HUB_KEY_PASSWORD}"
+    assert hub["client"] == {"request.timeout.ms": 60000}
+    east_to_hub, west_to_hub, hub_to_east = imported["flows"]
+    assert east_to_hub["start"] == "latest"  # east.consumer.auto.offset.reset
+    assert "start" not in hub_to_east
+    assert west_to_hub["sync"] == {"configs": False}
+    assert hub_to_east["sync"] == {"group_offsets": False}
+    # The references were the user's own: nothing generated, all still listed.
+    assert {v.name for v in result.env_vars if not v.generated} == {
+        "HUB_KEY_PASSWORD",
+        "WEST_USER",
+        "WEST_PASSWORD",
+    }
+    assert not any(v.generated for v in result.env_vars)
+
+
+# -- mapping rules ------------------------------------------------------------------------
+
+
+def test_mm2_defaults_that_differ_from_topos_are_written() -> None:
+    assert data(FLOW)["defaults"] == {"replication_factor": 2, "sync": {"group_offsets": False}}
+
+
+def test_replication_factor_minus_one_is_the_broker_default() -> None:
+    imported = data(FLOW + "replication.factor = -1\nsync.group.offsets.enabled = true\n")
+    assert "defaults" not in imported or imported["defaults"] == {}
+    assert topology_of(yaml_out.render(imported)).flows[0].settings.replication_factor is None
+
+
+def test_identity_policy_and_separator() -> None:
+    imported = data(
+        FLOW + "replication.policy.class = IdentityReplicationPolicy\n"
+        "a->b.replication.policy.separator = -\n"
+    )
+    assert imported["defaults"]["naming"] == "identity"
+    assert imported["flows"][0]["separator"] == "-"
+
+
+def test_mm2_lists_become_yaml_lists_with_empty_entries_dropped() -> None:
+    imported = data(FLOW + "a->b.topics = orders ,payments\\\\..*,, \n")
+    assert imported["flows"][0]["topics"] == {"include": ["orders", "payments\\..*"]}
+
+
+def test_top_level_security_applies_to_every_cluster_without_its_own() -> None:
+    text = FLOW + (
+        "security.protocol = SASL_SSL\nsasl.mechanism = PLAIN\n"
+        "sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required "
+        'username="svc" password="topsecret";\n'
+        "b.security.protocol = PLAINTEXT\n"
+    )
+    result = run(text)
+    imported = data(text)
+    assert imported["clusters"]["a"]["security"]["sasl"]["password"] == "${env:A_SASL_PASSWORD}"
+    assert "security" not in imported["clusters"]["b"]
+    assert "topsecret" not in yaml_out.render(imported)
+    assert "sasl.mechanism" in " ".join(messages(result, "M015"))  # unused by b: said so
+
+
+def test_secret_client_properties_become_environment_variables() -> None:
+    text = FLOW + (
+        "a.security.protocol = SSL\n"
+        "a.ssl.truststore.location = /etc/a.jks\na.ssl.truststore.password = changeit\n"
+        "a.sasl.client.callback.handler.class = x.Y\n"
+    )
+    result = run(text)
+    cluster = data(text)["clusters"]["a"]
+    assert cluster["client"] == {
+        "ssl.truststore.location": "/etc/a.jks",
+        "ssl.truststore.password": "${env:A_SSL_TRUSTSTORE_PASSWORD}",
+    }
+    assert "JKS store" in " ".join(messages(result, "M016"))
+    assert "sasl.client.callback.handler.class" in " ".join(messages(result, "M015"))
+
+
+def test_pem_keystore_and_hostname_verification() -> None:
+    cluster = data(
+        FLOW + "a.security.protocol = SSL\na.ssl.keystore.type = PEM\n"
+        "a.ssl.keystore.location = /c/a.pem\na.ssl.key.password = pw\n"
+        "a.ssl.endpoint.identification.algorithm =\n"
+    )["clusters"]["a"]
+    assert cluster["security"]["tls"] == {
+        "cert": "/c/a.pem",
+        "key": "/c/a.pem",
+        "key_password": "${env:A_SSL_KEY_PASSWORD}",
+        "verify_hostname": False,
+    }
+
+
+def test_oauthbearer_passes_its_jaas_through_as_a_secret() -> None:
+    cluster = data(
+        FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = OAUTHBEARER\n"
+        "a.sasl.jaas.config = org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+        ' required clientId="x" clientSecret="s";\n'
+    )["clusters"]["a"]
+    assert cluster["security"] == {"protocol": "SASL_SSL", "sasl": {"mechanism": "OAUTHBEARER"}}
+    assert cluster["client"] == {"sasl.jaas.config": "${env:A_SASL_JAAS_CONFIG}"}
+
+
+def test_a_jaas_line_from_a_provider_asks_for_username_and_password() -> None:
+    text = FLOW + (
+        "config.providers = env\n"
+        "config.providers.env.class = org.apache.kafka.common.config.provider."
+        "EnvVarConfigProvider\n"
+        "a.security.protocol = SASL_PLAINTEXT\na.sasl.mechanism = SCRAM-SHA-256\n"
+        "a.sasl.jaas.config = ${env:A_JAAS}\n"
+    )
+    result = run(text)
+    assert data(text)["clusters"]["a"]["security"]["sasl"] == {
+        "mechanism": "SCRAM-SHA-256",
+        "username": "${env:A_SASL_USERNAME}",
+        "password": "${env:A_SASL_PASSWORD}",
+    }
+    assert codes(result) == ["M014"]
+
+
+def test_config_provider_references() -> None:
+    text = FLOW + (
+        "config.providers = e, d, f\n"
+        "config.providers.e.class = org.apache.kafka.common.config.provider.EnvVarConfigProvider\n"
+        "config.providers.d.class = "
+        "org.apache.kafka.common.config.provider.DirectoryConfigProvider\n"
+        "config.providers.f.class = org.apache.kafka.common.config.provider.FileConfigProvider\n"
+        "config.providers.d.param.allowed.paths = /run/secrets\n"
+        "a.security.protocol = SSL\n"
+        "a.ssl.truststore.password = ${e:TRUST_PW}\n"
+        "a.ssl.keystore.password = ${d:/run/secrets:keystore-pw}\n"
+        "a.ssl.key.password = ${f:/etc/mm2/secret.properties:key}\n"
+        "a.custom.token = ${vault:kv:x}\n"
+    )
+    result = run(text)
+    client = data(text)["clusters"]["a"]["client"]
+    assert client == {
+        "ssl.truststore.password": "${env:TRUST_PW}",
+        "ssl.keystore.password": "${file:/run/secrets/keystore-pw}",
+        "ssl.key.password": "${env:A_SSL_KEY_PASSWORD}",
+        "custom.token": "${env:A_CUSTOM_TOKEN}",
+    }
+    m014 = messages(result, "M014")
+    assert len(m014) == 2
+    assert "FileConfigProvider" in m014[0] and "set A_SSL_KEY_PASSWORD" in m014[0]
+    assert "'vault'" in m014[1]
+    assert "config.providers.d.param.allowed.paths" in result.not_imported
+
+
+def test_start_position_follows_mm2s_precedence() -> None:
+    text = BASE.replace("clusters = a, b", "clusters = a, b, c") + (
+        "c.bootstrap.servers = c:9092\n"
+        "a.consumer.auto.offset.reset = latest\n"
+        "a->b.enabled = true\n"
+        "a->c.enabled = true\na->c.source.consumer.auto.offset.reset = earliest\n"
+        "b->c.enabled = true\nb->c.consumer.auto.offset.reset = latest\n"
+    )
+    flows = {
+        (f["mirror"]["from"], f["mirror"]["to"]): f.get("start", "earliest")
+        for f in data(text)["flows"]
+    }
+    assert flows == {("a", "b"): "latest", ("a", "c"): "earliest", ("b", "c"): "latest"}
+
+
+def test_exactly_once_is_per_target_cluster() -> None:
+    text = FLOW + "b->a.enabled = true\nb.exactly.once.source.support = enabled\n"
+    flows = data(text)["flows"]
+    assert flows == [
+        {"mirror": {"from": "a", "to": "b"}, "delivery": "exactly-once"},
+        {"mirror": {"from": "b", "to": "a"}},
+    ]
+    result = run(
+        FLOW + "exactly.once.source.support = enabled\nb.exactly.once.source.support = preparing\n"
+    )
+    assert codes(result) == ["M015", "M009"]
+
+
+def test_old_name_loses_to_the_new_one() -> None:
+    result = run(FLOW + "topics.exclude = x\na->b.topics.blacklist = y\n")
+    assert data(FLOW + "topics.exclude = x\na->b.topics.blacklist = y\n")["defaults"]["topics"] == {
+        "exclude": ["x"]
+    }
+    assert sorted(codes(result)) == ["M013", "M015"]
+
+
+def test_config_exclusions_that_drop_mm2_defaults_are_flagged() -> None:
+    result = run(FLOW + "config.properties.exclude = retention\\\\.ms\n")
+    assert data(FLOW + "config.properties.exclude = retention\\\\.ms\n")["defaults"]["configs"] == {
+        "exclude": ["retention\\.ms"]
+    }
+    [message] = messages(result, "M016")
+    assert "min.insync.replicas" in message
+
+
+def test_refresh_topics_off_maps_to_partitions_and_says_how_topo_differs() -> None:
+    result = run(FLOW + "refresh.topics.enabled = false\n")
+    assert data(FLOW + "refresh.topics.enabled = false\n")["defaults"]["sync"] == {
+        "partitions": False,
+        "group_offsets": False,
+    }
+    assert codes(result) == ["M016"]
+
+
+# -- grouping -----------------------------------------------------------------------------
+
+MESH = (
+    "clusters = a, b, c\na.bootstrap.servers = a:1\nb.bootstrap.servers = b:1\n"
+    "c.bootstrap.servers = c:1\n"
+)
+
+
+def all_pairs(clusters: str = "abc") -> str:
+    return "".join(f"{s}->{t}.enabled = true\n" for s in clusters for t in clusters if s != t)
+
+
+def test_a_full_mesh_with_equal_settings_is_one_active_active_list() -> None:
+    assert data(MESH + all_pairs())["flows"] == [{"active-active": ["a", "b", "c"]}]
+
+
+def test_a_mesh_pair_with_other_settings_splits_off() -> None:
+    flows = data(MESH + all_pairs() + "a->c.topics = x\n")["flows"]
+    assert {"active-active": ["a", "b"]} in flows
+    assert {"mirror": {"from": "a", "to": "c"}, "topics": {"include": ["x"]}} in flows
+    assert len(flows) == 4
+
+
+def test_prefix_fan_in_keeps_its_mirrors() -> None:
+    flows = data(MESH + "a->c.enabled = true\nb->c.enabled = true\n")["flows"]
+    assert flows == [{"mirror": {"from": "a", "to": "c"}}, {"mirror": {"from": "b", "to": "c"}}]
+
+
+def test_identity_fan_in_with_different_settings_declares_each_merge() -> None:
+    text = (
+        MESH + "replication.policy.class = org.apache.kafka.connect.mirror."
+        "IdentityReplicationPolicy\na->c.enabled = true\nb->c.enabled = true\n"
+        "b->c.sync.topic.acls.enabled = false\n"
+    )
+    imported = data(text)
+    assert imported["flows"] == [
+        {"aggregate": {"from": ["a"], "into": "c"}},
+        {"aggregate": {"from": ["b"], "into": "c"}, "sync": {"acls": False}},
+    ]
+    assert not analyse(yaml_out.render(imported), "x.yaml").diagnostics
+
+
+def test_identity_loops_are_imported_with_a_warning() -> None:
+    text = FLOW + "b->a.enabled = true\nreplication.policy.class = IdentityReplicationPolicy\n"
+    result = run(text)
+    assert data(text)["flows"] == [{"active-active": ["a", "b"]}]
+    [message] = messages(result, "M016")
+    assert "forever" in message and "provenance" in message
+
+
+# -- warnings: nothing dropped silently ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "code", "fragment"),
+    [
+        ("tasks.max = 4\n", "M009", "tasks.max"),
+        ("a->b.offset.lag.max = 10\n", "M009", "a->b.offset.lag.max"),
+        ("emit.checkpoints.interval.seconds = 5\n", "M009", "emit.checkpoints.interval.seconds"),
+        ("offset-syncs.topic.location = target\n", "M009", "offset-syncs.topic.location"),
+        ("dedicated.mode.enable.internal.rest = true\n", "M009", "Connect worker"),
+        ("a.producer.linger.ms = 5\n", "M009", "one set of client properties"),
+        ("b->a.emit.heartbeats.enabled = false\n", "M009", "heartbeats"),
+        ("frobnicate = yes\n", "M010", "frobnicate"),
+        ("a->b.frobnicate = yes\n", "M010", "frobnicate"),
+        ("b->a.topics = x\n", "M015", "not enabled"),
+        ("a.topics = x\n", "M015", "not per cluster"),
+        ("consumer.auto.offset.reset = latest\n", "M015", "top level"),
+        ("a.ssl.truststore.location = /x.pem\n", "M015", "PLAINTEXT"),
+        ("a.consumer.isolation.level = read_uncommitted\n", "M016", "read_committed"),
+        ("a.consumer.auto.offset.reset = none\n", "M009", "earliest or latest"),
+        ("x.bootstrap.servers = x:1\nx.security.protocol = SSL\n", "M006", "2 properties"),
+        ("a->b.enabled = true\n", "M002", "line 4"),
+    ],
+)
+def test_unmapped_properties_are_named_in_a_warning(extra: str, code: str, fragment: str) -> None:
+    result = run(FLOW + extra)
+    assert result.data is not None
+    assert codes(result) == [code]
+    assert fragment in messages(result, code)[0]
+    assert result.diagnostics[0].severity is Severity.WARNING
+    assert result.diagnostics[0].span.line == len(FLOW.splitlines()) + 1
+
+
+def test_warned_properties_are_listed_in_the_header() -> None:
+    result = run(FLOW + "tasks.max = 4\nfrobnicate = 1\n")
+    text = "\n".join(header(result, "mm2.properties"))
+    assert "Not imported" in text and "tasks.max, frobnicate" in text
+
+
+def test_read_committed_isolation_is_what_topo_does_anyway() -> None:
+    assert codes(run(FLOW + "a.consumer.isolation.level = read_committed\n")) == []
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "fragment", "line"),
+    [
+        ("a.bootstrap.servers = a:1\n", "M003", "no clusters=", 1),
+        ("clusters =\n", "M003", "empty", 1),
+        ("clusters = a.b, c\na->c.enabled=true\n", "M004", "'a.b'", 1),
+        (
+            BASE.replace("b.bootstrap.servers = b:9092\n", "") + "a->b.enabled=true\n",
+            "M005",
+            "b.bootstrap.servers",
+            1,
+        ),
+        (FLOW.replace("a->b", "a->z"), "M007", "z is not in clusters=", 4),
+        (BASE + "a->b.enabled = false\n", "M008", "no flow is enabled", 1),
+        (FLOW + "a->b.enabled = yes\n", "M011", "not true or false", 5),
+        (FLOW + "replication.factor = three\n", "M011", "replication factor", 5),
+        (FLOW + "topics = (unclosed\n", "M011", "not a valid regex", 5),
+        (FLOW + "replication.policy.separator = /\n", "M011", "separator", 5),
+        (FLOW + "a.security.protocol = TLS\n", "M011", "security protocol", 5),
+        (
+            FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = AWS_MSK_IAM\n",
+            "M011",
+            "AWS_MSK_IAM",
+            6,
+        ),
+        (FLOW.replace("a:9092", "a_host:9092"), "M011", "invalid host", 2),
+        (FLOW + "replication.policy.class = com.example.MyPolicy\n", "M012", "custom", 5),
+        (FLOW + "topic.filter.class = com.example.Filter\n", "M012", "custom code", 5),
+        (FLOW + "key = \\u12\n", "M001", "malformed", 5),
+    ],
+)
+def test_errors_point_at_the_property(text: str, code: str, fragment: str, line: int) -> None:
+    result = run(text)
+    assert result.data is None
+    errors = [d for d in result.diagnostics if d.severity is Severity.ERROR]
+    assert [d.code for d in errors] == [code]
+    assert fragment in errors[0].message
+    assert (errors[0].span.file, errors[0].span.line) == ("mm2.properties", line)
+
+
+def test_a_login_module_that_does_not_fit_the_mechanism() -> None:
+    result = run(
+        FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = PLAIN\na.sasl.jaas.config = "
+        'org.apache.kafka.common.security.scram.ScramLoginModule required username="u" '
+        'password="p";\n'
+    )
+    assert codes(result, Severity.ERROR) == ["M011"]
+    assert "PlainLoginModule" in result.diagnostics[0].message
+
+
+def test_duplicate_keys_keep_the_last_value_as_java_does() -> None:
+    result = run(FLOW + "replication.factor = 1\nreplication.factor = 4\n")
+    assert (
+        data(FLOW + "replication.factor = 1\nreplication.factor = 4\n")["defaults"][
+            "replication_factor"
+        ]
+        == 4
+    )
+    assert codes(result) == ["M002"]
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def env() -> dict[str, str]:
+    return dict(os.environ)
+
+
+def test_cli_imports_to_stdout_and_names_the_variables_to_set() -> None:
+    done = run_topo("import", "mm2", str(SAMPLES / "dr-sasl-scram.properties"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("# Imported from ")
+    assert 'password: "${env:PRIMARY_SASL_PASSWORD}"' in done.stdout
+    assert "Set these environment variables where topo runs" in done.stderr
+    assert "PRIMARY_SASL_PASSWORD" in done.stderr and "BACKUP_SASL_PASSWORD" in done.stderr
+    assert "warning[M009]: tasks.max" in done.stderr
+    for password in SAMPLE_PASSWORDS:
+        assert password not in done.stdout and password not in done.stderr
+
+
+def test_cli_writes_the_file_which_validates(tmp_path: Path) -> None:
+    out = tmp_path / "topology.yaml"
+    done = run_topo("import", "mm2", str(SAMPLES / "dr-sasl-scram.properties"), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    written = out.read_text()
+    for password in SAMPLE_PASSWORDS:
+        assert password not in written
+    assert f"into {out}" in done.stderr
+    checked = run_topo("validate", str(out))
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_cli_shows_the_offending_line_with_the_secret_masked(tmp_path: Path) -> None:
+    source = tmp_path / "mm2.properties"
+    source.write_text(
+        FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = PLAIN\na.sasl.jaas.config = "
+        'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" '
+        'password="Sup3rSecret" debug="true";\n'
+    )
+    done = run_topo("import", "mm2", str(source))
+    assert done.returncode == 0, done.stderr
+    assert f"{source}:7:1: warning[M009]: a.sasl.jaas.config: login option 'debug'" in done.stderr
+    assert "7 | a.sasl.jaas.config = ****" in done.stderr
+    assert "Sup3rSecret" not in done.stderr + done.stdout
+
+
+def test_cli_errors_exit_1_without_output(tmp_path: Path) -> None:
+    source = tmp_path / "mm2.properties"
+    source.write_text(BASE)
+    out = tmp_path / "out.yaml"
+    done = run_topo("import", "mm2", str(source), "-o", str(out))
+    assert done.returncode == 1
+    assert f"{source}:1:1: error[M008]: no flow is enabled" in done.stderr
+    assert "1 | clusters = a, b" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+def test_cli_refuses_a_config_topo_would_not_run(tmp_path: Path) -> None:
+    # Identity a->b, a->c and c->b: MM2 writes a's records to b twice; topo refuses that.
+    source = tmp_path / "mm2.properties"
+    source.write_text(
+        MESH + "replication.policy.class = IdentityReplicationPolicy\n"
+        "a->b.enabled = true\na->c.enabled = true\nc->b.enabled = true\n"
+    )
+    done = run_topo("import", "mm2", str(source))
+    assert done.returncode == 1
+    assert "error[T304]" in done.stderr and "does not pass topo validate" in done.stderr
+
+
+def test_cli_missing_file_is_one_line(tmp_path: Path) -> None:
+    done = run_topo("import", "mm2", str(tmp_path / "nope.properties"))
+    assert done.returncode == 1
+    assert done.stderr.strip() == f"error: {tmp_path / 'nope.properties'}: no such file"
+
+
+def test_cli_help_lists_the_formats() -> None:
+    for group in ("import", "export"):
+        done = run_topo(group, "--help")
+        assert done.returncode == 0 and "mm2" in done.stdout
