@@ -193,7 +193,8 @@ class _Importer:
             prop = top[f"{head}.bootstrap.servers"]
             self.context.warn(
                 "M006",
-                f"cluster '{head}' is configured ({len(keys)} properties) but not listed in "
+                f"cluster '{head}' is configured ({len(keys)} "
+                f"propert{'y' if len(keys) == 1 else 'ies'}) but not listed in "
                 f"clusters= ({', '.join(aliases)}); MM2 ignores it, and so does the import. Add "
                 "it to clusters= to replicate with it",
                 prop,
