@@ -75,6 +75,21 @@ def test_every_written_line_reads_back_exactly(key: str, value: str) -> None:
     assert pairs(written + "\n") == [(key, value)]
 
 
+@given(items=st.lists(st.text(min_size=1, max_size=40), min_size=2, max_size=12))
+def test_long_lists_continue_over_lines_and_still_read_back(items: list[str]) -> None:
+    value = ", ".join(items)
+    written = properties.line("topics", value)
+    assert pairs(written + "\n") == [("topics", value)]
+
+
+def test_a_long_topic_list_is_written_over_several_lines() -> None:
+    value = ", ".join(f"topic-number-{n}" for n in range(12))
+    written = properties.line("east->west.topics", value).splitlines()
+    assert len(written) > 1 and all(len(line) <= 100 for line in written)
+    assert all(line.endswith(", \\") for line in written[:-1])
+    assert pairs("\n".join(written) + "\n") == [("east->west.topics", value)]
+
+
 def test_comments_are_wrapped_and_list_items_indented() -> None:
     lines = properties.comment("- " + "word " * 40)
     assert all(len(line) <= 98 and line.startswith("# ") for line in lines)

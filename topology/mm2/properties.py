@@ -191,10 +191,27 @@ def _utf16_escape(char: str) -> str:
     return "".join(f"\\u{units[i]:02x}{units[i + 1]:02x}" for i in range(0, len(units), 2))
 
 
-def line(key: str, value: str) -> str:
-    """`key = value`, escaped so that `parse` gives back exactly (key, value)."""
+def line(key: str, value: str, width: int = 100) -> str:
+    """`key = value`, escaped so that `parse` gives back exactly (key, value).
+
+    A long comma-separated list is continued over several lines (`\\` at the end), one
+    indented item group per line, as people write MM2's topic lists.
+    """
     written = escape_value(value)
-    return f"{escape_key(key)} = {written}" if written else f"{escape_key(key)} ="
+    if not written:
+        return f"{escape_key(key)} ="
+    first = f"{escape_key(key)} = "
+    items = written.split(", ")
+    if len(first) + len(written) <= width or any(i[:1] in _WHITESPACE for i in items[1:]):
+        return first + written
+    lines, current = [], first
+    for index, item in enumerate(items):
+        piece = item + (", " if index < len(items) - 1 else "")
+        if current.strip() and current != first and len(current) + len(piece) > width - 2:
+            lines.append(current + "\\")
+            current = "    "
+        current += piece
+    return "\n".join([*lines, current])
 
 
 def comment(text: str, width: int = 98) -> list[str]:
