@@ -3,7 +3,9 @@
 - `properties`: Java's .properties format, read with line numbers and written back.
 - `vocabulary`: what MM2's property names mean and its defaults, in one place.
 - `references`: config-provider references (`${env:NAME}`) and SASL JAAS lines, both ways.
-- `importer`: properties text -> topology data, diagnostics and the environment variables to set.
+- `importer`: properties text -> topology data, diagnostics and the environment variables to set;
+  with `import_context` (diagnostics, secrets -> references), `import_clusters` (connection and
+  security), `import_settings` (connector settings) and `import_header` (the output's comment).
 - `grouping`: enabled MM2 flows -> topo's mirror, active-active and aggregate flows.
 - `yaml_out`: topology data -> commented YAML text.
 - `exporter`: a resolved `Topology` -> properties text and what MM2 cannot express.

@@ -15,7 +15,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from topology import patterns
 from topology.diagnostics import Diagnostic, has_errors, in_file_order
 from topology.mm2 import grouping, properties, vocabulary
 from topology.mm2.import_clusters import (
@@ -26,15 +25,12 @@ from topology.mm2.import_clusters import (
     start_from,
 )
 from topology.mm2.import_context import Context, EnvVar
+from topology.mm2.import_settings import Flat, Parsed, SettingsReader, split_list
 from topology.mm2.properties import Property
-from topology.mm2.vocabulary import SettingPath
 
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
-_SEPARATOR = re.compile(r"[A-Za-z0-9._-]{1,8}")
 _START_NAMES = ("source.consumer.auto.offset.reset", "consumer.auto.offset.reset")
 _ISOLATION_NAMES = ("source.consumer.isolation.level", "consumer.isolation.level")
-
-Flat = dict[SettingPath, Any]
 
 
 @dataclass(frozen=True)
@@ -76,7 +72,7 @@ class _Importer:
         self.context = Context(file, _providers(self.props))
         self.notes: list[str] = []
         self._duplicates(entries)
-        self._warned: set[tuple[str, int]] = set()
+        self.settings = SettingsReader(self.context)
 
     def run(self) -> dict[str, Any] | None:
         self._provider_settings()
@@ -92,27 +88,28 @@ class _Importer:
             )
             for alias in aliases
         }
-        global_settings = self._read_settings(global_props)
+        global_settings = self.settings.read(global_props)
         edges = self._edges(aliases, by_flow, global_settings, clusters)
-        if not edges and not has_errors(self.context.diagnostics):
-            self.context.error(
-                "M008",
-                "no flow is enabled: MM2 replicates only flows set with "
-                "<source>-><target>.enabled=true",
-                clusters_prop,
-            )
-            return None
         if not edges:
+            if not has_errors(self.context.diagnostics):  # else the errors say why
+                self.context.error(
+                    "M008",
+                    "no flow is enabled: MM2 replicates only flows set with "
+                    "<source>-><target>.enabled=true",
+                    clusters_prop,
+                )
             return None
-        defaults = self._defaults(global_settings)
+        defaults = self.settings.defaults(global_settings)
         plans = grouping.group(self._with_overrides(edges, defaults), aliases)
         self._explain(plans)
-        return {
+        topology: dict[str, Any] = {
             "version": 1,
             "clusters": {alias: clusters[alias].entry for alias in aliases},
-            "defaults": nest(defaults),
-            "flows": [_flow_entry(plan) for plan in plans],
         }
+        if defaults:
+            topology["defaults"] = nest(defaults)
+        topology["flows"] = [_flow_entry(plan) for plan in plans]
+        return topology
 
     # -- the file -------------------------------------------------------------------------
 
@@ -146,7 +143,7 @@ class _Importer:
                 "M003", "there is no clusters= property; MM2 requires the list of aliases", None
             )
             return []
-        aliases = list(dict.fromkeys(_split_list(clusters_prop.value)))
+        aliases = list(dict.fromkeys(split_list(clusters_prop.value)))
         if not aliases:
             self.context.error("M003", "clusters= is empty; name the clusters", clusters_prop)
         for alias in aliases:
@@ -261,13 +258,13 @@ class _Importer:
         self,
         aliases: list[str],
         by_flow: dict[tuple[str, str], dict[str, Property]],
-        global_settings: dict[str, tuple[Any, Property]],
+        global_settings: Parsed,
         clusters: dict[str, ClusterSettings],
     ) -> list[grouping.Edge]:
         edges = []
         for (source, target), props in by_flow.items():
             enabled_prop = props.pop("enabled", None)
-            enabled = self._boolean(enabled_prop) if enabled_prop else False
+            enabled = self.settings.boolean(enabled_prop) if enabled_prop else False
             name = f"{source}->{target}"
             unlisted = [alias for alias in (source, target) if alias not in aliases]
             if enabled and unlisted:
@@ -308,7 +305,7 @@ class _Importer:
             else:
                 self.context.drop("M015", f"{prop.key} has no effect: {reason}", prop)
 
-    def _flow_props(self, props: dict[str, Property]) -> dict[str, tuple[Any, Property]]:
+    def _flow_props(self, props: dict[str, Property]) -> Parsed:
         mapped: dict[str, Property] = {}
         for name, prop in props.items():
             if name in vocabulary.MAPPED_SETTINGS:
@@ -327,18 +324,18 @@ class _Importer:
                 self.context.drop(
                     "M010", f"{prop.key}: '{name}' is not an MM2 flow setting topo knows", prop
                 )
-        return self._read_settings(mapped)
+        return self.settings.read(mapped)
 
     def _effective(
         self,
-        settings: dict[str, tuple[Any, Property]],
+        settings: Parsed,
         name: str,
         clusters: dict[str, ClusterSettings],
         source: str,
         target: str,
         props: dict[str, Property],
     ) -> Flat:
-        flat: Flat = {**vocabulary.MM2_DEFAULTS, **self._to_topo(settings, name)}
+        flat: Flat = {**vocabulary.MM2_DEFAULTS, **self.settings.to_topo(settings, name)}
         # MirrorSourceConfig.sourceConsumerConfig: flow consumer.*, then source.consumer.*
         # (which the source cluster's own consumer.* feeds), the flow's own last.
         start = None
@@ -352,16 +349,6 @@ class _Importer:
         if clusters[target].exactly_once:
             flat[("delivery",)] = "exactly-once"
         return flat
-
-    def _defaults(self, global_settings: dict[str, tuple[Any, Property]]) -> Flat:
-        """The topology's defaults: the global properties, and where MM2's defaults differ."""
-        flat = self._to_topo(global_settings, None)
-        defaults: Flat = {}
-        for path in vocabulary.SETTING_PATHS:
-            value = flat.get(path, vocabulary.MM2_DEFAULTS[path])
-            if value != vocabulary.TOPO_DEFAULTS[path]:
-                defaults[path] = value
-        return defaults
 
     def _with_overrides(self, edges: list[grouping.Edge], defaults: Flat) -> list[grouping.Edge]:
         base = {**vocabulary.TOPO_DEFAULTS, **defaults}
@@ -398,151 +385,6 @@ class _Importer:
             )
             self.notes.append(message)
 
-    # -- settings ---------------------------------------------------------------------------
-
-    def _read_settings(self, props: dict[str, Property]) -> dict[str, tuple[Any, Property]]:
-        """Parsed values of mapped connector settings, each checked once."""
-        read: dict[str, tuple[Any, Property]] = {}
-        for name, prop in props.items():
-            value: Any
-            if name in vocabulary.LIST_SETTINGS or name in vocabulary.OLD_NAMES:
-                value = self._regexes(prop)
-                if name in vocabulary.OLD_NAMES:
-                    self._old_name(name, prop)
-            elif name in vocabulary.BOOLEAN_SETTINGS:
-                value = self._boolean(prop)
-            elif name == vocabulary.REPLICATION_FACTOR:
-                value = self._replication_factor(prop)
-            elif name == vocabulary.POLICY_CLASS:
-                value = self._naming(prop)
-            else:
-                value = self._separator(prop)
-            read[name] = (value, prop)
-        return read
-
-    def _to_topo(self, settings: dict[str, tuple[Any, Property]], flow: str | None) -> Flat:
-        """MM2 settings (global, or global+flow merged) -> topo setting paths."""
-        settings = dict(settings)
-        for old, new in vocabulary.OLD_NAMES.items():
-            if old not in settings:
-                continue
-            old_value, old_prop = settings.pop(old)
-            if new in settings:
-                self._once(
-                    "M015",
-                    f"{old_prop.key} has no effect{f' on flow {flow}' if flow else ''}: "
-                    f"{settings[new][1].key} is set, and MM2 prefers the new name",
-                    old_prop,
-                )
-            else:
-                settings[new] = (old_value, old_prop)
-        flat: Flat = {}
-        for name, (value, prop) in settings.items():
-            if name == "config.properties.exclude":
-                flat[("configs", "exclude")] = self._config_excludes(value, prop)
-            elif name in vocabulary.LIST_SETTINGS:
-                flat[vocabulary.LIST_SETTINGS[name]] = value
-            elif name in vocabulary.BOOLEAN_SETTINGS:
-                flat[vocabulary.BOOLEAN_SETTINGS[name]] = value
-                if name == "refresh.topics.enabled" and value is False:
-                    self._once(
-                        "M016",
-                        f"{prop.key}=false also stops MM2 from finding new topics; topo maps it "
-                        "to sync.partitions: false, which only stops growing partitions, and "
-                        "still picks up new topics",
-                        prop,
-                    )
-            elif name == vocabulary.REPLICATION_FACTOR:
-                flat[("replication_factor",)] = value
-            elif name == vocabulary.POLICY_CLASS:
-                flat[("naming",)] = value
-            elif name == vocabulary.SEPARATOR:
-                flat[("separator",)] = value
-        return flat
-
-    def _config_excludes(self, value: tuple[str, ...], prop: Property) -> tuple[str, ...]:
-        defaults = {_plain(p) for p in vocabulary.DEFAULT_CONFIG_EXCLUDES}
-        given = {_plain(p) for p in value}
-        missing = sorted(defaults - given)
-        if missing:
-            self._once(
-                "M016",
-                f"{prop.key} leaves out {', '.join(missing)}, which MM2 then copies; topo never "
-                "copies MM2's default exclusions",
-                prop,
-            )
-        return tuple(p for p in value if _plain(p) not in defaults)
-
-    def _old_name(self, name: str, prop: Property) -> None:
-        new = vocabulary.OLD_NAMES[name]
-        self._once(
-            "M013",
-            f"{prop.key} is the old name of {new} (KIP-629); Kafka 4.0 removed it "
-            f"(KAFKA-17529), so MM2 4.x ignores it. Imported as {new}, as MM2 3.x reads it",
-            prop,
-        )
-
-    def _regexes(self, prop: Property) -> tuple[str, ...]:
-        regexes = tuple(_split_list(prop.value))
-        for regex in regexes:
-            reason = patterns.problem(regex)
-            if reason:
-                self._once("M011", f"{prop.key}: '{regex}' is not a valid regex: {reason}", prop)
-        return regexes
-
-    def _boolean(self, prop: Property) -> bool:
-        value = prop.value.strip().lower()
-        if value not in ("true", "false"):
-            self._once("M011", f"{prop.key}: '{prop.value.strip()}' is not true or false", prop)
-        return value == "true"
-
-    def _replication_factor(self, prop: Property) -> int | None:
-        text = prop.value.strip()
-        if text == "-1":
-            return None  # the broker's default.replication.factor
-        if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 32:
-            self._once(
-                "M011", f"{prop.key}: '{text}' is not a replication factor (1-32, or -1)", prop
-            )
-            return None
-        return int(text)
-
-    def _naming(self, prop: Property) -> str:
-        naming = vocabulary.POLICY_NAMING.get(prop.value.strip())
-        if naming is None:
-            self._once(
-                "M012",
-                f"{prop.key}={prop.value.strip()} is a custom replication policy; topo names "
-                "remote topics by prefix (DefaultReplicationPolicy) or identity "
-                "(IdentityReplicationPolicy) only",
-                prop,
-            )
-            return "prefix"
-        return naming
-
-    def _separator(self, prop: Property) -> str:
-        separator = prop.value  # MM2 does not trim it
-        if not _SEPARATOR.fullmatch(separator):
-            self._once(
-                "M011",
-                f"{prop.key}: '{separator}' cannot be a topo separator (1-8 of letters, digits, "
-                "'.', '_', '-')",
-                prop,
-            )
-        return separator
-
-    def _once(self, code: str, message: str, prop: Property) -> None:
-        """Settings are read for every flow they apply to; report each problem once."""
-        if (code, prop.line) in self._warned:
-            return
-        self._warned.add((code, prop.line))
-        if code in ("M015",):
-            self.context.drop(code, message, prop)
-        elif code == "M011" or code == "M012":
-            self.context.error(code, message, prop)
-        else:
-            self.context.warn(code, message, prop)
-
 
 # -- helpers ------------------------------------------------------------------------------
 
@@ -557,17 +399,12 @@ def _last_wins(entries: list[Property]) -> dict[str, Property]:
 
 def _providers(props: dict[str, Property]) -> dict[str, str]:
     declared = props.get("config.providers")
-    aliases = _split_list(declared.value) if declared else []
+    aliases = split_list(declared.value) if declared else []
     return {
         alias: props[f"config.providers.{alias}.class"].value.strip()
         for alias in aliases
         if f"config.providers.{alias}.class" in props
     }
-
-
-def _split_list(value: str) -> list[str]:
-    """ConfigDef LIST: split at commas, trim; empty entries match nothing and are dropped."""
-    return [part.strip() for part in value.split(",") if part.strip()]
 
 
 def _is_top_level(key: str) -> bool:
@@ -576,11 +413,6 @@ def _is_top_level(key: str) -> bool:
         or vocabulary.is_unmapped_setting(key)
         or vocabulary.is_worker_setting(key)
     )
-
-
-def _plain(pattern: str) -> str:
-    """A config-name regex as the name it matches, so `min.insync.replicas` equals the escaped."""
-    return patterns.literal(pattern) or pattern
 
 
 def nest(flat: Flat) -> dict[str, Any]:
