@@ -288,6 +288,15 @@ def test_config_provider_references() -> None:
     assert "config.providers.d.param.allowed.paths" in result.not_imported
 
 
+def test_an_env_reference_without_a_provider_is_kept_with_a_warning() -> None:
+    text = FLOW + "a.security.protocol = SSL\na.ssl.truststore.password = ${env:TRUST_PW}\n"
+    result = run(text)
+    assert data(text)["clusters"]["a"]["client"] == {"ssl.truststore.password": "${env:TRUST_PW}"}
+    [message] = messages(result, "M014")
+    assert "declares no 'env' provider" in message
+    assert [(v.name, v.generated) for v in result.env_vars] == [("TRUST_PW", False)]
+
+
 def test_start_position_follows_mm2s_precedence() -> None:
     text = BASE.replace("clusters = a, b", "clusters = a, b, c") + (
         "c.bootstrap.servers = c:9092\n"

@@ -55,20 +55,27 @@ class Context:
         if translated is None:
             return raw
         if translated.topo is not None:
-            self._note_reference(translated.topo, cluster, setting)
-            return translated.topo
+            return self._kept(translated, cluster, setting, where)
         return self._generated(cluster, setting, where, translated.problem)
 
     def secret(self, cluster: str, setting: str, raw: str, where: Property) -> str:
         """A secret as the topology holds it: a reference, never the value itself."""
         translated = references.to_topo(raw, self.providers)
         if translated is not None and translated.topo is not None:
-            self._note_reference(translated.topo, cluster, setting)
-            return translated.topo
+            return self._kept(translated, cluster, setting, where)
         problem = translated.problem if translated is not None else None
         if problem is None and references.contains_reference(raw):
             problem = "it mixes a config-provider reference with other text"
         return self._generated(cluster, setting, where, problem)
+
+    def _kept(
+        self, translated: references.Translation, cluster: str, setting: str, where: Property
+    ) -> str:
+        assert translated.topo is not None
+        if translated.problem is not None:
+            self.warn("M014", f"{where.key}: {translated.problem}", where)
+        self._note_reference(translated.topo, cluster, setting)
+        return translated.topo
 
     def _generated(self, cluster: str, setting: str, where: Property, problem: str | None) -> str:
         name = self._free_name(references.env_name(cluster, setting))

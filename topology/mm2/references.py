@@ -36,7 +36,7 @@ def env_name(*parts: str) -> str:
 
 @dataclass(frozen=True)
 class Translation:
-    """A Kafka reference as topo writes it, or why it cannot be written."""
+    """A Kafka reference as topo writes it, or why it cannot be written (or a caveat)."""
 
     topo: str | None
     problem: str | None = None
@@ -49,6 +49,13 @@ def to_topo(value: str, providers: Mapping[str, str]) -> Translation | None:
         return None
     alias, path, key = match["provider"], match["path"] or "", match["key"]
     provider = providers.get(alias)
+    if provider is None and alias == ENV_ALIAS and not path:
+        # Surely meant as an environment variable, which is what topo's own syntax says.
+        return Translation(
+            f"${{env:{key}}}",
+            "config.providers declares no 'env' provider, so MM2 would use the text "
+            "'${env:...}' as it is; topo reads it as the environment variable it names",
+        )
     if provider is None:
         return Translation(
             None,
