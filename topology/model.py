@@ -32,23 +32,32 @@ class NameFilter:
     exclude: tuple[str, ...]
 
     @cached_property
-    def _include(self) -> re.Pattern[str] | None:
-        return _alternation(self.include)
+    def _include(self) -> tuple[re.Pattern[str], ...]:
+        return _compiled(self.include)
 
     @cached_property
-    def _exclude(self) -> re.Pattern[str] | None:
-        return _alternation(self.exclude)
+    def _exclude(self) -> tuple[re.Pattern[str], ...]:
+        return _compiled(self.exclude)
 
     def admits(self, name: str) -> bool:
-        included = self._include is not None and self._include.fullmatch(name) is not None
-        return included and not (self._exclude is not None and self._exclude.fullmatch(name))
+        included = any(p.fullmatch(name) for p in self._include)
+        return included and not any(p.fullmatch(name) for p in self._exclude)
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"include": list(self.include), "exclude": list(self.exclude)}
 
 
-def _alternation(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
-    return re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """Each pattern on its own: joined into one regex, one pattern's inline flags (`(?i)`) or
+    group names would break or change the others. One that does not compile (reported as T202
+    when the file was resolved) matches nothing."""
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except (re.error, OverflowError, RecursionError):
+            continue
+    return tuple(compiled)
 
 
 @dataclass(frozen=True)

@@ -12,23 +12,29 @@ from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
 _EXAMPLE_CHAR = "x"
+# Longer examples are no use as topic names (Kafka allows 249 characters), and `x{100000000}`
+# would otherwise build a string of that length.
+_MAX_EXAMPLE = 1_000
 
 
 def problem(pattern: str) -> str | None:
     """Why the pattern does not compile, or None."""
     try:
         re.compile(pattern)
-    except re.error as reason:
+    except (re.error, OverflowError) as reason:  # `a{99999999999999999999}` overflows
         return str(reason)
+    except RecursionError:
+        return "too deeply nested for Python's regular expression parser"
     return None
 
 
 @cache
 def literal(pattern: str) -> str | None:
     """The one string the pattern matches if it is a plain literal (escapes allowed), else None."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
+    if problem(pattern) is not None:
+        return None
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:  # `(?i)orders` also matches ORDERS
         return None
     chars = []
     for op, argument in parsed:
@@ -41,13 +47,12 @@ def literal(pattern: str) -> str | None:
 @cache
 def example(pattern: str) -> str | None:
     """A short string the pattern fully matches (repeats use their minimum, at least one)."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except re.error:
+    if problem(pattern) is not None:
         return None
+    parsed = sre_parse.parse(pattern)
     try:
         candidate = _build(list(parsed))
-    except _NoExample:
+    except (_NoExample, RecursionError):
         return None
     return candidate if re.fullmatch(pattern, candidate) else None
 
@@ -72,7 +77,10 @@ def _one(op: Any, argument: Any) -> str:
     if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
         low, high, body = argument
         count = max(low, 1) if high != 0 else 0
-        return _build(list(body)) * count
+        once = _build(list(body))
+        if len(once) * count > _MAX_EXAMPLE:
+            raise _NoExample
+        return once * count
     if op is sre_constants.SUBPATTERN:
         return _build(list(argument[-1]))
     if op is sre_constants.ATOMIC_GROUP:

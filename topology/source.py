@@ -27,6 +27,11 @@ _NATIVE_TAGS = {
     "tag:yaml.org,2002:null",
 }
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Aliases expand into copies, so a short file can stand for billions of values ("billion laughs");
+# past this many the rest is not built. Real topologies have a few thousand.
+MAX_VALUES = 1_000_000
+# Python refuses to turn an int of more than 4300 digits into text, and every message does that.
+_MAX_NUMBER_TEXT = 1_000
 
 
 @dataclass(frozen=True)
@@ -82,20 +87,67 @@ class _Builder:
         self.values: dict[Path, Span] = {}
         self.keys: dict[Path, Span] = {}
         self.diagnostics: list[Diagnostic] = []
+        self._open: set[int] = set()  # the collections being built: an alias to one is a cycle
+        self._count = 0
 
     def _span(self, node: Node) -> Span:
         return Span(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
 
     def build(self, node: Node, path: Path) -> Any:
         self.values.setdefault(path, self._span(node))
-        if isinstance(node, MappingNode):
-            return self._mapping(node, path)
-        if isinstance(node, SequenceNode):
+        self._count += 1
+        if self._count > MAX_VALUES:
+            if self._count == MAX_VALUES + 1:
+                self.diagnostics.append(
+                    error(
+                        "T001",
+                        f"YAML: the document expands to more than {MAX_VALUES:,} values "
+                        "(aliases copy what they refer to); the rest is not read",
+                        self._span(node),
+                    )
+                )
+            return None
+        if isinstance(node, ScalarNode):
+            return self._scalar(node)
+        return self._collection(node, path)
+
+    def _collection(self, node: Node, path: Path) -> Any:
+        if id(node) in self._open:
+            self.diagnostics.append(
+                error(
+                    "T001",
+                    "YAML: the value anchored here contains an alias to itself, so it never ends",
+                    self._span(node),
+                )
+            )
+            return None
+        self._open.add(id(node))
+        try:
+            if isinstance(node, MappingNode):
+                return self._mapping(node, path)
+            assert isinstance(node, SequenceNode)
             return [self.build(item, (*path, i)) for i, item in enumerate(node.value)]
-        assert isinstance(node, ScalarNode)
-        if node.tag in _NATIVE_TAGS:
+        finally:
+            self._open.discard(id(node))
+
+    def _scalar(self, node: ScalarNode) -> Any:
+        if node.tag not in _NATIVE_TAGS:
+            return str(node.value)
+        kind = node.tag.rsplit(":", 1)[-1]
+        text = str(node.value)
+        if kind == "int" and len(text) > _MAX_NUMBER_TEXT:
+            self.diagnostics.append(
+                error("T104", f"a number of {len(text)} characters is too long", self._span(node))
+            )
+            return text
+        try:
             return self.yaml.constructor.construct_object(node, deep=True)
-        return str(node.value)
+        except (YAMLError, ValueError, KeyError):  # `!!int abc`: an explicit tag that does not fit
+            shown = text if len(text) <= 40 else text[:40] + "..."
+            self.diagnostics.append(
+                error("T001", f"YAML: {shown!r} is not a valid !!{kind}", self._span(node))
+            )
+            return text
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
@@ -127,7 +179,7 @@ class _Builder:
         merged: dict[str, Any] = {}
         for source in reversed(sources):  # earlier sources take precedence
             if isinstance(source, MappingNode):
-                merged.update(self._mapping(source, path))
+                merged.update(self._collection(source, path) or {})
             else:
                 self.diagnostics.append(
                     error(
