@@ -151,35 +151,42 @@ class _Builder:
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        merged: dict[str, Any] = {}
+        seen: dict[str, Span] = {}
+        merges = []
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
-                merged.update(self._merge_source(value_node, path))
+                merges.append(value_node)
                 continue
             key = self._key(key_node)
             child = (*path, key)
-            if key in result:
-                first = self.keys[child]
+            if key in seen:
                 self.diagnostics.append(
                     error(
                         "T002",
-                        f"duplicate key '{key}' (first at line {first.line}); "
+                        f"duplicate key '{key}' (first at line {seen[key].line}); "
                         "YAML keeps only one, so the other would be lost",
                         self._span(key_node),
                     )
                 )
                 continue
-            self.keys[child] = self._span(key_node)
+            seen[key] = self._span(key_node)
+            self.keys.setdefault(child, seen[key])
             result[key] = self.build(value_node, child)
-        # Explicit keys win over merged ones (`<<: *base`), as the YAML merge spec says.
+        # Explicit keys win over merged ones (`<<: *base`), as the YAML merge spec says. Built
+        # after them, merged values never take the positions the explicit ones recorded.
+        merged: dict[str, Any] = {}
+        for value_node in merges:
+            for key, value in self._merge_source(value_node, path).items():
+                merged.setdefault(key, value)
         return {**merged, **result}
 
     def _merge_source(self, node: Node, path: Path) -> dict[str, Any]:
         sources = node.value if isinstance(node, SequenceNode) else [node]
         merged: dict[str, Any] = {}
-        for source in reversed(sources):  # earlier sources take precedence
+        for source in sources:  # earlier sources take precedence
             if isinstance(source, MappingNode):
-                merged.update(self._collection(source, path) or {})
+                for key, value in (self._collection(source, path) or {}).items():
+                    merged.setdefault(key, value)
             else:
                 self.diagnostics.append(
                     error(

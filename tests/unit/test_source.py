@@ -1,0 +1,141 @@
+"""topology.source: YAML text to plain data, with the place of every key and value."""
+
+from topology.diagnostics import Span
+from topology.source import Document, parse
+
+FILE = "t.yaml"
+
+
+def _parsed(text: str) -> Document:
+    document, found = parse(text, FILE)
+    assert found == []
+    return document
+
+
+def at(line: int, column: int) -> Span:
+    return Span(FILE, line, column)
+
+
+def test_keys_and_values_are_located_where_an_editor_shows_them() -> None:
+    document = _parsed('version: 1\nclusters:\n  east:\n    bootstrap: "h:1"\n')
+    assert document.data == {"version": 1, "clusters": {"east": {"bootstrap": "h:1"}}}
+    assert document.keys[("version",)] == at(1, 1)
+    assert document.values[("version",)] == at(1, 10)
+    assert document.keys[("clusters", "east")] == at(3, 3)
+    assert document.values[("clusters", "east")] == at(4, 5)  # a block mapping starts at its key
+    assert document.keys[("clusters", "east", "bootstrap")] == at(4, 5)
+    assert document.values[("clusters", "east", "bootstrap")] == at(4, 16)  # the opening quote
+
+
+def test_items_of_flow_and_block_lists_are_located_by_index() -> None:
+    text = "flows:\n  - active-active: [east, west]\n  - aggregate:\n      from:\n        - a\n"
+    text += "        - b\n"
+    document = _parsed(text)
+    assert document.data["flows"][1] == {"aggregate": {"from": ["a", "b"]}}
+    assert document.values[("flows", 0)] == at(2, 5)
+    assert document.values[("flows", 0, "active-active", 0)] == at(2, 21)
+    assert document.values[("flows", 0, "active-active", 1)] == at(2, 27)
+    assert document.keys[("flows", 1, "aggregate", "from")] == at(4, 7)
+    assert document.values[("flows", 1, "aggregate", "from", 1)] == at(6, 11)
+
+
+def test_a_path_without_a_position_falls_back_to_its_closest_ancestor() -> None:
+    document = _parsed("clusters:\n  east: {bootstrap: x}\n")
+    assert document.span(("clusters", "east", "security", "protocol")) == at(2, 9)
+    assert document.span(("clusters", "east", "security"), key=True) == at(2, 3)
+    assert document.span(("nothing",)) == at(1, 1)
+    assert document.span(("clusters",)) == at(2, 3)  # the value of `clusters:` starts at east
+
+
+def test_scalars_keep_yaml_12_types_and_other_tags_stay_the_text_written() -> None:
+    text = "a: 2024-01-01\nb: yes\nc: 0o17\nd: ~\ne: 1.5\nf: !custom x\ng: '1'\nh: true\n"
+    assert _parsed(text).data == {
+        "a": "2024-01-01",  # a timestamp would not be a string the schema accepts
+        "b": "yes",
+        "c": 15,
+        "d": None,
+        "e": 1.5,
+        "f": "x",
+        "g": "1",
+        "h": True,
+    }
+
+
+MERGE = """\
+base: &base
+  bootstrap: h:1
+  client: {acks: all}
+east:
+  <<: *base
+  bootstrap: h:2
+west:
+  bootstrap: h:3
+  <<: [{bootstrap: h:9, linger: 5}, *base]
+"""
+
+
+def test_merge_keys_copy_the_anchor_and_explicit_keys_win() -> None:
+    data = _parsed(MERGE).data
+    assert data["east"] == {"bootstrap": "h:2", "client": {"acks": "all"}}
+    # Of several merged mappings the earlier wins, and explicit keys beat them all.
+    assert data["west"] == {"bootstrap": "h:3", "linger": 5, "client": {"acks": "all"}}
+
+
+def test_merged_values_are_located_at_the_anchor_and_explicit_ones_where_written() -> None:
+    document = _parsed(MERGE)
+    assert document.keys[("east", "bootstrap")] == at(6, 3)
+    assert document.values[("east", "bootstrap")] == at(6, 14)  # h:2, not the anchor's h:1
+    assert document.keys[("west", "bootstrap")] == at(8, 3)  # explicit before the merge too
+    assert document.values[("east", "client", "acks")] == at(3, 18)
+    assert document.keys[("west", "linger")] == at(9, 25)
+
+
+def test_a_merge_of_something_not_a_mapping_is_a_type_error() -> None:
+    document, found = parse("a: {<<: [x], b: 1}\n", FILE)
+    assert document.data == {"a": {"b": 1}}
+    assert [(d.code, d.span) for d in found] == [("T103", at(1, 10))]
+
+
+def test_duplicate_keys_are_each_reported_with_the_line_of_the_first() -> None:
+    text = (
+        "clusters:\n  east: {bootstrap: a:1}\n  west: {bootstrap: b:1}\n  east: {bootstrap: c:1}\n"
+    )
+    text += "  east: {bootstrap: d:1}\n"
+    document, found = parse(text, FILE)
+    assert document.data["clusters"]["east"] == {"bootstrap": "a:1"}  # the first is kept
+    assert [(d.code, d.span) for d in found] == [("T002", at(4, 3)), ("T002", at(5, 3))]
+    assert all("duplicate key 'east' (first at line 2)" in d.message for d in found)
+    assert document.keys[("clusters", "east")] == at(2, 3)
+
+
+def test_a_syntax_error_is_one_diagnostic_at_the_offending_character() -> None:
+    document, found = parse("version: 1\nflows: [a, b\nclusters: {}\n", FILE)
+    assert document.data is None
+    assert [(d.code, d.span) for d in found] == [("T001", at(3, 9))]
+    assert found[0].message.startswith("YAML syntax: ")
+
+
+def test_a_bad_indent_is_located_at_the_colon_it_makes_illegal() -> None:
+    _, found = parse("a: 1\n  b: 2\n", FILE)
+    assert [(d.code, d.span) for d in found] == [("T001", at(2, 4))]
+    assert "mapping values are not allowed here" in found[0].message
+
+
+def test_an_unclosed_quote_is_reported_at_the_end_of_the_file() -> None:
+    _, found = parse('a: "x\n', FILE)
+    assert [(d.code, d.span) for d in found] == [("T001", at(2, 1))]
+
+
+def test_an_empty_document_is_none_without_a_diagnostic() -> None:
+    for text in ("", "\n\n", "# only a comment\n"):
+        document, found = parse(text, FILE)
+        assert (document.data, found) == (None, [])
+        assert document.span(("anything",)) == at(1, 1)
+    document, found = parse("---\n", FILE)  # an explicit document holding one null
+    assert (document.data, found) == (None, [])
+    assert document.span(()) == at(2, 1)
+
+
+def test_line_gives_the_text_of_a_line_and_nothing_outside_the_file() -> None:
+    document = _parsed("a: 1\nb: 2\n")
+    assert [document.line(n) for n in (0, 1, 2, 3)] == ["", "a: 1", "b: 2", ""]
