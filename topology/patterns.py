@@ -106,7 +106,7 @@ def _from_class(items: list[tuple[Any, Any]]) -> str:
     if op is sre_constants.RANGE:
         return chr(argument[0])
     if op is sre_constants.CATEGORY:
-        return {"CATEGORY_DIGIT": "0", "CATEGORY_SPACE": " "}.get(str(argument), _EXAMPLE_CHAR)
+        return _CATEGORIES.get(str(argument), (_EXAMPLE_CHAR, ""))[0]
     raise _NoExample
 
 
@@ -116,4 +116,17 @@ def _class_text(item: tuple[Any, Any]) -> str:
         return re.escape(chr(argument))
     if op is sre_constants.RANGE:
         return f"{re.escape(chr(argument[0]))}-{re.escape(chr(argument[1]))}"
+    if op is sre_constants.CATEGORY and str(argument) in _CATEGORIES:
+        return _CATEGORIES[str(argument)][1]
     raise _NoExample
+
+
+# \d, \W and the others: a character each one matches, and how it is written in a class.
+_CATEGORIES = {
+    "CATEGORY_DIGIT": ("0", r"\d"),
+    "CATEGORY_NOT_DIGIT": ("x", r"\D"),
+    "CATEGORY_SPACE": (" ", r"\s"),
+    "CATEGORY_NOT_SPACE": ("x", r"\S"),
+    "CATEGORY_WORD": ("x", r"\w"),
+    "CATEGORY_NOT_WORD": ("-", r"\W"),
+}
