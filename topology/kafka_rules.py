@@ -4,11 +4,16 @@ import re
 
 MAX_TOPIC_NAME = 249
 _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]+")
+# ASCII digits only (str.isdigit also takes fullwidth and Arabic-Indic digits), and few
+# enough that int() never refuses them.
+_PORT = re.compile(r"[0-9]{1,5}")
 _HOST = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_]([A-Za-z0-9._-]*[A-Za-z0-9_])?)")
 
 
 def topic_name_problem(name: str) -> str | None:
     """Why Kafka would refuse this topic name, or None."""
+    if not name:  # `(?:)` is a literal pattern too
+        return "a topic name cannot be empty"
     if name in (".", ".."):
         return f"'{name}' is not a legal topic name"
     if not _LEGAL_TOPIC.fullmatch(name):
@@ -40,10 +45,10 @@ def bootstrap_problem(bootstrap: str) -> str | None:
         if "://" in address:
             return f"'{address}' has a scheme; write host:port (the protocol is security.protocol)"
         host, colon, port = address.rpartition(":")
-        if not colon or not host:
+        if not colon or not host or address.endswith("]"):  # `[::1]` has colons, but no port
             return f"'{address}' needs a port, as host:port"
         if not _HOST.fullmatch(host):
             return f"'{address}' has an invalid host '{host}'"
-        if not port.isdigit() or not 0 < int(port) < 65536:
+        if not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
             return f"'{address}' has an invalid port '{port}' (1-65535)"
     return None

@@ -166,6 +166,11 @@ _kinds = st.one_of(
     ),
 )
 _flows = st.builds(lambda kind, extra: {**kind, **extra}, _kinds, _settings)
+_bootstraps = st.one_of(
+    st.sampled_from(["10.0.0.1:9092", "h:1,h:2", "[::1]:9092", "h", "${env:B}", "[::1]"]),
+    st.text(alphabet="h.:[]09,_-/ ", min_size=1, max_size=12),
+    st.integers(1, 6000).map(lambda digits: "h:" + "9" * digits),
+)
 _secret = st.sampled_from(["${env:P}", "${file:p.txt}", "hunter2", "${env:P", ""])
 _security = st.fixed_dictionaries(
     {},
@@ -182,7 +187,7 @@ _security = st.fixed_dictionaries(
     },
 )
 _cluster = st.fixed_dictionaries(
-    {"bootstrap": st.sampled_from(["10.0.0.1:9092", "h:1,h:2", "[::1]:9092", "h", "${env:B}"])},
+    {"bootstrap": _bootstraps},
     optional={
         "security": _security,
         "topics": st.lists(st.sampled_from(["orders", "clicks", "east.orders", "a.b", "a_b"])),
@@ -376,6 +381,11 @@ def test_aliases_that_expand_without_end_are_cut_off(monkeypatch: pytest.MonkeyP
 )
 def test_a_regex_python_cannot_compile_is_an_invalid_regex(pattern: str) -> None:
     assert _codes(TWO_CLUSTERS + f"    topics: {{include: ['{pattern}']}}\n") == ["T202"]
+
+
+def test_a_bootstrap_port_too_long_for_int_is_a_malformed_bootstrap() -> None:
+    text = TWO_CLUSTERS.replace("10.0.0.1:9092", "h:" + "9" * 5000)
+    assert _codes(text) == ["T203"]
 
 
 def test_an_invalid_exclude_beside_literal_includes_is_reported_not_raised() -> None:
