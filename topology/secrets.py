@@ -72,5 +72,9 @@ def resolve(
     except OSError as problem:
         raise SecretError(
             f"cluster {cluster}: {setting} needs file {path}, which cannot be read "
-            f"({problem.strerror})"
+            f"({problem.strerror or type(problem).__name__})"
+        ) from None
+    except UnicodeDecodeError:  # its own text quotes a byte of the secret, so it is not shown
+        raise SecretError(
+            f"cluster {cluster}: {setting} needs file {path}, which is not UTF-8 text"
         ) from None
