@@ -120,10 +120,10 @@ def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
     found: list[Arrival] = []
     frontier = deque(a for a in (_first(edge, graph) for edge in graph.edges()) if a is not None)
     while frontier:
+        if len(found) >= limit:  # truncated only if a chain is left over, not when it just fits
+            return Reach(tuple(found), truncated=True)
         arrival = frontier.popleft()
         found.append(arrival)
-        if len(found) >= limit:
-            return Reach(tuple(found), truncated=True)
         frontier.extend(_onward(arrival, graph))
     return Reach(tuple(found), truncated=False)
 
