@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
 
+from topology import patterns
 from topology.diagnostics import Span
 
 
@@ -38,6 +39,12 @@ class NameFilter:
     @cached_property
     def _exclude(self) -> tuple[re.Pattern[str], ...]:
         return _compiled(self.exclude)
+
+    @cached_property
+    def literals(self) -> frozenset[str] | None:
+        """The exact names the includes allow, or None when any include is a real regex."""
+        names = [patterns.literal(p) for p in self.include]
+        return None if None in names else frozenset(n for n in names if n is not None)
 
     def admits(self, name: str) -> bool:
         included = any(p.fullmatch(name) for p in self._include)
@@ -187,4 +194,9 @@ class Topology:
 
     def flow(self, index: int) -> Flow:
         """The flow at `index` in the file's flows list."""
-        return next(flow for flow in self.flows if flow.index == index)
+        return self._flows_by_index[index]
+
+    @cached_property
+    def _flows_by_index(self) -> dict[int, Flow]:
+        # The graph rules look flows up once per chain they follow: a scan would be quadratic.
+        return {flow.index: flow for flow in self.flows}

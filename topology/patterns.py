@@ -45,6 +45,22 @@ def literal(pattern: str) -> str | None:
 
 
 @cache
+def leading_literal(pattern: str) -> str:
+    """Text every match of the pattern starts with (`svc1-` for `svc1-.*`); "" when unknown."""
+    if problem(pattern) is not None:
+        return ""
+    parsed = sre_parse.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE:
+        return ""
+    chars = []
+    for op, argument in parsed:
+        if op is not sre_constants.LITERAL:
+            break
+        chars.append(chr(argument))
+    return "".join(chars)
+
+
+@cache
 def example(pattern: str) -> str | None:
     """A short string the pattern fully matches (repeats use their minimum, at least one)."""
     if problem(pattern) is not None:

@@ -42,7 +42,7 @@ class Arrival:
     def origin(self) -> str:
         return self.edges[0].source
 
-    @property
+    @cached_property
     def path(self) -> tuple[str, ...]:
         return (self.origin, *(edge.target for edge in self.edges))
 
@@ -153,33 +153,47 @@ def _onward(arrival: Arrival, graph: TopologyGraph) -> Iterator[Arrival]:
 
 
 def _mesh_delivered(last: Edge, onward: Edge, graph: TopologyGraph) -> bool:
-    flow = graph.flow(onward)
     return (
-        flow.kind is FlowKind.ACTIVE_ACTIVE
+        last.flow == onward.flow
         and onward.settings.naming is Naming.IDENTITY
-        and last.flow == onward.flow
+        and graph.flow(onward).kind is FlowKind.ACTIVE_ACTIVE
     )
 
 
 def _extend(arrival: Arrival, edge: Edge) -> Arrival | None:
     chain = (*arrival.edges, edge)
+    literal = _literals(edge)
     if arrival.names is not None:
-        candidates: set[str] | None = set(arrival.names)
+        # Only the edge's own names can pass a literal filter: intersect before matching.
+        candidates: set[str] | None = set(
+            arrival.names if literal is None else arrival.names.intersection(literal)
+        )
     else:
-        literal = _literals(edge)
         candidates = None if literal is None else {n for n in literal if arrival.admits(n)}
     if candidates is None:
-        return Arrival(chain, None, arrival.foreign)
+        return Arrival(chain, None, arrival.foreign) if _may_pass(arrival.prefix, edge) else None
     names = frozenset(
         edge.settings.remote_name(edge.source, n) for n in candidates if _passes(edge, n)
     )
     return Arrival(chain, names, arrival.foreign) if names else None
 
 
-def _literals(edge: Edge) -> list[str] | None:
+def _literals(edge: Edge) -> frozenset[str] | None:
     """The exact names an edge's includes allow, or None when any include is a real regex."""
-    names = [patterns.literal(p) for p in edge.settings.topics.include]
-    return None if any(n is None for n in names) else [n for n in names if n is not None]
+    return edge.settings.topics.literals
+
+
+def _may_pass(prefix: str, edge: Edge) -> bool:
+    """Could a name that starts with `prefix` pass one of the edge's includes?
+
+    No when every include starts with literal text that disagrees with the prefix: `svc1-.*`
+    never matches `east.svc1-x`. Without this an open-ended chain would follow every regex edge
+    onward, and a large topology would stop at the analysis limit on chains that carry nothing.
+    """
+    return any(
+        lead.startswith(prefix) or prefix.startswith(lead)
+        for lead in map(patterns.leading_literal, edge.settings.topics.include)
+    )
 
 
 def _passes(edge: Edge, name: str) -> bool:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from topology.patterns import example, literal, problem
+from topology.patterns import example, leading_literal, literal, problem
 
 
 @pytest.mark.parametrize(
@@ -152,3 +152,22 @@ def test_example_when_not_none_fully_matches(pattern: str) -> None:
     assert found is None or re.fullmatch(pattern, found)
     name = literal(pattern)
     assert name is None or (re.fullmatch(pattern, name) and name == found)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lead"),
+    [
+        ("svc1-.*", "svc1-"),
+        ("east\\..*", "east."),
+        ("orders", "orders"),
+        ("ab*", "a"),  # the repeat makes b optional
+        ("ab+", "a"),
+        (".*", ""),
+        ("a|b", ""),
+        ("(east)\\..*", ""),  # conservative: a group ends the known text
+        ("(?i)east\\..*", ""),  # EAST.x matches too
+        ("orders[", ""),
+    ],
+)
+def test_leading_literal_is_text_every_match_starts_with(pattern: str, lead: str) -> None:
+    assert leading_literal(pattern) == lead

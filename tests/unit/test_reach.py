@@ -122,6 +122,36 @@ def test_a_prefix_ring_stops_before_it_closes() -> None:
     assert all(len(set(a.path)) == len(a.path) for a in analysis.reach.arrivals)
 
 
+def test_an_open_ended_chain_stops_at_a_filter_no_name_of_it_can_pass() -> None:
+    analysis = _analysed(
+        """\
+  - mirror: {from: east, to: west}
+    topics: {include: ["svc1-.*"]}
+  - mirror: {from: west, to: central}
+    topics: {include: ["svc2-.*"]}
+"""
+    )
+    # east's svc1-x is east.svc1-x on west, which svc2-.* never matches.
+    assert _on(analysis, "central") == [("west.<svc2-.*>", "west -> central")]
+
+
+def test_an_open_ended_chain_goes_on_through_a_filter_its_names_can_pass() -> None:
+    analysis = _analysed(
+        """\
+  - mirror: {from: east, to: west}
+    topics: {include: ["svc1-.*"]}
+  - mirror: {from: west, to: central}
+    topics: {include: ["svc2-.*", "east\\\\.svc.*"]}
+"""
+    )
+    assert _on(analysis, "central") == [
+        ("west.<svc2-.*|east\\.svc.*>", "west -> central"),
+        ("west.east.<svc1-.*>", "east -> west -> central"),
+    ]
+    forwarded = _arrival(analysis, "central", "east -> west -> central")
+    assert forwarded.admits("west.east.svc1-x") and not forwarded.admits("west.east.svc2-x")
+
+
 # -- identity naming: meshes forward nothing a member already got directly ------------------
 
 

@@ -1,5 +1,12 @@
 """topology.source: YAML text to plain data, with the place of every key and value."""
 
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+from ruamel.yaml.parser import Parser
+
+from topology import source
 from topology.diagnostics import Span
 from topology.source import Document, parse
 
@@ -139,3 +146,37 @@ def test_an_empty_document_is_none_without_a_diagnostic() -> None:
 def test_line_gives_the_text_of_a_line_and_nothing_outside_the_file() -> None:
     document = _parsed("a: 1\nb: 2\n")
     assert [document.line(n) for n in (0, 1, 2, 3)] == ["", "a: 1", "b: 2", ""]
+
+
+# -- the C parser and the pure one ------------------------------------------------------------
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+_HAS_C_PARSER = YAML(typ="safe", pure=False).Parser is not Parser
+needs_c_parser = pytest.mark.skipif(not _HAS_C_PARSER, reason="ruamel.yaml.clib not installed")
+
+
+def _pure_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = source.YAML
+    monkeypatch.setattr(source, "YAML", lambda typ, pure: real(typ=typ, pure=True))
+
+
+def _everything(text: str) -> tuple[object, ...]:
+    document, found = parse(text, FILE)
+    return document.data, dict(document.values), dict(document.keys), found
+
+
+@needs_c_parser
+@pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.iterdir()))
+def test_the_c_parser_builds_what_the_pure_one_builds(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = (GOLDEN / case / "topology.yaml").read_text(encoding="utf-8") + MERGE
+    fast = _everything(text)
+    _pure_only(monkeypatch)
+    assert _everything(text) == fast
+
+
+@needs_c_parser
+def test_an_empty_value_is_located_after_its_colon_not_at_the_next_key() -> None:
+    document = _parsed("clusters:\n\n  # none yet\nflows: []\n")
+    assert document.values[("clusters",)] == at(1, 10)
