@@ -473,7 +473,7 @@ def test_read_committed_isolation_is_what_topo_does_anyway() -> None:
             "AWS_MSK_IAM",
             6,
         ),
-        (FLOW.replace("a:9092", "a_host:9092"), "M011", "invalid host", 2),
+        (FLOW.replace("a:9092", "-host:9092"), "M011", "invalid host", 2),
         (FLOW + "replication.policy.class = com.example.MyPolicy\n", "M012", "custom", 5),
         (FLOW + "topic.filter.class = com.example.Filter\n", "M012", "custom code", 5),
         (FLOW + "key = \\u12\n", "M001", "malformed", 5),
