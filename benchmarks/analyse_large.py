@@ -12,7 +12,8 @@ most with literal topic lists, some with regex includes. It is written to a temp
 analysed stage by stage, then as a whole with `analyse`, then once with `topo validate`.
 
 Every timed run starts cold: the garbage collector runs and the regex and pattern caches are
-cleared first, so a run costs what one `topo validate` pays. The table shows the best and the median of the runs, in milliseconds.
+cleared first, so a run costs what one `topo validate` pays. The table shows the best and
+the median of the runs, in milliseconds.
 """
 
 import argparse
