@@ -7,6 +7,7 @@ widen or narrow what is replicated, and the remote topics each cluster gains or 
 are listed. Problems the head introduces (loops, collisions) are part of the diff.
 """
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -128,9 +129,7 @@ def _problems(analysis: Analysis) -> set[str]:
 # -- clusters ---------------------------------------------------------------------------------
 
 
-def _clusters(
-    base: dict[str, Cluster] | Any, head: dict[str, Cluster] | Any
-) -> list[ClusterChange]:
+def _clusters(base: Mapping[str, Cluster], head: Mapping[str, Cluster]) -> list[ClusterChange]:
     found = [ClusterChange("add", name) for name in head if name not in base]
     for name in base:
         if name not in head:
