@@ -26,16 +26,15 @@ def diff(
     """Compare two topologies offline. Exit 0: same; 2: different; 1: an error (as in head)."""
     from topology.analysis import analyse
     from topology.cli.files import read_text
+    from topology.cli.report import show
     from topology.diff import diff as compare
-    from topology.render import diagnostics as render_diagnostics
     from topology.render import diff as render
     from topology.render import graph as render_graph
 
     analyses = [analyse(read_text(file), file) for file in (base, head)]
     unreadable = [a for a in analyses if a.graph is None]
     for analysis in unreadable:
-        for diagnostic in analysis.diagnostics:
-            typer.echo(render_diagnostics.as_text(diagnostic, analysis.document), err=True)
+        show(analysis.diagnostics, analysis.document)
     if unreadable:
         raise typer.Exit(EXIT_ERROR)
     before, after = analyses

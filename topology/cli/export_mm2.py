@@ -25,18 +25,17 @@ def mm2(
     """
     from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
+    from topology.cli.report import show
     from topology.mm2.exporter import export
     from topology.render import diagnostics as render
 
     analysis = analyse(read_text(file), file)
-    for diagnostic in analysis.diagnostics:
-        typer.echo(render.as_text(diagnostic, analysis.document), err=True)
+    show(analysis.diagnostics, analysis.document)
     if not analysis.ok or analysis.topology is None:
         typer.echo(f"{render.summary(file, analysis.diagnostics)}; nothing exported", err=True)
         raise typer.Exit(1)
     result = export(analysis.topology, file)
-    for diagnostic in result.diagnostics:
-        typer.echo(render.as_text(diagnostic, analysis.document), err=True)
+    show(result.diagnostics, analysis.document)
     if output is None:
         typer.echo(result.text, nl=False)
     else:

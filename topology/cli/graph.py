@@ -21,12 +21,11 @@ def graph(
     """Draw the clusters and flows; json also lists the remote topics each cluster receives."""
     from topology.analysis import analyse
     from topology.cli.files import read_text
-    from topology.render import diagnostics as render_diagnostics
+    from topology.cli.report import show
     from topology.render import graph as render
 
     analysis = analyse(read_text(file), file)
-    for diagnostic in analysis.diagnostics:
-        typer.echo(render_diagnostics.as_text(diagnostic, analysis.document), err=True)
+    show(analysis.diagnostics, analysis.document)
     if analysis.graph is None or analysis.reach is None:
         raise typer.Exit(1)
     data = render.graph_dict(analysis.graph, analysis.reach)

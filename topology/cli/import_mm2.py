@@ -30,6 +30,7 @@ def mm2(
     """
     from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
+    from topology.cli.report import show
     from topology.mm2 import yaml_out
     from topology.mm2.import_header import header
     from topology.mm2.importer import import_properties
@@ -38,8 +39,7 @@ def mm2(
 
     result = import_properties(read_text(file), file)
     shown = Document(file, result.shown_text, None)  # secrets masked: lines are printed
-    for diagnostic in result.diagnostics:
-        typer.echo(render.as_text(diagnostic, shown), err=True)
+    show(result.diagnostics, shown)
     if result.data is None:
         typer.echo(f"{render.summary(file, result.diagnostics)}; nothing imported", err=True)
         raise typer.Exit(1)
@@ -50,8 +50,7 @@ def mm2(
         typer.echo(text, nl=False)
     else:
         write_text(output, text)
-    for diagnostic in check.diagnostics:
-        typer.echo(render.as_text(diagnostic, check.document), err=True)
+    show(check.diagnostics, check.document)
     _tell_env_vars(result.env_vars)
     flows = len(result.data["flows"])
     typer.echo(

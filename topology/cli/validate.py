@@ -22,6 +22,7 @@ def validate(
     """Check files against the schema, Kafka's rules and the graph rules; report every problem."""
     from topology.analysis import analyse
     from topology.cli.files import read_text
+    from topology.cli.report import show
     from topology.diagnostics import Severity
     from topology.render import diagnostics as render
 
@@ -34,8 +35,7 @@ def validate(
         if output is Format.JSON:
             reports.append(render.as_json(analysis.document, analysis.diagnostics))
             continue
-        for diagnostic in analysis.diagnostics:
-            typer.echo(render.as_text(diagnostic, analysis.document), err=True)
+        show(analysis.diagnostics, analysis.document)
         typer.echo(render.summary(file, analysis.diagnostics))
     if output is Format.JSON:
         typer.echo(json.dumps({"valid": not failed, "files": reports}, indent=2))
