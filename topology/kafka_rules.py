@@ -52,3 +52,15 @@ def bootstrap_problem(bootstrap: str) -> str | None:
         if not _PORT.fullmatch(port) or not 0 < int(port) < 65536:
             return f"'{address}' has an invalid port '{port}' (1-65535)"
     return None
+
+
+# MM2's DefaultConfigPropertyFilter: topic configs never copied to a remote topic, because they
+# describe the source cluster's brokers or clocks rather than the data. Full-match regexes.
+CONFIG_EXCLUDES = (
+    r"follower\.replication\.throttled\.replicas",
+    r"leader\.replication\.throttled\.replicas",
+    r"message\.timestamp\.difference\.max\.ms",
+    r"message\.timestamp\.type",
+    r"unclean\.leader\.election\.enable",
+    r"min\.insync\.replicas",
+)

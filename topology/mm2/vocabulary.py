@@ -9,6 +9,8 @@ DirectoryConfigProvider). docs/mm2.md explains each mapping to users.
 import re
 from typing import Any
 
+from topology import kafka_rules
+
 # A topo flow setting, flattened: ("sync", "configs") is `sync: {configs: ...}`.
 SettingPath = tuple[str, ...]
 
@@ -70,14 +72,7 @@ MAPPED_SETTINGS = frozenset(
 
 # DefaultConfigPropertyFilter's list. MM2's config.properties.exclude replaces it; topo's
 # configs.exclude adds to it, so an import keeps only the extra entries.
-DEFAULT_CONFIG_EXCLUDES = (
-    r"follower\.replication\.throttled\.replicas",
-    r"leader\.replication\.throttled\.replicas",
-    r"message\.timestamp\.difference\.max\.ms",
-    r"message\.timestamp\.type",
-    r"unclean\.leader\.election\.enable",
-    r"min\.insync\.replicas",
-)
+DEFAULT_CONFIG_EXCLUDES = kafka_rules.CONFIG_EXCLUDES
 
 # -- defaults ---------------------------------------------------------------------------------
 

@@ -1,0 +1,309 @@
+"""The planner on plain observed values: every rule, no broker."""
+
+import pytest
+
+from topology import analysis
+from topology.observed import STATE_TOPIC, Acl, Cluster, Owned, Topic
+from topology.plan.model import Action, Change, Plan, Resource
+from topology.plan.planner import PlanError, plan
+
+MIRROR = """
+version: 1
+clusters:
+  east: {bootstrap: "127.0.0.1:9001"}
+  west: {bootstrap: "127.0.0.1:9002"}
+defaults: {replication_factor: 1}
+flows:
+  - mirror: {from: east, to: west}
+    topics: {include: ["orders.*"]}
+"""
+
+
+def topology(text: str = MIRROR):  # type: ignore[no-untyped-def]
+    result = analysis.analyse(text, "topology.yaml")
+    assert result.ok, result.diagnostics
+    assert result.topology is not None
+    return result.topology
+
+
+def cluster(
+    name: str,
+    *topics: Topic,
+    acls: tuple[Acl, ...] | None = None,
+    owned: tuple[Owned, ...] = (),
+    brokers: int = 1,
+) -> Cluster:
+    return Cluster(
+        name=name,
+        brokers=brokers,
+        default_replication_factor=1,
+        topics={t.name: t for t in topics},
+        acls=acls,
+        owned={o.key: o for o in owned},
+    )
+
+
+def internal(name: str) -> Topic:
+    return Topic(name, 1, 1, {"cleanup.policy": "compact"})
+
+
+WEST_INTERNAL = (
+    internal(STATE_TOPIC),
+    internal("heartbeats"),
+    internal("east.checkpoints.internal"),
+    internal("topo-offset-syncs.east.internal"),
+)
+OWNED_INTERNAL = tuple(
+    Owned("topic", t.name, ("east->west",)) for t in WEST_INTERNAL if t.name != STATE_TOPIC
+)
+
+
+def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) -> Plan:
+    return plan(topology(text), clusters, topology_sha256="0" * 64, allow_delete=allow_delete)
+
+
+def replica_changes(result: Plan) -> list[Change]:
+    """The changes about data topics (not topo's internal ones)."""
+    purposes = ("state", "heartbeats", "checkpoints", "offset-syncs")
+    return [c for c in result.changes if not (c.after and c.after.get("purpose") in purposes)]
+
+
+def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs() -> None:
+    orders = Topic("orders", 3, 1, {"retention.ms": "1000", "min.insync.replicas": "2"})
+    result = make(east=cluster("east", orders, Topic("audit", 1, 1)), west=cluster("west"))
+    [change] = replica_changes(result)
+    assert (change.action, change.resource, change.cluster, change.name) == (
+        Action.CREATE, Resource.TOPIC, "west", "east.orders",
+    )  # fmt: skip
+    assert change.after == {
+        "partitions": 3,
+        "replication_factor": 1,
+        "configs": {"retention.ms": "1000"},  # min.insync.replicas is on MM2's exclude list
+        "purpose": "replica",
+        "sources": ["east/orders"],
+    }
+    assert change.edges == ("east->west",)
+    created = {c.name for c in result.changes}
+    assert created == {
+        "east.orders", STATE_TOPIC, "heartbeats", "east.checkpoints.internal",
+        "topo-offset-syncs.east.internal",
+    }  # fmt: skip
+    assert result.changes[0].name == STATE_TOPIC  # ownership records need it first
+
+
+def test_converged_clusters_plan_nothing() -> None:
+    orders = Topic("orders", 3, 1, {"retention.ms": "1000"})
+    west = cluster(
+        "west",
+        Topic("east.orders", 3, 1, {"retention.ms": "1000"}),
+        *WEST_INTERNAL,
+        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+    )
+    result = make(east=cluster("east", orders), west=west)
+    assert result.empty and not result.notes
+
+
+TARGET_ONLY = {"min.insync.replicas": "2"}
+
+
+def test_drifted_configs_are_updated_incrementally_with_old_and_new_values() -> None:
+    orders = Topic("orders", 3, 1, {"retention.ms": "2000", "cleanup.policy": "compact"})
+    west = cluster(
+        "west",
+        Topic("east.orders", 3, 1, {"retention.ms": "1000", "segment.ms": "5", **TARGET_ONLY}),
+        *WEST_INTERNAL,
+        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+    )  # fmt: skip
+    [change] = make(east=cluster("east", orders), west=west).changes
+    assert (change.action, change.resource) == (Action.UPDATE, Resource.TOPIC_CONFIG)
+    # segment.ms is not set on the source: back to the default, like MM2's use.defaults.from;
+    # min.insync.replicas is never synced, so the target's own value stays.
+    assert change.before == {"cleanup.policy": None, "retention.ms": "1000", "segment.ms": "5"}
+    assert change.after == {"cleanup.policy": "compact", "retention.ms": "2000", "segment.ms": None}
+
+
+def test_partitions_grow_with_the_source_and_never_shrink() -> None:
+    west = cluster(
+        "west",
+        Topic("east.orders", 3, 1),
+        Topic("east.orders2", 8, 1),
+        *WEST_INTERNAL,
+        owned=(
+            Owned("topic", "east.orders", ("east->west",)),
+            Owned("topic", "east.orders2", ("east->west",)),
+            *OWNED_INTERNAL,
+        ),
+    )
+    east = cluster("east", Topic("orders", 6, 1), Topic("orders2", 4, 1))
+    result = make(east=east, west=west)
+    [change] = result.changes
+    assert (change.resource, change.name, change.before, change.after) == (
+        Resource.PARTITIONS, "east.orders", {"partitions": 3}, {"partitions": 6},
+    )  # fmt: skip
+    [note] = result.notes
+    assert note.name == "east.orders2" and "never removed" in note.message
+
+
+def test_acls_follow_mm2_rules() -> None:
+    def acl(name: str, operation: str, permission: str = "ALLOW", pattern: str = "LITERAL") -> Acl:
+        return Acl("TOPIC", name, pattern, "User:app", "*", operation, permission)
+
+    source_acls = (
+        acl("orders", "READ"),
+        acl("orders", "WRITE"),  # ALLOW WRITE: skipped
+        acl("orders", "ALL"),  # ALLOW ALL: becomes READ (already there once)
+        acl("orders", "WRITE", "DENY"),  # DENY copied as is
+        acl("orders", "READ", pattern="PREFIXED"),  # only literal ACLs
+        acl("audit", "READ"),  # its topic is not replicated
+    )
+    east = cluster("east", Topic("orders", 1, 1), Topic("audit", 1, 1), acls=source_acls)
+    result = make(east=east, west=cluster("west", acls=()))
+    acls = [c.after for c in result.changes if c.resource is Resource.ACL]
+    assert acls == [
+        acl("east.orders", "READ").to_dict(),
+        acl("east.orders", "WRITE", "DENY").to_dict(),
+    ]
+
+
+def test_acls_are_not_synced_into_a_cluster_without_an_authorizer() -> None:
+    east = cluster(
+        "east",
+        Topic("orders", 1, 1),
+        acls=(Acl("TOPIC", "orders", "LITERAL", "User:a", "*", "READ", "ALLOW"),),
+    )
+    result = make(east=east, west=cluster("west", acls=None))
+    assert not [c for c in result.changes if c.resource is Resource.ACL]
+    assert any("no authorizer" in note.message for note in result.notes)
+
+
+def test_topics_topo_does_not_manage_are_left_alone() -> None:
+    east = cluster(
+        "east",
+        Topic("payments", 1, 1),
+        Topic("__consumer_offsets", 50, 1),
+        Topic("orders.internal", 1, 1),
+    )
+    west = cluster(
+        "west", Topic("payments", 9, 1, {"retention.ms": "1"}), Topic("east.payments", 1, 1)
+    )
+    result = make(east=east, west=west)
+    assert replica_changes(result) == []
+    assert not result.notes
+
+
+def test_an_existing_copy_is_adopted_and_synced() -> None:
+    east = cluster("east", Topic("orders", 2, 1, {"retention.ms": "5"}))
+    west = cluster("west", Topic("east.orders", 1, 1), *WEST_INTERNAL, owned=OWNED_INTERNAL)
+    result = make(east=east, west=west)
+    kinds = [(c.action, c.resource) for c in result.changes]
+    assert kinds == [
+        (Action.CREATE, Resource.OWNERSHIP),
+        (Action.UPDATE, Resource.PARTITIONS),
+        (Action.UPDATE, Resource.TOPIC_CONFIG),
+    ]
+    assert "adopts" in result.changes[0].reason
+
+
+def test_orphans_are_kept_unless_deletes_are_allowed() -> None:
+    west = cluster(
+        "west",
+        Topic("east.orders", 1, 1),
+        *WEST_INTERNAL,
+        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+    )
+    east = cluster("east")  # the source topic was deleted
+    kept = make(east=east, west=west)
+    assert kept.empty
+    [note] = kept.notes
+    assert note.name == "east.orders" and "--allow-delete" in note.message
+    deleted = make(east=east, west=west, allow_delete=True)
+    [change] = deleted.changes
+    assert (change.action, change.resource, change.name) == (
+        Action.DELETE,
+        Resource.TOPIC,
+        "east.orders",
+    )
+    assert "data will be lost" in change.reason
+
+
+def test_removed_flow_orphans_everything_it_made_on_its_target() -> None:
+    no_flows = MIRROR.split("flows:")[0] + "flows: []\n"
+    west = cluster(
+        "west",
+        Topic("east.orders", 1, 1),
+        *WEST_INTERNAL,
+        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+    )
+    result = make(
+        no_flows, allow_delete=True, east=cluster("east", Topic("orders", 1, 1)), west=west
+    )
+    deleted = sorted(c.name for c in result.changes)
+    assert deleted == sorted(["east.orders", *(o.name for o in OWNED_INTERNAL)])
+    assert all("east->west no longer exists" in c.reason for c in result.changes)
+
+
+def test_identity_active_active_never_syncs_a_copy_back_to_its_origin() -> None:
+    text = MIRROR.replace(
+        '- mirror: {from: east, to: west}\n    topics: {include: ["orders.*"]}',
+        '- active-active: [east, west]\n    naming: identity\n    topics: {include: ["orders"]}',
+    )
+    east = cluster("east", Topic("orders", 2, 1, {"retention.ms": "9"}))
+    first = make(text, east=east, west=cluster("west"))
+    [copy] = replica_changes(first)
+    assert (copy.cluster, copy.name, copy.after["configs"]) == (
+        "west",
+        "orders",
+        {"retention.ms": "9"},
+    )  # type: ignore[index]
+    # After apply west's copy is owned by east->west; a later change on east flows one way only.
+    east = cluster("east", Topic("orders", 2, 1, {"retention.ms": "10"}))
+    west = cluster(
+        "west",
+        Topic("orders", 2, 1, {"retention.ms": "9"}),
+        owned=(Owned("topic", "orders", ("east->west",)),),
+    )
+    changes = [c for c in replica_changes(make(text, east=east, west=west)) if c.name == "orders"]
+    assert [(c.cluster, c.after) for c in changes] == [("west", {"retention.ms": "10"})]
+
+
+def test_aggregation_takes_the_largest_partition_count_and_only_agreed_configs() -> None:
+    text = """
+version: 1
+clusters:
+  east: {bootstrap: "127.0.0.1:9001"}
+  west: {bootstrap: "127.0.0.1:9002"}
+  central: {bootstrap: "127.0.0.1:9003"}
+defaults: {replication_factor: 1}
+flows:
+  - aggregate: {from: [east, west], into: central}
+    naming: identity
+    topics: {include: ["clicks"]}
+"""
+    east = cluster("east", Topic("clicks", 2, 1, {"retention.ms": "1", "segment.ms": "7"}))
+    west = cluster("west", Topic("clicks", 4, 1, {"retention.ms": "2", "segment.ms": "7"}))
+    result = make(text, east=east, west=west, central=cluster("central"))
+    [change] = replica_changes(result)
+    assert change.after is not None
+    assert (change.after["partitions"], change.after["configs"]) == (4, {"segment.ms": "7"})
+    assert change.edges == ("east->central", "west->central")
+    [note] = result.notes
+    assert "retention.ms" in note.message and "east/clicks: 1" in note.message
+
+
+def test_replication_factor_above_the_broker_count_is_refused() -> None:
+    text = MIRROR.replace("replication_factor: 1", "replication_factor: 3")
+    with pytest.raises(PlanError, match="replication factor 3 is more than the 1 broker"):
+        make(text, east=cluster("east"), west=cluster("west"))
+
+
+def test_fingerprint_changes_only_when_something_the_plan_read_changes() -> None:
+    base = make(east=cluster("east", Topic("orders", 1, 1)), west=cluster("west"))
+    unrelated = make(
+        east=cluster("east", Topic("orders", 1, 1), Topic("audit", 1, 1)), west=cluster("west")
+    )
+    grown = make(east=cluster("east", Topic("orders", 2, 1)), west=cluster("west"))
+    added = make(
+        east=cluster("east", Topic("orders", 1, 1), Topic("orders2", 1, 1)), west=cluster("west")
+    )
+    assert base.fingerprint == unrelated.fingerprint
+    assert len({base.fingerprint, grown.fingerprint, added.fingerprint}) == 3

@@ -1,0 +1,543 @@
+"""The planner: topology + observed clusters -> Plan. Pure: no I/O, same inputs, same plan.
+
+For every replication edge it finds the live source topics its filters admit and decides, for
+each remote topic, what the target lacks: the topic itself, partitions, configs, ACLs, topo's
+ownership record. Topics topo did not make and no flow writes are never looked at. Everything
+the planner reads is recorded (`Reads`) and hashed into the plan's fingerprint, so a saved plan
+is refused once anything it was computed from has changed, and only then.
+"""
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from topology import kafka_rules, observed
+from topology.errors import TopoError
+from topology.model import Edge, Naming, Topology
+from topology.observed import STATE_TOPIC, Acl
+from topology.plan.model import Action, Change, Note, NoteLevel, Plan, Resource
+
+HEARTBEATS = "heartbeats"
+COMPACTED = {"cleanup.policy": "compact"}
+
+
+class PlanError(TopoError):
+    """The topology cannot be applied to these clusters as they are."""
+
+
+def checkpoints_topic(source: str, separator: str) -> str:
+    """MM2's name: `<source>.checkpoints.internal` on the target."""
+    return f"{source}{separator}checkpoints.internal"
+
+
+def offset_syncs_topic(source: str, separator: str) -> str:
+    """Where the replication job records source -> target offset pairs, on the target."""
+    return f"topo-offset-syncs{separator}{source}{separator}internal"
+
+
+@dataclass(frozen=True)
+class _Contribution:
+    edge: Edge
+    topic: observed.Topic  # the source topic
+
+
+@dataclass
+class _Desired:
+    """A topic the topology wants on one cluster, and who wants it."""
+
+    purpose: str
+    edges: set[str] = field(default_factory=set)
+    contributions: list[_Contribution] = field(default_factory=list)
+    merges: bool = False
+    replication_factor: int | None = None
+
+
+class Reads:
+    """Everything the planner looked at, as canonical JSON: the plan's fingerprint input."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, Any] = {}
+
+    def note(self, key: str, value: Any) -> None:
+        self._seen[key] = value
+
+    def fingerprint(self) -> str:
+        text = json.dumps(self._seen, sort_keys=True, separators=(",", ":"), default=list)
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+def plan(
+    topology: Topology,
+    clusters: Mapping[str, observed.Cluster],
+    *,
+    topology_sha256: str,
+    allow_delete: bool = False,
+    topo_version: str = "",
+) -> Plan:
+    """The changes that make `clusters` match `topology`; raises PlanError when none can."""
+    planner = _Planner(topology, clusters, allow_delete)
+    changes, notes = planner.run()
+    return Plan(
+        topology_file=topology.file,
+        topology_sha256=topology_sha256,
+        fingerprint=planner.reads.fingerprint(),
+        clusters={name: cluster.bootstrap for name, cluster in topology.clusters.items()},
+        changes=tuple(sorted(changes, key=lambda c: (c.phase, c.cluster, _purpose_rank(c)))),
+        notes=tuple(sorted(notes, key=lambda n: (n.level != NoteLevel.WARNING, n.cluster))),
+        allow_delete=allow_delete,
+        topo_version=topo_version,
+    )
+
+
+def _purpose_rank(change: Change) -> tuple[int, str]:
+    # Within a phase and cluster: topo's state topic first (ownership records go there).
+    state = change.resource is Resource.TOPIC and change.name == STATE_TOPIC
+    return (0 if state else 1, change.name)
+
+
+class _Planner:
+    def __init__(
+        self, topology: Topology, clusters: Mapping[str, observed.Cluster], allow_delete: bool
+    ) -> None:
+        self.topology = topology
+        self.clusters = clusters
+        self.allow_delete = allow_delete
+        self.reads = Reads()
+        self.changes: list[Change] = []
+        self.notes: list[Note] = []
+        self.desired: dict[tuple[str, str], _Desired] = {}
+        self.desired_acls: dict[tuple[str, Acl], set[str]] = {}
+
+    def run(self) -> tuple[list[Change], list[Note]]:
+        for name, cluster in sorted(self.clusters.items()):
+            self.reads.note(
+                f"cluster/{name}",
+                {
+                    "brokers": cluster.brokers,
+                    "default_replication_factor": cluster.default_replication_factor,
+                    "authorizer": cluster.acls is not None,
+                    "owned": sorted(json.dumps(o.to_dict(), sort_keys=True) for o in
+                                    cluster.owned.values()),
+                },
+            )  # fmt: skip
+        for edge in self.topology.edges():
+            self._want_internal_topics(edge)
+            self._want_replicas(edge)
+        for (cluster_name, name), desired in sorted(self.desired.items()):
+            self._reconcile_topic(cluster_name, name, desired)
+        for (cluster_name, acl), edges in sorted(self.desired_acls.items()):
+            self._reconcile_acl(cluster_name, acl, edges)
+        for _name, cluster in sorted(self.clusters.items()):
+            self._orphans(cluster)
+        return self.changes, self.notes
+
+    # -- what the topology wants ----------------------------------------------------------------
+
+    def _cluster(self, name: str) -> observed.Cluster:
+        return self.clusters[name]
+
+    def _replication_factor(self, edge: Edge) -> int:
+        target = self._cluster(edge.target)
+        wanted = edge.settings.replication_factor
+        if wanted is None:
+            wanted = target.default_replication_factor or 1
+        if wanted > target.brokers:
+            raise PlanError(
+                f"flow {edge.name}: replication factor {wanted} is more than the {target.brokers} "
+                f"broker(s) of cluster {edge.target}; lower replication_factor for this flow"
+            )
+        return wanted
+
+    def _want(self, cluster: str, name: str, purpose: str, edge: Edge) -> _Desired:
+        desired = self.desired.setdefault((cluster, name), _Desired(purpose))
+        desired.edges.add(edge.name)
+        if desired.replication_factor is None:
+            desired.replication_factor = self._replication_factor(edge)
+        return desired
+
+    def _want_internal_topics(self, edge: Edge) -> None:
+        separator = edge.settings.separator
+        self._want(edge.target, STATE_TOPIC, "state", edge)
+        self._want(edge.target, offset_syncs_topic(edge.source, separator), "offset-syncs", edge)
+        if edge.settings.emit.heartbeats:
+            self._want(edge.target, HEARTBEATS, "heartbeats", edge)
+        if edge.settings.emit.checkpoints:
+            self._want(edge.target, checkpoints_topic(edge.source, separator), "checkpoints", edge)
+
+    def _want_replicas(self, edge: Edge) -> None:
+        source = self._cluster(edge.source)
+        for name, topic in sorted(source.topics.items()):
+            remote = self._remote_name(edge, name, source)
+            if remote is None:
+                continue
+            self.reads.note(f"topic/{edge.source}/{name}", _topic_facts(topic))
+            desired = self._want(edge.target, remote, "replica", edge)
+            desired.contributions.append(_Contribution(edge, topic))
+            desired.merges = desired.merges or edge.merges
+            if edge.settings.sync.acls:
+                self._want_acls(edge, source, name, remote)
+
+    def _remote_name(self, edge: Edge, name: str, source: observed.Cluster) -> str | None:
+        """The name `name` gets on the target, or None when the edge does not copy it."""
+        settings = edge.settings
+        if kafka_rules.is_internal_topic(name):
+            return None
+        hops = name.split(settings.separator)
+        if hops[-1] == HEARTBEATS:
+            # Like MM2's heartbeats.replication.enabled: heartbeats travel whatever the topic
+            # filter says, always under a prefix, so their names show the path they took.
+            if not settings.emit.heartbeats or edge.target in hops[:-1]:
+                return None
+            return f"{edge.source}{settings.separator}{name}"
+        if not settings.topics.admits(name):
+            return None
+        if settings.naming is Naming.PREFIX:
+            # MM2's cycle rule: never back to a cluster in the topic's own origin chain.
+            return None if edge.target in hops[:-1] else settings.remote_name(edge.source, name)
+        owned = source.owns_topic(name)
+        if owned is not None and any(e.split("->")[0] == edge.target for e in owned.edges):
+            return None  # a copy that came from the target is not synced back to it
+        return name
+
+    def _want_acls(self, edge: Edge, source: observed.Cluster, name: str, remote: str) -> None:
+        """MM2's ACL sync: literal topic ACLs; ALLOW WRITE skipped; ALLOW ALL becomes READ."""
+        if source.acls is None:
+            return
+        for acl in source.acls:
+            if (acl.resource_type, acl.pattern_type, acl.resource_name) != (
+                "TOPIC",
+                "LITERAL",
+                name,
+            ):
+                continue
+            if acl.permission == "ALLOW" and acl.operation == "WRITE":
+                continue
+            operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else None
+            self.reads.note(f"acl/{edge.source}/{observed.acl_key(acl)}", True)
+            copy = Acl(
+                "TOPIC",
+                remote,
+                "LITERAL",
+                acl.principal,
+                acl.host,
+                operation or acl.operation,
+                acl.permission,
+            )
+            self.desired_acls.setdefault((edge.target, copy), set()).add(edge.name)
+
+    # -- topics ---------------------------------------------------------------------------------
+
+    def _reconcile_topic(self, cluster_name: str, name: str, desired: _Desired) -> None:
+        cluster = self._cluster(cluster_name)
+        existing = cluster.topics.get(name)
+        owned = cluster.owns_topic(name)
+        self.reads.note(
+            f"topic/{cluster_name}/{name}", _topic_facts(existing) if existing else None
+        )
+        edges = tuple(sorted(desired.edges))
+        partitions, configs, disagreements = self._from_sources(desired)
+        for key, values in disagreements.items():
+            self._note(
+                NoteLevel.WARNING, cluster_name, name,
+                f"its sources disagree on {key} ({values}); it is not synced",
+            )  # fmt: skip
+        if existing is None:
+            self._create_topic(cluster_name, name, desired, edges, partitions, configs)
+            return
+        if desired.purpose != "replica":
+            return  # topo's internal topics: created when missing, otherwise left as they are
+        managed = owned is not None
+        if owned is None and not desired.merges:
+            managed = True
+            self._change(
+                Action.CREATE, Resource.OWNERSHIP, cluster_name, name,
+                f"{name} already exists on {cluster_name}; topo adopts it as the copy "
+                f"{_by(edges)}",
+                after={"edges": list(edges)}, edges=edges,
+            )  # fmt: skip
+        elif owned is not None and owned.edges != edges:
+            self._change(
+                Action.UPDATE, Resource.OWNERSHIP, cluster_name, name,
+                "the edges that replicate into it changed",
+                before={"edges": list(owned.edges)}, after={"edges": list(edges)}, edges=edges,
+            )  # fmt: skip
+        elif owned is None:
+            self._note(
+                NoteLevel.INFO, cluster_name, name,
+                f"merges into the existing topic {name}, which topo did not create; its "
+                "configs are left as they are",
+            )  # fmt: skip
+        self._partitions(cluster_name, name, existing, partitions, desired, edges)
+        if managed:
+            self._replication_factor_note(cluster_name, name, existing, desired)
+            self._configs(cluster_name, name, existing, configs, desired, disagreements, edges)
+
+    def _from_sources(self, desired: _Desired) -> tuple[int, dict[str, str], dict[str, str]]:
+        """Partitions (the most any source has), the configs every source agrees on, and the
+        keys they disagree on (described for a note)."""
+        if not desired.contributions:
+            return 1, dict(COMPACTED), {}
+        partitions = max(c.topic.partitions for c in desired.contributions)
+        per_source = [
+            (f"{c.edge.source}/{c.topic.name}", _copied_configs(c))
+            for c in desired.contributions
+            if c.edge.settings.sync.configs
+        ]
+        keys = sorted({key for _where, configs in per_source for key in configs})
+        agreed: dict[str, str] = {}
+        disagreements: dict[str, str] = {}
+        for key in keys:
+            values = {where: configs.get(key) for where, configs in per_source}
+            if len(set(values.values())) == 1:
+                value = next(iter(values.values()))
+                if value is not None:
+                    agreed[key] = value
+            else:
+                disagreements[key] = ", ".join(
+                    f"{where}: {value if value is not None else 'default'}"
+                    for where, value in values.items()
+                )
+        return partitions, agreed, disagreements
+
+    def _create_topic(
+        self,
+        cluster: str,
+        name: str,
+        desired: _Desired,
+        edges: tuple[str, ...],
+        partitions: int,
+        configs: dict[str, str],
+    ) -> None:
+        sources = [f"{c.edge.source}/{c.topic.name}" for c in desired.contributions]
+        if desired.purpose == "replica":
+            reason = f"replicated from {', '.join(sources)} {_by(edges)}"
+        else:
+            reason = f"topo's {desired.purpose} topic {_by(edges, 'for')}"
+        if desired.purpose in ("state", "heartbeats", "checkpoints", "offset-syncs"):
+            partitions, configs = 1, dict(COMPACTED)
+        self._change(
+            Action.CREATE, Resource.TOPIC, cluster, name, reason,
+            after={
+                "partitions": partitions,
+                "replication_factor": desired.replication_factor,
+                "configs": configs,
+                "purpose": desired.purpose,
+                "sources": sources,
+            },
+            edges=edges,
+        )  # fmt: skip
+
+    def _partitions(
+        self,
+        cluster: str,
+        name: str,
+        existing: observed.Topic,
+        wanted: int,
+        desired: _Desired,
+        edges: tuple[str, ...],
+    ) -> None:
+        if not any(c.edge.settings.sync.partitions for c in desired.contributions):
+            if wanted > existing.partitions:
+                self._note(
+                    NoteLevel.WARNING, cluster, name,
+                    f"has {existing.partitions} partitions, its source {wanted}, and "
+                    "sync.partitions is off: records of the extra partitions cannot be copied",
+                )  # fmt: skip
+            return
+        if wanted > existing.partitions:
+            self._change(
+                Action.UPDATE, Resource.PARTITIONS, cluster, name,
+                f"its source grew to {wanted} partitions",
+                before={"partitions": existing.partitions}, after={"partitions": wanted},
+                edges=edges,
+            )  # fmt: skip
+        elif wanted < existing.partitions:
+            self._note(
+                NoteLevel.INFO, cluster, name,
+                f"has {existing.partitions} partitions, more than its source's {wanted}; "
+                "partitions are never removed",
+            )  # fmt: skip
+
+    def _replication_factor_note(
+        self, cluster: str, name: str, existing: observed.Topic, desired: _Desired
+    ) -> None:
+        if existing.replication_factor != desired.replication_factor:
+            self._note(
+                NoteLevel.INFO, cluster, name,
+                f"has replication factor {existing.replication_factor}, the topology asks "
+                f"for {desired.replication_factor}; topo does not move replicas (use "
+                "kafka-reassign-partitions)",
+            )  # fmt: skip
+
+    def _configs(
+        self,
+        cluster: str,
+        name: str,
+        existing: observed.Topic,
+        wanted: dict[str, str],
+        desired: _Desired,
+        disagreements: Mapping[str, str],
+        edges: tuple[str, ...],
+    ) -> None:
+        syncing = [c for c in desired.contributions if c.edge.settings.sync.configs]
+        if not syncing:
+            return
+        excluded = _excludes(syncing[0].edge)
+        current = {
+            key: value
+            for key, value in existing.configs.items()
+            if not _matches(excluded, key) and key not in disagreements
+        }
+        before: dict[str, str | None] = {}
+        after: dict[str, str | None] = {}
+        for key in sorted(set(current) | set(wanted)):
+            if key in disagreements or current.get(key) == wanted.get(key):
+                continue
+            before[key] = current.get(key)
+            after[key] = wanted.get(key)  # None: back to the cluster's default, like MM2
+        if after:
+            self._change(
+                Action.UPDATE, Resource.TOPIC_CONFIG, cluster, name,
+                f"its source's configs changed (synced {_by(edges)})",
+                before=before, after=after, edges=edges,
+            )  # fmt: skip
+
+    # -- ACLs -----------------------------------------------------------------------------------
+
+    def _reconcile_acl(self, cluster_name: str, acl: Acl, edges: set[str]) -> None:
+        cluster = self._cluster(cluster_name)
+        if cluster.acls is None:
+            self._note(
+                NoteLevel.WARNING, cluster_name, acl.resource_name,
+                f"{cluster_name} has no authorizer, so this ACL is not synced: {acl.describe()}",
+            )  # fmt: skip
+            return
+        present = acl in cluster.acls
+        self.reads.note(f"acl/{cluster_name}/{observed.acl_key(acl)}", present)
+        if present:
+            return
+        self._change(
+            Action.CREATE, Resource.ACL, cluster_name, acl.resource_name,
+            f"copied from the source topic's ACLs {_by(tuple(sorted(edges)))}",
+            after=acl.to_dict(), edges=tuple(sorted(edges)),
+        )  # fmt: skip
+
+    # -- what topo made that nothing wants any more ---------------------------------------------
+
+    def _orphans(self, cluster: observed.Cluster) -> None:
+        wanted_acls = {acl for (name, acl) in self.desired_acls if name == cluster.name}
+        live_edges = {edge.name for edge in self.topology.edges()}
+        for owned in sorted(cluster.owned.values(), key=lambda o: o.key):
+            if owned.kind == "topic" and (cluster.name, owned.name) not in self.desired:
+                self._orphan_topic(cluster, owned, live_edges)
+            elif owned.kind == "acl" and owned.acl is not None and owned.acl not in wanted_acls:
+                self._orphan_acl(cluster, owned, live_edges)
+
+    def _orphan_topic(
+        self, cluster: observed.Cluster, owned: observed.Owned, live_edges: set[str]
+    ) -> None:
+        topic = cluster.topics.get(owned.name)
+        facts = _topic_facts(topic) if topic else None
+        self.reads.note(f"topic/{cluster.name}/{owned.name}", facts)
+        if topic is None:
+            self._change(
+                Action.DELETE, Resource.OWNERSHIP, cluster.name, owned.name,
+                "the topic no longer exists; its ownership record goes too",
+                before={"edges": list(owned.edges)}, edges=owned.edges,
+            )  # fmt: skip
+            return
+        why = _orphaned_because(owned, live_edges)
+        if self.allow_delete:
+            self._change(
+                Action.DELETE, Resource.TOPIC, cluster.name, owned.name,
+                f"topo created it and {why}; its data will be lost",
+                before=_topic_facts(topic), edges=owned.edges,
+            )  # fmt: skip
+        else:
+            self._note(
+                NoteLevel.WARNING, cluster.name, owned.name,
+                f"topo created it and {why}; it is kept (plan with --allow-delete to delete it)",
+            )  # fmt: skip
+
+    def _orphan_acl(
+        self, cluster: observed.Cluster, owned: observed.Owned, live_edges: set[str]
+    ) -> None:
+        assert owned.acl is not None
+        present = cluster.acls is not None and owned.acl in cluster.acls
+        self.reads.note(f"acl/{cluster.name}/{owned.name}", present)
+        if not present:
+            return
+        why = _orphaned_because(owned, live_edges, "its source ACL")
+        if self.allow_delete:
+            self._change(
+                Action.DELETE, Resource.ACL, cluster.name, owned.acl.resource_name,
+                f"topo created it and {why}",
+                before=owned.acl.to_dict(), edges=owned.edges,
+            )  # fmt: skip
+        else:
+            self._note(
+                NoteLevel.WARNING, cluster.name, owned.acl.resource_name,
+                f"topo created the ACL {owned.acl.describe()} and {why}; it is kept (plan "
+                "with --allow-delete to delete it)",
+            )  # fmt: skip
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _change(
+        self,
+        action: Action,
+        resource: Resource,
+        cluster: str,
+        name: str,
+        reason: str,
+        *,
+        before: Mapping[str, Any] | None = None,
+        after: Mapping[str, Any] | None = None,
+        edges: Iterable[str] = (),
+    ) -> None:
+        self.changes.append(
+            Change(action, resource, cluster, name, reason, before, after, tuple(edges))
+        )
+
+    def _note(self, level: NoteLevel, cluster: str, name: str, message: str) -> None:
+        self.notes.append(Note(level, cluster, name, message))
+
+
+def _topic_facts(topic: observed.Topic) -> dict[str, Any]:
+    return {
+        "partitions": topic.partitions,
+        "replication_factor": topic.replication_factor,
+        "configs": dict(sorted(topic.configs.items())),
+    }
+
+
+def _excludes(edge: Edge) -> tuple[re.Pattern[str], ...]:
+    return tuple(
+        re.compile(pattern)
+        for pattern in (*kafka_rules.CONFIG_EXCLUDES, *edge.settings.config_exclude)
+    )
+
+
+def _matches(patterns: tuple[re.Pattern[str], ...], key: str) -> bool:
+    return any(pattern.fullmatch(key) for pattern in patterns)
+
+
+def _copied_configs(contribution: _Contribution) -> dict[str, str]:
+    """The source topic's own configs that pass MM2's exclusion list and the flow's."""
+    excluded = _excludes(contribution.edge)
+    return {k: v for k, v in contribution.topic.configs.items() if not _matches(excluded, k)}
+
+
+def _by(edges: tuple[str, ...], word: str = "by") -> str:
+    return f"{word} {', '.join(edges)}" if edges else ""
+
+
+def _orphaned_because(owned: observed.Owned, live_edges: set[str], what: str = "its source") -> str:
+    gone = [edge for edge in owned.edges if edge not in live_edges]
+    if gone:
+        flows = f"flows {', '.join(gone)} no longer exist" if len(gone) > 1 else ""
+        return flows or f"the flow {gone[0]} no longer exists"
+    return f"{what} no longer exists or no longer passes {', '.join(owned.edges)}'s filters"
