@@ -1,0 +1,137 @@
+"""topology.connection: a resolved cluster as librdkafka settings, secrets resolved on the way."""
+
+from pathlib import Path
+
+import pytest
+
+from topology.connection import client_config
+from topology.diagnostics import Span
+from topology.model import Cluster, Sasl, Security, Tls
+from topology.secrets import SecretError
+
+SPAN = Span("topology.yaml", 1, 1)
+PLAINTEXT = Security()
+
+
+def cluster(
+    security: Security = PLAINTEXT,
+    client: dict[str, str | int | float | bool] | None = None,
+    bootstrap: str = "east-1:9092,east-2:9092",
+) -> Cluster:
+    return Cluster("east", bootstrap, security, client or {}, (), SPAN)
+
+
+def no_files(path: Path) -> str:
+    raise AssertionError(f"no file should be read, not {path}")
+
+
+def test_a_plaintext_cluster_needs_only_its_bootstrap_and_protocol() -> None:
+    assert client_config(cluster(), {}, read_file=no_files) == {
+        "bootstrap.servers": "east-1:9092,east-2:9092",
+        "security.protocol": "PLAINTEXT",
+    }
+
+
+def test_sasl_credentials_are_resolved_from_the_environment_and_files() -> None:
+    sasl = Sasl("SCRAM-SHA-512", username="${env:EAST_USER}", password="${file:east.pass}")
+    read: list[Path] = []
+
+    def read_file(path: Path) -> str:
+        read.append(path)
+        return "pa55\n"
+
+    config = client_config(
+        cluster(Security("SASL_PLAINTEXT", sasl=sasl)),
+        {"EAST_USER": "alice"},
+        read_file=read_file,
+        base=Path("/topologies"),
+    )
+    assert config == {
+        "bootstrap.servers": "east-1:9092,east-2:9092",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.username": "alice",
+        "sasl.password": "pa55",
+    }
+    assert read == [Path("/topologies/east.pass")]
+
+
+def test_a_mechanism_without_credentials_sets_only_the_mechanism() -> None:
+    config = client_config(cluster(Security("SASL_SSL", sasl=Sasl("GSSAPI"))), {})
+    assert config["sasl.mechanism"] == "GSSAPI"
+    assert "sasl.username" not in config
+    assert "sasl.password" not in config
+
+
+def test_a_missing_environment_variable_names_the_cluster_and_the_variable() -> None:
+    sasl = Sasl("PLAIN", username="alice", password="${env:EAST_PASSWORD}")
+    with pytest.raises(SecretError) as raised:
+        client_config(cluster(Security("SASL_SSL", sasl=sasl)), {"OTHER": "x"})
+    message = str(raised.value)
+    assert "cluster east" in message
+    assert "EAST_PASSWORD" in message
+    assert "security.sasl.password" in message
+
+
+def test_tls_files_are_relative_to_the_topology_folder() -> None:
+    tls = Tls(ca="certs/ca.pem", cert="/etc/east/client.pem", key="certs/client.key")
+    config = client_config(cluster(Security("SSL", tls=tls)), {}, base=Path("/topologies"))
+    assert config == {
+        "bootstrap.servers": "east-1:9092,east-2:9092",
+        "security.protocol": "SSL",
+        "ssl.ca.location": "/topologies/certs/ca.pem",
+        "ssl.certificate.location": "/etc/east/client.pem",
+        "ssl.key.location": "/topologies/certs/client.key",
+        "ssl.endpoint.identification.algorithm": "https",
+    }
+
+
+def test_tls_key_password_is_a_secret_and_hostname_checks_can_be_turned_off() -> None:
+    tls = Tls(key_password="${env:KEY_PASS}", verify_hostname=False)
+    config = client_config(cluster(Security("SSL", tls=tls)), {"KEY_PASS": "k3y"})
+    assert config["ssl.key.password"] == "k3y"
+    assert config["ssl.endpoint.identification.algorithm"] == "none"
+    assert "ssl.ca.location" not in config
+
+
+def test_ssl_without_a_tls_block_still_checks_hostnames() -> None:
+    config = client_config(cluster(Security("SASL_SSL", sasl=Sasl("OAUTHBEARER"))), {})
+    assert config["ssl.endpoint.identification.algorithm"] == "https"
+
+
+def test_client_properties_pass_through_as_librdkafka_strings() -> None:
+    client: dict[str, str | int | float | bool] = {
+        "client.id": "topo",
+        "socket.timeout.ms": 5000,
+        "enable.ssl.certificate.verification": False,
+        "socket.keepalive.enable": True,
+        "retry.backoff.ms": 100.5,
+    }
+    config = client_config(cluster(client=client), {})
+    assert config == {
+        "client.id": "topo",
+        "socket.timeout.ms": "5000",
+        "enable.ssl.certificate.verification": "false",
+        "socket.keepalive.enable": "true",
+        "retry.backoff.ms": "100.5",
+        "bootstrap.servers": "east-1:9092,east-2:9092",
+        "security.protocol": "PLAINTEXT",
+    }
+
+
+def test_client_properties_may_be_secret_references() -> None:
+    client: dict[str, str | int | float | bool] = {"sasl.oauthbearer.client.secret": "${env:S}"}
+    config = client_config(cluster(client=client), {"S": "oauth-secret"})
+    assert config["sasl.oauthbearer.client.secret"] == "oauth-secret"
+    with pytest.raises(SecretError, match=r"cluster east: client.sasl.oauthbearer.client.secret"):
+        client_config(cluster(client=client), {})
+
+
+def test_the_topologys_own_settings_win_over_a_client_property() -> None:
+    client: dict[str, str | int | float | bool] = {"security.protocol": "SSL"}
+    assert client_config(cluster(client=client), {})["security.protocol"] == "PLAINTEXT"
+
+
+def test_the_bootstrap_may_be_a_reference() -> None:
+    config = client_config(cluster(bootstrap="${env:EAST_BOOTSTRAP}"), {"EAST_BOOTSTRAP": "h:1"})
+    assert config["bootstrap.servers"] == "h:1"
