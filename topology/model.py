@@ -188,6 +188,7 @@ class Topology:
     file: str
     clusters: Mapping[str, Cluster]
     flows: tuple[Flow, ...]
+    name: str = "topology"  # the owner recorded with everything topo creates
 
     def edges(self) -> list[Edge]:
         return [edge for flow in self.flows for edge in flow.edges()]

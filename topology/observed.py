@@ -73,13 +73,19 @@ class Owned:
     name: str  # the topic name, or the ACL's key (see `acl_key`)
     edges: tuple[str, ...]  # "east->west", sorted
     acl: Acl | None = None  # the binding, for kind "acl"
+    owner: str = ""  # the name of the topology that made it (Topology.name)
 
     @property
     def key(self) -> str:
         return f"{self.kind}:{self.name}"
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"kind": self.kind, "name": self.name, "edges": list(self.edges)}
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "owner": self.owner,
+            "edges": list(self.edges),
+        }
         if self.acl is not None:
             data["acl"] = self.acl.to_dict()
         return data
@@ -97,6 +103,7 @@ def owned_from_dict(data: Mapping[str, Any]) -> Owned:
         name=data["name"],
         edges=tuple(data["edges"]),
         acl=Acl(**acl) if acl else None,
+        owner=data.get("owner", ""),
     )
 
 

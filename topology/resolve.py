@@ -5,7 +5,9 @@ values (a regex that does not compile, a malformed bootstrap, incomplete securit
 diagnostics; the topology is still built so that the graph analysis can report its own.
 """
 
+import re
 from dataclasses import fields
+from pathlib import PurePath
 from typing import Any
 
 from topology import kafka_rules, patterns, secrets
@@ -53,7 +55,8 @@ class _Resolver:
             for index, raw in enumerate(data.get("flows", []))
             if any(kind.value in raw for kind in FlowKind)  # the schema check reported the rest
         )
-        return Topology(self.document.file, clusters, flows), self.diagnostics
+        name = data.get("name") or _default_name(self.document.file)
+        return Topology(self.document.file, clusters, flows, name), self.diagnostics
 
     # -- clusters -------------------------------------------------------------------------
 
@@ -226,6 +229,13 @@ class _Resolver:
 
     def _error(self, code: str, message: str, where: Path) -> None:
         self.diagnostics.append(error(code, message, self.document.span(where)))
+
+
+def _default_name(file: str) -> str:
+    """The file's name without extension, as a legal owner name ("topology" for stdin)."""
+    stem = PurePath(file).stem if file not in ("", "-", "<stdin>") else ""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]", "-", stem).lstrip("._-")[:100]
+    return cleaned or "topology"
 
 
 def _known(value_type: type, raw: dict[str, Any]) -> dict[str, Any]:

@@ -33,6 +33,7 @@ def _plan(*changes: Change, notes: tuple[Note, ...] = (), allow_delete: bool = F
     return Plan(
         topology_file="topology.yaml",
         topology_sha256=TOPOLOGY_SHA,
+        owner="topology",
         fingerprint=FINGERPRINT,
         clusters=CLUSTERS,
         changes=changes,

@@ -53,9 +53,14 @@ WEST_INTERNAL = (
     internal("east.checkpoints.internal"),
     internal("topo-offset-syncs.east.internal"),
 )
-OWNED_INTERNAL = tuple(
-    Owned("topic", t.name, ("east->west",)) for t in WEST_INTERNAL if t.name != STATE_TOPIC
-)
+
+
+def mine(name: str, *edges: str) -> Owned:
+    """An ownership record this test's topology (topology.yaml) wrote."""
+    return Owned("topic", name, edges or ("east->west",), owner="topology")
+
+
+OWNED_INTERNAL = tuple(mine(t.name) for t in WEST_INTERNAL if t.name != STATE_TOPIC)
 
 
 def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) -> Plan:
@@ -97,7 +102,7 @@ def test_converged_clusters_plan_nothing() -> None:
         "west",
         Topic("east.orders", 3, 1, {"retention.ms": "1000"}),
         *WEST_INTERNAL,
-        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+        owned=(mine("east.orders"), *OWNED_INTERNAL),
     )
     result = make(east=cluster("east", orders), west=west)
     assert result.empty and not result.notes
@@ -112,7 +117,7 @@ def test_drifted_configs_are_updated_incrementally_with_old_and_new_values() -> 
         "west",
         Topic("east.orders", 3, 1, {"retention.ms": "1000", "segment.ms": "5", **TARGET_ONLY}),
         *WEST_INTERNAL,
-        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+        owned=(mine("east.orders"), *OWNED_INTERNAL),
     )  # fmt: skip
     [change] = make(east=cluster("east", orders), west=west).changes
     assert (change.action, change.resource) == (Action.UPDATE, Resource.TOPIC_CONFIG)
@@ -129,8 +134,8 @@ def test_partitions_grow_with_the_source_and_never_shrink() -> None:
         Topic("east.orders2", 8, 1),
         *WEST_INTERNAL,
         owned=(
-            Owned("topic", "east.orders", ("east->west",)),
-            Owned("topic", "east.orders2", ("east->west",)),
+            mine("east.orders"),
+            mine("east.orders2"),
             *OWNED_INTERNAL,
         ),
     )
@@ -209,7 +214,7 @@ def test_orphans_are_kept_unless_deletes_are_allowed() -> None:
         "west",
         Topic("east.orders", 1, 1),
         *WEST_INTERNAL,
-        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+        owned=(mine("east.orders"), *OWNED_INTERNAL),
     )
     east = cluster("east")  # the source topic was deleted
     kept = make(east=east, west=west)
@@ -232,7 +237,7 @@ def test_removed_flow_orphans_everything_it_made_on_its_target() -> None:
         "west",
         Topic("east.orders", 1, 1),
         *WEST_INTERNAL,
-        owned=(Owned("topic", "east.orders", ("east->west",)), *OWNED_INTERNAL),
+        owned=(mine("east.orders"), *OWNED_INTERNAL),
     )
     result = make(
         no_flows, allow_delete=True, east=cluster("east", Topic("orders", 1, 1)), west=west
@@ -260,7 +265,7 @@ def test_identity_active_active_never_syncs_a_copy_back_to_its_origin() -> None:
     west = cluster(
         "west",
         Topic("orders", 2, 1, {"retention.ms": "9"}),
-        owned=(Owned("topic", "orders", ("east->west",)),),
+        owned=(mine("orders"),),
     )
     changes = [c for c in replica_changes(make(text, east=east, west=west)) if c.name == "orders"]
     assert [(c.cluster, c.after) for c in changes] == [("west", {"retention.ms": "10"})]
@@ -307,3 +312,19 @@ def test_fingerprint_changes_only_when_something_the_plan_read_changes() -> None
     )
     assert base.fingerprint == unrelated.fingerprint
     assert len({base.fingerprint, grown.fingerprint, added.fingerprint}) == 3
+
+
+def test_another_topologys_topics_are_neither_synced_nor_orphaned() -> None:
+    theirs = Owned("topic", "east.orders", ("east->west",), owner="payments-team")
+    leftover = Owned("topic", "east.legacy", ("east->west",), owner="payments-team")
+    west = cluster(
+        "west",
+        Topic("east.orders", 1, 1),
+        Topic("east.legacy", 1, 1),
+        *WEST_INTERNAL,
+        owned=(theirs, leftover, *OWNED_INTERNAL),
+    )
+    result = make(allow_delete=True, east=cluster("east", Topic("orders", 4, 1)), west=west)
+    assert result.empty
+    [note] = result.notes
+    assert note.name == "east.orders" and "payments-team" in note.message

@@ -10,7 +10,7 @@ import traceback
 import typer
 
 from topology import __version__
-from topology.cli import diff, export_mm2, graph, import_mm2, lab, validate
+from topology.cli import apply, diff, export_mm2, graph, import_mm2, lab, plan, validate
 from topology.errors import TopoError
 
 app = typer.Typer(
@@ -26,6 +26,8 @@ app.add_typer(export_mm2.app, name="export")
 app.command()(validate.validate)
 app.command()(graph.graph)
 app.command()(diff.diff)
+app.command()(plan.plan)
+app.command()(apply.apply)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

@@ -108,6 +108,7 @@ class Note:
 class Plan:
     topology_file: str
     topology_sha256: str
+    owner: str  # the topology's name, recorded with everything the plan creates
     fingerprint: str
     clusters: Mapping[str, str]  # name -> bootstrap, never credentials
     changes: tuple[Change, ...]
@@ -129,7 +130,11 @@ class Plan:
         return {
             "format_version": FORMAT_VERSION,
             "topo_version": self.topo_version,
-            "topology": {"file": self.topology_file, "sha256": self.topology_sha256},
+            "topology": {
+                "file": self.topology_file,
+                "sha256": self.topology_sha256,
+                "name": self.owner,
+            },
             "fingerprint": self.fingerprint,
             "allow_delete": self.allow_delete,
             "clusters": {name: {"bootstrap": b} for name, b in sorted(self.clusters.items())},
@@ -144,6 +149,7 @@ def plan_from_dict(data: Mapping[str, Any]) -> Plan:
     return Plan(
         topology_file=data["topology"]["file"],
         topology_sha256=data["topology"]["sha256"],
+        owner=data["topology"]["name"],
         fingerprint=data["fingerprint"],
         clusters={name: c["bootstrap"] for name, c in data["clusters"].items()},
         changes=tuple(

@@ -83,6 +83,7 @@ def plan(
     return Plan(
         topology_file=topology.file,
         topology_sha256=topology_sha256,
+        owner=topology.name,
         fingerprint=planner.reads.fingerprint(),
         clusters={name: cluster.bootstrap for name, cluster in topology.clusters.items()},
         changes=tuple(sorted(changes, key=lambda c: (c.phase, c.cluster, _purpose_rank(c)))),
@@ -237,6 +238,14 @@ class _Planner:
         self.reads.note(
             f"topic/{cluster_name}/{name}", _topic_facts(existing) if existing else None
         )
+        if owned is not None and owned.owner != self.topology.name:
+            if desired.purpose == "replica":
+                self._note(
+                    NoteLevel.WARNING, cluster_name, name,
+                    f"belongs to the topology '{owned.owner}', which created it; this "
+                    f"topology ({self.topology.name}) leaves it alone",
+                )  # fmt: skip
+            return
         edges = tuple(sorted(desired.edges))
         partitions, configs, disagreements = self._from_sources(desired)
         for key, values in disagreements.items():
@@ -419,6 +428,9 @@ class _Planner:
         self.reads.note(f"acl/{cluster_name}/{observed.acl_key(acl)}", present)
         if present:
             return
+        owned = cluster.owned.get(f"acl:{observed.acl_key(acl)}")
+        if owned is not None and owned.owner != self.topology.name:
+            return
         self._change(
             Action.CREATE, Resource.ACL, cluster_name, acl.resource_name,
             f"copied from the source topic's ACLs {_by(tuple(sorted(edges)))}",
@@ -431,6 +443,8 @@ class _Planner:
         wanted_acls = {acl for (name, acl) in self.desired_acls if name == cluster.name}
         live_edges = {edge.name for edge in self.topology.edges()}
         for owned in sorted(cluster.owned.values(), key=lambda o: o.key):
+            if owned.owner != self.topology.name:
+                continue  # another topology's: it alone decides what to do with it
             if owned.kind == "topic" and (cluster.name, owned.name) not in self.desired:
                 self._orphan_topic(cluster, owned, live_edges)
             elif owned.kind == "acl" and owned.acl is not None and owned.acl not in wanted_acls:

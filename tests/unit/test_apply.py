@@ -1,0 +1,96 @@
+"""Apply's bookkeeping, with a stand-in executor: order, failures per cluster, Ctrl-C.
+
+(That the changes themselves work on Kafka is tested against real lab clusters in
+tests/integration/test_plan_apply.py; here only the accounting is under test.)
+"""
+
+import json
+
+import pytest
+
+from topology import apply as applying
+from topology.apply import Outcome
+from topology.errors import KafkaUnavailableError
+from topology.plan import saved
+from topology.plan.model import Action, Change, Plan, Resource
+
+
+def topic(cluster: str, name: str) -> Change:
+    after = {
+        "partitions": 1,
+        "replication_factor": 1,
+        "configs": {},
+        "purpose": "replica",
+        "sources": [],
+    }
+    return Change(Action.CREATE, Resource.TOPIC, cluster, name, "test", after=after)
+
+
+PLAN = Plan(
+    topology_file="topology.yaml",
+    topology_sha256="0" * 64,
+    owner="topology",
+    fingerprint="sha256:" + "1" * 64,
+    clusters={"west": "127.0.0.1:1", "north": "127.0.0.1:2"},
+    changes=(topic("west", "a"), topic("north", "b"), topic("west", "c"), topic("north", "d")),
+)
+
+
+def test_every_change_runs_in_plan_order() -> None:
+    ran: list[str] = []
+    report = applying.run(PLAN, lambda change: ran.append(change.name))
+    assert ran == ["a", "b", "c", "d"]
+    assert report.ok and report.count(Outcome.DONE) == 4
+
+
+def test_a_failing_cluster_stops_its_own_changes_and_not_the_others() -> None:
+    ran: list[str] = []
+
+    def execute(change: Change) -> None:
+        if change.cluster == "west":
+            raise KafkaUnavailableError("cluster west (127.0.0.1:1) is unreachable")
+        ran.append(change.name)
+
+    report = applying.run(PLAN, execute)
+    assert ran == ["b", "d"]
+    assert [(s.change.name, s.outcome) for s in report.steps] == [
+        ("a", Outcome.FAILED), ("b", Outcome.DONE), ("c", Outcome.NOT_ATTEMPTED), ("d", Outcome.DONE),
+    ]  # fmt: skip
+    assert "unreachable" in report.steps[0].detail and not report.ok
+
+
+def test_ctrl_c_marks_the_running_change_and_the_rest_as_not_attempted() -> None:
+    def execute(change: Change) -> None:
+        if change.name == "b":
+            raise KeyboardInterrupt
+
+    report = applying.run(PLAN, execute)
+    assert report.interrupted and not report.ok
+    assert [s.outcome for s in report.steps] == [Outcome.DONE] + [Outcome.NOT_ATTEMPTED] * 3
+    assert "partly done" in report.steps[1].detail
+
+
+def test_a_saved_plan_reads_back_equal() -> None:
+    text = json.dumps(PLAN.to_dict())
+    assert saved.looks_like_plan(text)
+    assert saved.read(text, "plan.json") == PLAN
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda d: d.update(format_version="9"), "plan format '9'"),
+        (lambda d: d["changes"][0].update(action="explode"), "changes/0"),
+        (lambda d: d.pop("fingerprint"), "fingerprint"),
+    ],
+)
+def test_a_damaged_saved_plan_is_refused_in_one_line(edit, message: str) -> None:  # type: ignore[no-untyped-def]
+    data = PLAN.to_dict()
+    edit(data)
+    with pytest.raises(saved.SavedPlanError, match=message):
+        saved.read(json.dumps(data), "plan.json")
+
+
+def test_a_topology_is_not_mistaken_for_a_plan() -> None:
+    assert not saved.looks_like_plan("version: 1\nclusters: {}\n")
+    assert not saved.looks_like_plan('{"version": 1, "clusters": {}}')

@@ -1,0 +1,162 @@
+"""`topo apply FILE|PLAN.json`: make the live clusters match the topology, step by step.
+
+With a topology file it plans, shows the plan and asks before changing anything. With a saved
+plan it re-reads the clusters first and refuses when anything the plan was computed from has
+changed since (a stale plan); then it executes exactly the saved changes, never re-deciding.
+"""
+
+import sys
+from typing import Annotated
+
+import typer
+
+from topology import apply as applying
+from topology.apply import Outcome
+from topology.errors import TopoError
+from topology.plan.model import Change, Plan
+
+Configs = dict[str, dict[str, str]]
+
+
+class StalePlanError(TopoError):
+    """The clusters or the topology changed after the saved plan was made."""
+
+
+EXIT_INTERRUPTED = 130
+
+
+def apply(
+    target: Annotated[
+        str, typer.Argument(help="A topology file, or a plan saved by `topo plan -o`.")
+    ],
+    auto_approve: Annotated[
+        bool, typer.Option("--auto-approve", help="Apply without asking for confirmation.")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Say what apply would do, in order; change nothing.")
+    ] = False,
+    allow_delete: Annotated[
+        bool,
+        typer.Option(
+            "--allow-delete", help="Also delete topics and ACLs topo made that no flow needs."
+        ),
+    ] = False,
+) -> None:
+    """Apply a topology (plan, confirm, execute) or a saved plan (check it is current, execute)."""
+    from topology.cli.files import read_text
+    from topology.plan import saved
+
+    text = read_text(target)
+    if saved.looks_like_plan(text):
+        if allow_delete:
+            raise TopoError(
+                "--allow-delete is decided when planning; it is recorded in the saved plan"
+            )
+        plan, configs = _current_saved_plan(text, target)
+    else:
+        plan, configs = _fresh_plan(target, allow_delete)
+        if plan.empty:
+            raise typer.Exit(0)
+        if not (dry_run or auto_approve):
+            _confirm()
+    if dry_run:
+        _dry_run(plan)
+        raise typer.Exit(0)
+    _execute(plan, configs)
+
+
+def _fresh_plan(file: str, allow_delete: bool) -> tuple[Plan, Configs]:
+    from topology.cli import live
+    from topology.cli.plan import Format, render
+
+    loaded = live.load(file)
+    configs = live.client_configs(loaded)
+    plan = live.make_plan(loaded, live.observe(configs), allow_delete)
+    typer.echo(render(plan.to_dict(), Format.TEXT), nl=False)
+    return plan, configs
+
+
+def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
+    from topology.cli import live
+    from topology.plan import saved
+
+    plan = saved.read(text, file)
+    loaded = live.load(plan.topology_file)
+    if loaded.sha256 != plan.topology_sha256:
+        raise StalePlanError(
+            f"stale plan: {plan.topology_file} changed after {file} was made; plan again"
+        )
+    configs = live.client_configs(loaded)
+    current = live.make_plan(loaded, live.observe(configs), plan.allow_delete)
+    if current.fingerprint != plan.fingerprint:
+        now = ", ".join(f"{n} to {action}" for action, n in current.summary().items() if n)
+        raise StalePlanError(
+            f"stale plan: the clusters changed after {file} was made (a plan now would have "
+            f"{now or 'no changes'}); plan again"
+        )
+    typer.echo(f"{file} is current: applying its {len(plan.changes)} change(s).", err=True)
+    return plan, configs
+
+
+def _confirm() -> None:
+    if not sys.stdin.isatty():
+        raise TopoError(
+            "refusing to ask for confirmation: standard input is not a terminal; "
+            "pass --auto-approve to apply without asking"
+        )
+    typer.echo("\nDo you want to apply these changes? Only 'yes' is accepted.", err=True)
+    if input("  Enter a value: ").strip() != "yes":
+        typer.echo("Apply cancelled; nothing was changed.", err=True)
+        raise typer.Exit(1)
+
+
+def _dry_run(plan: Plan) -> None:
+    typer.echo(f"Dry run: apply would make these {len(plan.changes)} change(s), in this order:")
+    for number, change in enumerate(plan.changes, start=1):
+        typer.echo(f"  {number}. {applying.describe(change)}")
+    typer.echo("Nothing was changed.")
+
+
+def _execute(plan: Plan, configs: Configs) -> None:
+    from topology.kafka import changes
+
+    width = len(str(len(plan.changes)))
+
+    def started(number: int, total: int, change: Change) -> None:
+        typer.echo(f"[{number:>{width}}/{total}] {applying.describe(change)} ...", err=True)
+
+    def finished(step: applying.Step) -> None:
+        if step.outcome is Outcome.DONE:
+            typer.echo(f"{'':>{2 * width + 3}} done in {step.seconds:.1f}s", err=True)
+        elif step.outcome is Outcome.FAILED:
+            typer.echo(f"{'':>{2 * width + 3}} FAILED: {step.detail}", err=True)
+
+    report = applying.run(
+        plan,
+        lambda change: changes.execute(configs[change.cluster], change),
+        on_start=started,
+        on_done=finished,
+    )
+    _summarise(report)
+
+
+def _summarise(report: applying.Report) -> None:
+
+    done = report.count(Outcome.DONE)
+    if report.ok:
+        typer.echo(f"Apply complete: {done} change(s) made.")
+        return
+    failed = report.count(Outcome.FAILED)
+    skipped = report.count(Outcome.NOT_ATTEMPTED)
+    headline = "Apply interrupted" if report.interrupted else "Apply failed"
+    typer.echo(
+        f"{headline}: {done} done, {failed} failed, {skipped} not attempted "
+        f"(of {report.total}). Run apply again to finish: it plans only what is missing.",
+        err=True,
+    )
+    for step in report.steps:
+        if step.outcome is not Outcome.DONE:
+            typer.echo(
+                f"  {step.outcome}: {applying.describe(step.change)} ({step.detail})", err=True
+            )
+    raise typer.Exit(EXIT_INTERRUPTED if report.interrupted else 1)
