@@ -1,0 +1,351 @@
+"""Read what a live cluster holds: topics, their own configs, ACLs, groups and topo's ownership.
+
+One admin client per cluster. Requests that do not depend on each other are sent together and
+awaited together, and every wait is bounded by one deadline, so `observe` answers, or fails
+with one line naming the cluster and its bootstrap, within about its timeout.
+"""
+
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    ConsumerGroupType,
+    KafkaError,
+    KafkaException,
+    TopicPartition,
+)
+
+# The admin module re-exports these without declaring it; mypy still knows their types.
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ClusterMetadata,
+    ConfigEntry,
+    ConfigResource,
+    ConfigSource,
+    ResourcePatternType,
+    ResourceType,
+    TopicMetadata,
+)
+
+from topology import observed
+from topology.errors import KafkaUnavailableError, TopoError
+from topology.kafka import client
+from topology.kafka.changes import acl_from_binding, owned_from_record
+from topology.observed import STATE_TOPIC
+
+# Kafka's own bookkeeping: never replicated, so never observed.
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+
+# Reported by the client while it connects; no retry within the timeout would change them.
+_HOPELESS = frozenset({KafkaError._AUTHENTICATION, KafkaError._ALL_BROKERS_DOWN})
+_CONNECT_STEP = 0.5  # seconds per metadata attempt while connecting, to notice those early
+
+# None matches any name, principal or host (documented; the type hints say str).
+_ANY: Any = None
+_EVERY_ACL = AclBindingFilter(
+    ResourceType.ANY,
+    _ANY,
+    ResourcePatternType.ANY,
+    _ANY,
+    _ANY,
+    AclOperation.ANY,
+    AclPermissionType.ANY,
+)
+
+
+def observe_all(
+    configs: Mapping[str, dict[str, str]], timeout: float = 15.0
+) -> dict[str, observed.Cluster]:
+    """Every cluster observed at once, each in its own thread.
+
+    All are awaited (each within `timeout`); the first failure in `configs`' order is raised
+    as it is.
+    """
+    if not configs:
+        return {}
+    with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="topo-observe") as pool:
+        futures = {
+            name: pool.submit(observe, name, config, timeout) for name, config in configs.items()
+        }
+    return {name: future.result() for name, future in futures.items()}
+
+
+def observe(name: str, config: dict[str, str], timeout: float = 15.0) -> observed.Cluster:
+    """What cluster `name` (reached with librdkafka settings `config`) holds now."""
+    return _Observer(name, config, timeout).observe()
+
+
+class _Observer:
+    def __init__(self, name: str, config: dict[str, str], timeout: float) -> None:
+        self.name = name
+        self.config = config
+        self.deadline = time.monotonic() + timeout
+        self.last_error = client.LastError()
+        self.hopeless: KafkaError | None = None
+        settings = {**client.quiet(config, self.last_error), "error_cb": self._on_error}
+        try:
+            self.admin = AdminClient(settings)
+        except KafkaException as problem:  # a setting librdkafka rejects
+            raise KafkaUnavailableError(f"{self.who}: {_said(problem)}") from None
+
+    @property
+    def who(self) -> str:
+        return f"cluster {self.name} ({self.config.get('bootstrap.servers', '?')})"
+
+    def _on_error(self, error: KafkaError) -> None:
+        if error.code() in _HOPELESS and self.hopeless is None:
+            self.hopeless = error
+
+    def left(self) -> float:
+        return max(0.1, self.deadline - time.monotonic())
+
+    @contextmanager
+    def step(self, doing: str) -> Iterator[None]:
+        """One line naming the cluster and the step for any client failure inside."""
+        try:
+            yield
+        except (KafkaException, TimeoutError) as problem:
+            raise KafkaUnavailableError(
+                f"{self.who}: {doing} failed: {self.reason(problem)}"
+            ) from None
+
+    def reason(self, problem: Exception) -> str:
+        """The broker's own words, or for a local failure the client's last error line."""
+        error = problem.args[0] if problem.args else None
+        if isinstance(error, KafkaError) and error.code() >= 0:
+            return error.str()
+        self.admin.poll(0)  # serves the queued log lines LastError keeps
+        if self.last_error.reason:
+            return self.last_error.reason
+        if isinstance(error, KafkaError):
+            return error.str()
+        return "no answer in time" if isinstance(problem, TimeoutError) else str(problem)
+
+    def observe(self) -> observed.Cluster:
+        metadata = self.connect()
+        names = sorted(set(metadata.topics) - INTERNAL_TOPICS)
+        broker = ConfigResource(ResourceType.BROKER, str(min(metadata.brokers)))
+        # Everything that needs only the topic list, sent at once.
+        with self.step("asking for configs, ACLs and groups"):
+            topic_configs = (
+                self.admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, name) for name in names],
+                    request_timeout=self.left(),
+                )
+                if names
+                else {}
+            )
+            broker_configs = self.admin.describe_configs([broker], request_timeout=self.left())
+            cluster = self.admin.describe_cluster(
+                include_authorized_operations=True, request_timeout=self.left()
+            )
+            acls = self.admin.describe_acls(_EVERY_ACL, request_timeout=self.left())
+            groups = self.admin.list_consumer_groups(request_timeout=self.left())
+        topics = self.topics(metadata, topic_configs)
+        with self.step(f"describing broker {broker.name}'s configs"):
+            broker_entries: dict[str, ConfigEntry] = broker_configs[broker].result(self.left())
+        default_rf = broker_entries.get("default.replication.factor")
+        return observed.Cluster(
+            name=self.name,
+            brokers=len(metadata.brokers),
+            default_replication_factor=(
+                int(default_rf.value) if default_rf is not None and default_rf.value else None
+            ),
+            topics=topics,
+            acls=self.acls(broker_entries, cluster, acls),
+            groups=self.groups(groups),
+            owned=self.owned() if STATE_TOPIC in metadata.topics else {},
+        )
+
+    def connect(self) -> ClusterMetadata:
+        """The cluster's metadata, retried until the deadline unless the client gives up."""
+        while True:
+            try:
+                return self.admin.list_topics(timeout=min(_CONNECT_STEP, self.left()))
+            except KafkaException as problem:
+                self.admin.poll(0)  # serves error_cb
+                if self.hopeless is not None or time.monotonic() >= self.deadline:
+                    hopeless = self.hopeless.str() if self.hopeless else None
+                    reason = self.last_error.reason or hopeless or _said(problem)
+                    raise KafkaUnavailableError(f"{self.who} is unreachable: {reason}") from None
+
+    def topics(
+        self, metadata: ClusterMetadata, configs: Mapping[ConfigResource, Future[Any]]
+    ) -> dict[str, observed.Topic]:
+        found: dict[str, observed.Topic] = {}
+        for resource, future in configs.items():
+            name = resource.name
+            with self.step(f"describing topic {name}'s configs"):
+                try:
+                    entries: dict[str, ConfigEntry] = future.result(self.left())
+                except KafkaException as problem:
+                    if problem.args[0].code() == KafkaError.UNKNOWN_TOPIC_OR_PART:
+                        continue  # deleted since the topic list was read
+                    raise
+            found[name] = self.topic(metadata.topics[name], entries)
+        return dict(sorted(found.items()))
+
+    def topic(self, metadata: TopicMetadata, entries: Mapping[str, ConfigEntry]) -> observed.Topic:
+        name = metadata.topic
+        assert name is not None  # set on every topic a metadata answer lists
+        first = metadata.partitions.get(0)
+        if first is None:
+            raise KafkaUnavailableError(
+                f"{self.who}: topic {name} has no partition 0 in the cluster's metadata "
+                f"({metadata.error or 'no error given'})"
+            )
+        own = {
+            key: entry.value
+            for key, entry in sorted(entries.items())
+            # The client gives the source as an int, though its type hints say ConfigSource.
+            if ConfigSource(entry.source) is ConfigSource.DYNAMIC_TOPIC_CONFIG
+            and not entry.is_sensitive
+            and not entry.is_read_only
+            and entry.value is not None
+        }
+        return observed.Topic(name, len(metadata.partitions), len(first.replicas), own)
+
+    def acls(
+        self,
+        broker_entries: Mapping[str, ConfigEntry],
+        cluster: Future[Any],
+        acls: Future[Any],
+    ) -> tuple[observed.Acl, ...] | None:
+        # librdkafka reports no error for DescribeAcls (neither "no authorizer" nor "not
+        # allowed"), so both are found out another way: the broker's authorizer setting, and
+        # the operations the cluster grants topo.
+        authorizer = broker_entries.get("authorizer.class.name")
+        if authorizer is not None and not authorizer.value:
+            return None
+        with self.step("describing the cluster"):
+            granted = cluster.result(self.left()).authorized_operations or []
+        if AclOperation.DESCRIBE not in granted:
+            raise KafkaUnavailableError(
+                f"{self.who}: describing ACLs failed: the principal may not DESCRIBE the cluster"
+            )
+        with self.step("describing ACLs"):
+            bindings = acls.result(self.left())
+        return tuple(sorted(acl_from_binding(binding) for binding in bindings))
+
+    def groups(self, listing: Future[Any]) -> dict[str, observed.Group]:
+        with self.step("listing consumer groups"):
+            result = listing.result(self.left())
+            if result.errors:
+                raise result.errors[0]
+        kept = [
+            group
+            for group in result.valid or []
+            if getattr(group, "type", ConsumerGroupType.UNKNOWN)
+            in (ConsumerGroupType.UNKNOWN, ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER)
+        ]
+        # One group per request (the API's limit); all of them in flight at once.
+        with self.step("asking for consumer group offsets"):
+            requests = {
+                group.group_id: self.admin.list_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group.group_id)], request_timeout=self.left()
+                )[group.group_id]
+                for group in kept
+            }
+        found: dict[str, observed.Group] = {}
+        for group in kept:
+            group_id = group.group_id
+            with self.step(f"reading consumer group {group_id}'s offsets"):
+                try:
+                    answer = requests[group_id].result(self.left())
+                except KafkaException as problem:
+                    if problem.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:
+                        continue  # deleted since the groups were listed
+                    raise
+            offsets: dict[tuple[str, int], int] = {}
+            for partition in answer.topic_partitions or []:
+                if partition.error is not None:
+                    raise KafkaUnavailableError(
+                        f"{self.who}: reading consumer group {group_id}'s offset for "
+                        f"{partition.topic}[{partition.partition}] failed: {partition.error.str()}"
+                    )
+                if partition.offset >= 0:
+                    offsets[(partition.topic, partition.partition)] = partition.offset
+            state = getattr(group, "state", None)
+            found[group_id] = observed.Group(
+                group_id,
+                state.name if state is not None else "UNKNOWN",
+                dict(sorted(offsets.items())),
+            )
+        return dict(sorted(found.items()))
+
+    def owned(self) -> dict[str, observed.Owned]:
+        """topo's ownership records: the state topic read to its end, the last record per key."""
+        doing = f"reading {STATE_TOPIC}"
+        settings = {
+            **client.quiet(self.config, self.last_error),
+            # Offsets come from assign(); the group id is never used to commit.
+            "group.id": f"topo-observe-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+        with self.step(doing):
+            consumer = Consumer(settings)
+        try:
+            with self.step(doing):
+                return self._read_state(consumer)
+        finally:
+            consumer.close()
+
+    def _read_state(self, consumer: Consumer) -> dict[str, observed.Owned]:
+        # The last record of each key, decoded only once the end is reached: a record topo
+        # cannot read that a later one replaced or tombstoned does no harm.
+        latest: dict[bytes | None, tuple[int, bytes | None]] = {}
+        for offset, key, value in self._state_records(consumer):
+            latest[key] = (offset, value)
+        found: dict[str, observed.Owned] = {}
+        for key, (offset, value) in latest.items():
+            try:
+                text, owned = owned_from_record(key, value)
+            except (ValueError, UnicodeDecodeError) as problem:
+                raise TopoError(
+                    f"{self.who}: record {offset} of {STATE_TOPIC} is not one topo wrote "
+                    f"({problem})"
+                ) from None
+            if owned is not None:
+                found[text] = owned
+        return dict(sorted(found.items()))
+
+    def _state_records(
+        self, consumer: Consumer
+    ) -> Iterator[tuple[int, bytes | None, bytes | None]]:
+        """(offset, key, value) of partition 0 of the state topic, up to its high watermark."""
+        low, high = consumer.get_watermark_offsets(
+            TopicPartition(STATE_TOPIC, 0), timeout=self.left()
+        )
+        if high <= low:
+            return
+        consumer.assign([TopicPartition(STATE_TOPIC, 0, low)])
+        while time.monotonic() < self.deadline:
+            message = consumer.poll(min(0.5, self.left()))
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    return
+                raise KafkaException(error)
+            offset = message.offset()
+            assert offset is not None  # set on every record read
+            yield offset, message.key(), message.value()
+            if offset >= high - 1:
+                return
+        raise TimeoutError
+
+
+def _said(problem: KafkaException) -> str:
+    error = problem.args[0] if problem.args else problem
+    return error.str() if isinstance(error, KafkaError) else str(error)
