@@ -197,3 +197,14 @@ def test_observe_all_reads_every_cluster_and_reports_a_failure_as_it_is(
     with pytest.raises(KafkaUnavailableError, match=r"^cluster gone \("):
         inventory.observe_all({**configs, "gone": down}, timeout=5)
     assert inventory.observe_all({}) == {}
+
+
+def test_topic_configs_asked_for_in_several_requests_are_all_read(
+    source: dict[str, str], topic_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    create_topic(source, f"{topic_name}-a", 1, **{"retention.ms": "1000000"})
+    create_topic(source, f"{topic_name}-b", 1, **{"retention.ms": "2000000"})
+    monkeypatch.setattr(inventory, "_CONFIGS_PER_REQUEST", 1)
+    topics = inventory.observe("src", source).topics
+    assert topics[f"{topic_name}-a"].configs == {"retention.ms": "1000000"}
+    assert topics[f"{topic_name}-b"].configs == {"retention.ms": "2000000"}

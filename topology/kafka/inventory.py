@@ -48,6 +48,11 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 # Reported by the client while it connects; no retry within the timeout would change them.
 _HOPELESS = frozenset({KafkaError._AUTHENTICATION, KafkaError._ALL_BROKERS_DOWN})
 _CONNECT_STEP = 0.5  # seconds per metadata attempt while connecting, to notice those early
+# Topics per DescribeConfigs request: one request for a normal cluster, while the answer for
+# tens of thousands of topics stays well below the client's largest response.
+_CONFIGS_PER_REQUEST = 1000
+# Clusters observed at once: each is an admin client and a consumer, a few threads each.
+_CONCURRENT_CLUSTERS = 32
 
 # None matches any name, principal or host (documented; the type hints say str).
 _ANY: Any = None
@@ -65,14 +70,15 @@ _EVERY_ACL = AclBindingFilter(
 def observe_all(
     configs: Mapping[str, dict[str, str]], timeout: float = 15.0
 ) -> dict[str, observed.Cluster]:
-    """Every cluster observed at once, each in its own thread.
+    """Every cluster observed concurrently, each in its own thread (up to 32 at once).
 
     All are awaited (each within `timeout`); the first failure in `configs`' order is raised
     as it is.
     """
     if not configs:
         return {}
-    with ThreadPoolExecutor(max_workers=len(configs), thread_name_prefix="topo-observe") as pool:
+    workers = min(len(configs), _CONCURRENT_CLUSTERS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-observe") as pool:
         futures = {
             name: pool.submit(observe, name, config, timeout) for name, config in configs.items()
         }
@@ -136,14 +142,13 @@ class _Observer:
         broker = ConfigResource(ResourceType.BROKER, str(min(metadata.brokers)))
         # Everything that needs only the topic list, sent at once.
         with self.step("asking for configs, ACLs and groups"):
-            topic_configs = (
-                self.admin.describe_configs(
-                    [ConfigResource(ResourceType.TOPIC, name) for name in names],
+            topic_configs: dict[ConfigResource, Future[Any]] = {}
+            for start in range(0, len(names), _CONFIGS_PER_REQUEST):
+                batch = names[start : start + _CONFIGS_PER_REQUEST]
+                topic_configs |= self.admin.describe_configs(
+                    [ConfigResource(ResourceType.TOPIC, name) for name in batch],
                     request_timeout=self.left(),
                 )
-                if names
-                else {}
-            )
             broker_configs = self.admin.describe_configs([broker], request_timeout=self.left())
             cluster = self.admin.describe_cluster(
                 include_authorized_operations=True, request_timeout=self.left()
