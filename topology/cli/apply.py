@@ -133,7 +133,7 @@ def _execute(plan: Plan, configs: Configs) -> None:
 
     report = applying.run(
         plan,
-        lambda change: changes.execute(configs[change.cluster], change),
+        lambda change: changes.execute(configs[change.cluster], change, owner=plan.owner),
         on_start=started,
         on_done=finished,
     )
