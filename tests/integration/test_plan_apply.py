@@ -215,3 +215,52 @@ def test_an_unreachable_cluster_is_one_line_naming_it(setup: Setup) -> None:
     [line] = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert "dst" in line and "127.0.0.1:9" in line
     assert "Traceback" not in done.stderr
+
+
+FLAKY_CLUSTER = "itest-flaky"
+
+
+def test_a_cluster_lost_during_apply_is_reported_and_a_rerun_converges(
+    setup: Setup, lab_dir: Path
+) -> None:
+    from topology import apply as applying
+    from topology.apply import Outcome
+    from topology.cli import live
+    from topology.lab import manager
+
+    manager.up([manager.UpRequest(FLAKY_CLUSTER)])
+    flaky = manager.admin_config(FLAKY_CLUSTER)
+    setup.write(
+        extra=(
+            f'  - mirror: {{from: src, to: far}}\n    topics: {{include: ["{setup.prefix}-.*"]}}\n'
+        )
+    )
+    setup.file.write_text(
+        setup.file.read_text().replace(
+            "flows:", f'  far: {{bootstrap: "{flaky["bootstrap.servers"]}"}}\nflows:'
+        )
+    )
+    orders = setup.topic("orders")
+    records.create_topic(setup.source, orders, 2)
+    loaded = live.load(str(setup.file))
+    configs = live.client_configs(loaded)
+    plan = live.make_plan(loaded, live.observe(configs), allow_delete=False)
+    manager.down([FLAKY_CLUSTER])  # lost after planning, before apply reaches it
+
+    report = applying.run(
+        plan, lambda c: changes.execute(configs[c.cluster], c, timeout=5, owner=plan.owner)
+    )
+    outcomes = {(s.change.cluster, s.outcome) for s in report.steps}
+    assert (("dst", Outcome.DONE) in outcomes) and ("dst", Outcome.FAILED) not in outcomes
+    far = [s for s in report.steps if s.change.cluster == "far"]
+    assert far[0].outcome is Outcome.FAILED and "127.0.0.1" in far[0].detail
+    assert {s.outcome for s in far[1:]} == {Outcome.NOT_ATTEMPTED}
+    assert not report.ok
+    assert setup.target_topic(f"src.{orders}") is not None
+
+    manager.up([manager.UpRequest(FLAKY_CLUSTER)])
+    rerun = setup.topo("apply", str(setup.file), "--auto-approve")
+    assert rerun.returncode == 0, rerun.stderr
+    assert f"src.{orders}" in rerun.stdout and "topo-state.internal" in rerun.stdout
+    assert setup.topo("plan", str(setup.file), "--detailed-exitcode").returncode == 0
+    manager.down([FLAKY_CLUSTER], purge=True)

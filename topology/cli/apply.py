@@ -123,13 +123,15 @@ def _execute(plan: Plan, configs: Configs) -> None:
     width = len(str(len(plan.changes)))
 
     def started(number: int, total: int, change: Change) -> None:
-        typer.echo(f"[{number:>{width}}/{total}] {applying.describe(change)} ...", err=True)
+        typer.echo(
+            f"[{number:>{width}}/{total}] {applying.describe(change)} ... ", nl=False, err=True
+        )
 
     def finished(step: applying.Step) -> None:
         if step.outcome is Outcome.DONE:
-            typer.echo(f"{'':>{2 * width + 3}} done in {step.seconds:.1f}s", err=True)
+            typer.echo(f"done ({step.seconds:.1f}s)", err=True)
         elif step.outcome is Outcome.FAILED:
-            typer.echo(f"{'':>{2 * width + 3}} FAILED: {step.detail}", err=True)
+            typer.echo(f"FAILED: {step.detail}", err=True)
 
     report = applying.run(
         plan,

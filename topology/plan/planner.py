@@ -21,6 +21,12 @@ from topology.observed import STATE_TOPIC, Acl
 from topology.plan.model import Action, Change, Note, NoteLevel, Plan, Resource
 
 HEARTBEATS = "heartbeats"
+_PURPOSES = {
+    "state": "topo's record of the topics and ACLs it created on this cluster",
+    "heartbeats": "heartbeats written here by {edges}, for liveness and latency",
+    "checkpoints": "consumer-group offsets translated by {edges}, for failover",
+    "offset-syncs": "source-to-target offset pairs written by {edges}'s job",
+}
 COMPACTED = {"cleanup.policy": "compact"}
 
 
@@ -324,7 +330,7 @@ class _Planner:
         if desired.purpose == "replica":
             reason = f"replicated from {', '.join(sources)} {_by(edges)}"
         else:
-            reason = f"topo's {desired.purpose} topic {_by(edges, 'for')}"
+            reason = _PURPOSES[desired.purpose].format(edges=", ".join(edges))
         if desired.purpose in ("state", "heartbeats", "checkpoints", "offset-syncs"):
             partitions, configs = 1, dict(COMPACTED)
         self._change(
@@ -545,8 +551,8 @@ def _copied_configs(contribution: _Contribution) -> dict[str, str]:
     return {k: v for k, v in contribution.topic.configs.items() if not _matches(excluded, k)}
 
 
-def _by(edges: tuple[str, ...], word: str = "by") -> str:
-    return f"{word} {', '.join(edges)}" if edges else ""
+def _by(edges: tuple[str, ...]) -> str:
+    return f"by {', '.join(edges)}" if edges else ""
 
 
 def _orphaned_because(owned: observed.Owned, live_edges: set[str], what: str = "its source") -> str:
