@@ -54,8 +54,11 @@ def test_a_failing_cluster_stops_its_own_changes_and_not_the_others() -> None:
     report = applying.run(PLAN, execute)
     assert ran == ["b", "d"]
     assert [(s.change.name, s.outcome) for s in report.steps] == [
-        ("a", Outcome.FAILED), ("b", Outcome.DONE), ("c", Outcome.NOT_ATTEMPTED), ("d", Outcome.DONE),
-    ]  # fmt: skip
+        ("a", Outcome.FAILED),
+        ("b", Outcome.DONE),
+        ("c", Outcome.NOT_ATTEMPTED),
+        ("d", Outcome.DONE),
+    ]
     assert "unreachable" in report.steps[0].detail and not report.ok
 
 
