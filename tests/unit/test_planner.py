@@ -328,3 +328,17 @@ def test_another_topologys_topics_are_neither_synced_nor_orphaned() -> None:
     assert result.empty
     [note] = result.notes
     assert note.name == "east.orders" and "payments-team" in note.message
+
+
+def test_under_identity_naming_an_existing_same_named_topic_is_merged_into_not_adopted() -> None:
+    text = MIRROR.replace("topics: {include:", "naming: identity\n    topics: {include:")
+    east = cluster("east", Topic("orders", 4, 1, {"retention.ms": "5"}))
+    west = cluster(
+        "west", Topic("orders", 2, 1, {"retention.ms": "99"}), *WEST_INTERNAL, owned=OWNED_INTERNAL
+    )
+    result = make(text, east=east, west=west)
+    # Partitions grow so every record keeps its partition; its configs and ownership stay.
+    assert [(c.action, c.resource) for c in result.changes] == [
+        (Action.UPDATE, Resource.PARTITIONS)
+    ]
+    assert any("merges into the existing topic" in note.message for note in result.notes)

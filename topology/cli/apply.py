@@ -6,6 +6,7 @@ changed since (a stale plan); then it executes exactly the saved changes, never 
 """
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -81,7 +82,7 @@ def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
     from topology.plan import saved
 
     plan = saved.read(text, file)
-    loaded = live.load(plan.topology_file)
+    loaded = live.load(_topology_of(plan, file))
     if loaded.sha256 != plan.topology_sha256:
         raise StalePlanError(
             f"stale plan: {plan.topology_file} changed after {file} was made; plan again"
@@ -94,8 +95,18 @@ def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
             f"stale plan: the clusters changed after {file} was made (a plan now would have "
             f"{now or 'no changes'}); plan again"
         )
-    typer.echo(f"{file} is current: applying its {len(plan.changes)} change(s).", err=True)
+    typer.echo(f"{file} is current: the clusters are as it expects.", err=True)
     return plan, configs
+
+
+def _topology_of(plan: Plan, plan_file: str) -> str:
+    """The topology the plan was made from: as it was named when planning (from the folder
+    planning ran in), else next to the saved plan."""
+    named = Path(plan.topology_file)
+    beside = Path(plan_file).parent / named
+    if named.is_absolute() or named.exists() or not beside.exists():
+        return plan.topology_file
+    return str(beside)
 
 
 def _confirm() -> None:
@@ -153,7 +164,8 @@ def _summarise(report: applying.Report) -> None:
     headline = "Apply interrupted" if report.interrupted else "Apply failed"
     typer.echo(
         f"{headline}: {done} done, {failed} failed, {skipped} not attempted "
-        f"(of {report.total}). Run apply again to finish: it plans only what is missing.",
+        f"(of {report.total}). Plan and apply again to finish: the new plan holds only what "
+        "is missing.",
         err=True,
     )
     for step in report.steps:

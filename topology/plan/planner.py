@@ -57,7 +57,6 @@ class _Desired:
     purpose: str
     edges: set[str] = field(default_factory=set)
     contributions: list[_Contribution] = field(default_factory=list)
-    merges: bool = False
     replication_factor: int | None = None
 
 
@@ -183,7 +182,6 @@ class _Planner:
             self.reads.note(f"topic/{edge.source}/{name}", _topic_facts(topic))
             desired = self._want(edge.target, remote, "replica", edge)
             desired.contributions.append(_Contribution(edge, topic))
-            desired.merges = desired.merges or edge.merges
             if edge.settings.sync.acls:
                 self._want_acls(edge, source, name, remote)
 
@@ -265,7 +263,11 @@ class _Planner:
         if desired.purpose != "replica":
             return  # topo's internal topics: created when missing, otherwise left as they are
         managed = owned is not None
-        if owned is None and not desired.merges:
+        # A prefixed name (east.orders) can only be a copy, say one MM2 made: topo adopts it.
+        # Under identity naming a same-named topic may be the target's own: it is merged into,
+        # never adopted, so its configs are never overwritten and it is never deleted.
+        adoptable = all(c.topic.name != name for c in desired.contributions)
+        if owned is None and adoptable:
             managed = True
             self._change(
                 Action.CREATE, Resource.OWNERSHIP, cluster_name, name,
@@ -365,7 +367,7 @@ class _Planner:
         if wanted > existing.partitions:
             self._change(
                 Action.UPDATE, Resource.PARTITIONS, cluster, name,
-                f"its source grew to {wanted} partitions",
+                f"the copy needs its source's {wanted} partitions to keep each record's partition",
                 before={"partitions": existing.partitions}, after={"partitions": wanted},
                 edges=edges,
             )  # fmt: skip
