@@ -24,6 +24,13 @@ class Topic:
     # are left out, so a cluster's defaults never show up as a difference.
     configs: Mapping[str, str] = field(default_factory=dict)
 
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "partitions": self.partitions,
+            "replication_factor": self.replication_factor,
+            "configs": dict(sorted(self.configs.items())),
+        }
+
 
 @dataclass(frozen=True, order=True)
 class Acl:
@@ -127,14 +134,7 @@ class Cluster:
             "name": self.name,
             "brokers": self.brokers,
             "default_replication_factor": self.default_replication_factor,
-            "topics": {
-                name: {
-                    "partitions": topic.partitions,
-                    "replication_factor": topic.replication_factor,
-                    "configs": dict(sorted(topic.configs.items())),
-                }
-                for name, topic in sorted(self.topics.items())
-            },
+            "topics": {name: topic.to_dict() for name, topic in sorted(self.topics.items())},
             "acls": None if self.acls is None else [acl.to_dict() for acl in sorted(self.acls)],
             "groups": {
                 group_id: {

@@ -3,6 +3,7 @@
 import pytest
 
 from topology import analysis
+from topology.model import Topology
 from topology.observed import STATE_TOPIC, Acl, Cluster, Owned, Topic
 from topology.plan.model import Action, Change, Plan, Resource
 from topology.plan.planner import PlanError, plan
@@ -19,7 +20,7 @@ flows:
 """
 
 
-def topology(text: str = MIRROR):  # type: ignore[no-untyped-def]
+def topology(text: str = MIRROR) -> Topology:
     result = analysis.analyse(text, "topology.yaml")
     assert result.ok, result.diagnostics
     assert result.topology is not None

@@ -179,7 +179,7 @@ class _Planner:
             remote = self._remote_name(edge, name, source)
             if remote is None:
                 continue
-            self.reads.note(f"topic/{edge.source}/{name}", _topic_facts(topic))
+            self.reads.note(f"topic/{edge.source}/{name}", topic.to_dict())
             desired = self._want(edge.target, remote, "replica", edge)
             desired.contributions.append(_Contribution(edge, topic))
             if edge.settings.sync.acls:
@@ -239,9 +239,7 @@ class _Planner:
         cluster = self._cluster(cluster_name)
         existing = cluster.topics.get(name)
         owned = cluster.owns_topic(name)
-        self.reads.note(
-            f"topic/{cluster_name}/{name}", _topic_facts(existing) if existing else None
-        )
+        self.reads.note(f"topic/{cluster_name}/{name}", existing.to_dict() if existing else None)
         if owned is not None and owned.owner != self.topology.name:
             if desired.purpose == "replica":
                 self._note(
@@ -295,8 +293,8 @@ class _Planner:
     def _from_sources(self, desired: _Desired) -> tuple[int, dict[str, str], dict[str, str]]:
         """Partitions (the most any source has), the configs every source agrees on, and the
         keys they disagree on (described for a note)."""
-        if not desired.contributions:
-            return 1, dict(COMPACTED), {}
+        if not desired.contributions:  # topo's own topics: `_create_topic` sets their shape
+            return 1, {}, {}
         partitions = max(c.topic.partitions for c in desired.contributions)
         per_source = [
             (f"{c.edge.source}/{c.topic.name}", _copied_configs(c))
@@ -462,7 +460,7 @@ class _Planner:
         self, cluster: observed.Cluster, owned: observed.Owned, live_edges: set[str]
     ) -> None:
         topic = cluster.topics.get(owned.name)
-        facts = _topic_facts(topic) if topic else None
+        facts = topic.to_dict() if topic else None
         self.reads.note(f"topic/{cluster.name}/{owned.name}", facts)
         if topic is None:
             self._change(
@@ -476,7 +474,7 @@ class _Planner:
             self._change(
                 Action.DELETE, Resource.TOPIC, cluster.name, owned.name,
                 f"topo created it and {why}; its data will be lost",
-                before=_topic_facts(topic), edges=owned.edges,
+                before=topic.to_dict(), edges=owned.edges,
             )  # fmt: skip
         else:
             self._note(
@@ -526,14 +524,6 @@ class _Planner:
 
     def _note(self, level: NoteLevel, cluster: str, name: str, message: str) -> None:
         self.notes.append(Note(level, cluster, name, message))
-
-
-def _topic_facts(topic: observed.Topic) -> dict[str, Any]:
-    return {
-        "partitions": topic.partitions,
-        "replication_factor": topic.replication_factor,
-        "configs": dict(sorted(topic.configs.items())),
-    }
 
 
 def _excludes(edge: Edge) -> tuple[re.Pattern[str], ...]:
