@@ -2,6 +2,12 @@
 
 import subprocess
 import sys
+import time
+
+# Timestamps for test records: fixed within a run, and recent. A record older than the
+# topic's retention.ms (7 days by default) is deleted by the broker's next retention check,
+# which would make a record vanish mid-test.
+RECENT_MS = (int(time.time()) - 3600) * 1000
 
 
 def run_topo(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

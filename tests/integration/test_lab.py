@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
-from tests.helpers import run_topo
+from tests.helpers import RECENT_MS, run_topo
 from topology.errors import KafkaUnavailableError, LabError
 from topology.kafka import records
 from topology.kafka.records import Record
@@ -26,7 +26,7 @@ def sample(topic: str, count: int, partitions: int) -> list[Record]:
             key=None if i == 3 else f"k{i}".encode(),
             value=None if i == 4 else f"v{i}".encode(),
             headers=(("h", f"{i}".encode()), ("h", None)),
-            timestamp_ms=1_700_000_000_000 + i,
+            timestamp_ms=RECENT_MS + i,
         )
         for i in range(count)
     ]

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import RECENT_MS
 from topology.kafka import records
 from topology.kafka.records import Record
 
@@ -37,7 +38,7 @@ def varied_records(topic: str) -> list[Record]:
                 key=None if i == 5 else f"key-{i % 4}".encode(),
                 value=None if i == 9 else bytes([i, 0, 255]) + f"value-{i}".encode(),
                 headers=headers,
-                timestamp_ms=1_600_000_000_000 + 1000 * i,
+                timestamp_ms=RECENT_MS + 1000 * i,
             )
         )
     return made
