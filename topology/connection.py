@@ -77,3 +77,37 @@ def _text(value: str | int | float | bool) -> str:
 def _under(base: Path, path: str) -> Path:
     found = Path(path).expanduser()
     return found if found.is_absolute() else base / found
+
+
+# librdkafka's names for what the Java client (Spark's Kafka connector) spells differently.
+_LIBRDKAFKA_ONLY = {
+    "sasl.username", "sasl.password", "ssl.ca.location", "ssl.certificate.location",
+    "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
+}  # fmt: skip
+_LOGIN_MODULES = {
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+}
+
+
+def java_client_config(librdkafka: Mapping[str, str]) -> dict[str, str]:
+    """The Java client's settings for a cluster, from its librdkafka settings (secrets already
+    resolved): SASL credentials become a JAAS line, a CA file a PEM trust store. Client
+    certificates (mutual TLS) are passed through as librdkafka names and not translated."""
+    config = {k: v for k, v in librdkafka.items() if k not in _LIBRDKAFKA_ONLY}
+    module = _LOGIN_MODULES.get(librdkafka.get("sasl.mechanism", ""))
+    if module is not None and "sasl.username" in librdkafka:
+        user = _jaas_quoted(librdkafka["sasl.username"])
+        password = _jaas_quoted(librdkafka.get("sasl.password", ""))
+        config["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
+    if "ssl.ca.location" in librdkafka:
+        config["ssl.truststore.type"] = "PEM"
+        config["ssl.truststore.location"] = librdkafka["ssl.ca.location"]
+    if librdkafka.get("ssl.endpoint.identification.algorithm") == "none":
+        config["ssl.endpoint.identification.algorithm"] = ""
+    return config
+
+
+def _jaas_quoted(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"')

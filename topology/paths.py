@@ -25,3 +25,14 @@ def lab_dir() -> Path:
     if explicit:
         return Path(explicit).expanduser()
     return cache_dir() / "lab"
+
+
+def state_dir() -> Path:
+    """Running replication jobs: pid, logs, status, Spark checkpoints. `TOPO_STATE_DIR`
+    overrides; else the XDG state dir (`~/.local/state/topo`)."""
+    explicit = os.environ.get("TOPO_STATE_DIR")
+    if explicit:
+        return Path(explicit).expanduser()
+    xdg = os.environ.get("XDG_STATE_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "state"
+    return base / "topo"

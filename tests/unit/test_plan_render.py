@@ -264,7 +264,7 @@ BROKEN: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "unknown top-level field": (lambda d: d.update(secrets={}), "'secrets' was unexpected"),
     "summary without replace": (lambda d: d["summary"].pop("replace"), "'replace' is a required"),
     "unknown action": (lambda d: d["changes"][0].update(action="rename"), "'rename' is not one"),
-    "unknown resource": (lambda d: d["changes"][0].update(resource="flow"), "'flow' is not one"),
+    "unknown resource": (lambda d: d["changes"][0].update(resource="job"), "'job' is not one"),
     "change without reason": (lambda d: d["changes"][0].pop("reason"), "'reason' is a required"),
     "change without edges": (lambda d: d["changes"][0].pop("edges"), "'edges' is a required"),
     "bad edge": (lambda d: d["changes"][1].update(edges=["east to west"]), "does not match"),

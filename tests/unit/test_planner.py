@@ -3,6 +3,7 @@
 import pytest
 
 from topology import analysis
+from topology.jobs import specs_of
 from topology.model import Topology
 from topology.observed import STATE_TOPIC, Acl, Cluster, Owned, Topic
 from topology.plan.model import Action, Change, Plan, Resource
@@ -34,6 +35,8 @@ def cluster(
     owned: tuple[Owned, ...] = (),
     brokers: int = 1,
 ) -> Cluster:
+    if name == "east":  # every flow's source has its heartbeats topic once applied
+        topics = (internal("heartbeats"), *topics)
     return Cluster(
         name=name,
         brokers=brokers,
@@ -53,6 +56,7 @@ WEST_INTERNAL = (
     internal("heartbeats"),
     internal("east.checkpoints.internal"),
     internal("topo-offset-syncs.east.internal"),
+    internal("east.heartbeats"),  # east's heartbeats, copied like MM2's
 )
 
 
@@ -65,13 +69,22 @@ OWNED_INTERNAL = tuple(mine(t.name) for t in WEST_INTERNAL if t.name != STATE_TO
 
 
 def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) -> Plan:
-    return plan(topology(text), clusters, topology_sha256="0" * 64, allow_delete=allow_delete)
+    """The plan with every flow's job already running as specified: topics and ACLs only."""
+    loaded = topology(text)
+    running = {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    return plan(
+        loaded, clusters, topology_sha256="0" * 64, allow_delete=allow_delete, running=running
+    )
 
 
 def replica_changes(result: Plan) -> list[Change]:
     """The changes about data topics (not topo's internal ones)."""
     purposes = ("state", "heartbeats", "checkpoints", "offset-syncs")
-    return [c for c in result.changes if not (c.after and c.after.get("purpose") in purposes)]
+    return [
+        c
+        for c in result.changes
+        if not (c.after and c.after.get("purpose") in purposes) and "heartbeats" not in c.name
+    ]
 
 
 def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs() -> None:
@@ -92,7 +105,7 @@ def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs()
     created = {c.name for c in result.changes}
     assert created == {
         "east.orders", STATE_TOPIC, "heartbeats", "east.checkpoints.internal",
-        "topo-offset-syncs.east.internal",
+        "topo-offset-syncs.east.internal", "east.heartbeats",
     }  # fmt: skip
     assert result.changes[0].name == STATE_TOPIC  # ownership records need it first
 
@@ -343,3 +356,34 @@ def test_under_identity_naming_an_existing_same_named_topic_is_merged_into_not_a
         (Action.UPDATE, Resource.PARTITIONS)
     ]
     assert any("merges into the existing topic" in note.message for note in result.notes)
+
+
+def test_each_flow_without_a_running_job_is_started_and_a_changed_one_restarted() -> None:
+    loaded = topology()
+    clusters = {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)}
+    first = plan(loaded, clusters, topology_sha256="0" * 64)
+    [start] = [c for c in first.changes if c.resource is Resource.FLOW]
+    assert (start.action, start.cluster, start.name) == (Action.CREATE, "west", "east->west")
+    assert start.after is not None and start.after["topics"]["include"] == ["orders.*"]
+    filtered = topology(
+        MIRROR.replace('["orders.*"]}', '["orders.*"]}\n    filter: "key IS NOT NULL"')
+    )
+    running = {"east->west": start.after}
+    again = plan(filtered, clusters, topology_sha256="0" * 64, running=running)
+    [restart] = [c for c in again.changes if c.resource is Resource.FLOW]
+    assert restart.action is Action.UPDATE
+    assert restart.reason == "restart: record_filter changed"
+    assert restart.after is not None and restart.after["record_filter"] == "key IS NOT NULL"
+    assert first.fingerprint != plan(loaded, clusters, topology_sha256="0" * 64,
+                                     running=running).fingerprint  # fmt: skip
+
+
+def test_a_running_job_whose_flow_was_removed_is_stopped() -> None:
+    loaded = topology()
+    running = {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    running["east->gone"] = {**running["east->west"], "flow": "east->gone", "target": "gone"}
+    result = plan(loaded, {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)},
+                  topology_sha256="0" * 64, running=running)  # fmt: skip
+    [stop] = [c for c in result.changes if c.resource is Resource.FLOW]
+    assert (stop.action, stop.name, stop.after) == (Action.DELETE, "east->gone", None)
+    assert stop.phase < result.changes[-1].phase or stop is result.changes[-1]

@@ -25,11 +25,13 @@ class Resource(StrEnum):
     PARTITIONS = "partitions"
     ACL = "acl"
     OWNERSHIP = "ownership"
+    FLOW = "flow"  # a replication job: create starts it, update restarts it, delete stops it
 
 
 # The order apply runs changes in, which is also the order a plan lists them: topo's state
 # topic before any ownership record is written to it; topics before their partitions, configs
-# and ACLs; every delete last, so a failure part-way never leaves a copy without its topic.
+# and ACLs; jobs once their topics exist (a stopped flow's job before its topics go); every
+# other delete last, so a failure part-way never leaves a copy without its topic.
 PHASES: tuple[tuple[Action, Resource], ...] = (
     (Action.CREATE, Resource.TOPIC),
     (Action.CREATE, Resource.OWNERSHIP),
@@ -37,6 +39,9 @@ PHASES: tuple[tuple[Action, Resource], ...] = (
     (Action.UPDATE, Resource.PARTITIONS),
     (Action.UPDATE, Resource.TOPIC_CONFIG),
     (Action.CREATE, Resource.ACL),
+    (Action.DELETE, Resource.FLOW),
+    (Action.CREATE, Resource.FLOW),
+    (Action.UPDATE, Resource.FLOW),
     (Action.DELETE, Resource.ACL),
     (Action.DELETE, Resource.TOPIC),
     (Action.DELETE, Resource.OWNERSHIP),

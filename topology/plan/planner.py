@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology import kafka_rules, observed
+from topology import jobs, kafka_rules, observed
 from topology.errors import TopoError
 from topology.model import Edge, Naming, Topology
 from topology.observed import STATE_TOPIC, Acl
@@ -28,6 +28,9 @@ _PURPOSES = {
     "offset-syncs": "source-to-target offset pairs written by {edges}'s job",
 }
 COMPACTED = {"cleanup.policy": "compact"}
+# Heartbeat topics, and every copy of one, are stamped by the broker on arrival: a copy's
+# timestamp minus the time the heartbeat was emitted is the flow's end-to-end latency.
+ARRIVAL_TIME = {"message.timestamp.type": "LogAppendTime"}
 
 
 class PlanError(TopoError):
@@ -81,10 +84,17 @@ def plan(
     topology_sha256: str,
     allow_delete: bool = False,
     topo_version: str = "",
+    running: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Plan:
-    """The changes that make `clusters` match `topology`; raises PlanError when none can."""
+    """The changes that make `clusters` match `topology`; raises PlanError when none can.
+
+    `running` holds the spec of each replication job running now, by flow ("east->west"):
+    a flow whose job is missing is started, one whose spec changed restarted, one the topology
+    no longer has stopped.
+    """
     planner = _Planner(topology, clusters, allow_delete)
     changes, notes = planner.run()
+    changes.extend(_flow_changes(topology, running or {}, planner.reads))
     return Plan(
         topology_file=topology.file,
         topology_sha256=topology_sha256,
@@ -145,15 +155,15 @@ class _Planner:
     def _cluster(self, name: str) -> observed.Cluster:
         return self.clusters[name]
 
-    def _replication_factor(self, edge: Edge) -> int:
-        target = self._cluster(edge.target)
+    def _replication_factor(self, edge: Edge, cluster: str) -> int:
+        target = self._cluster(cluster)
         wanted = edge.settings.replication_factor
         if wanted is None:
             wanted = target.default_replication_factor or 1
         if wanted > target.brokers:
             raise PlanError(
                 f"flow {edge.name}: replication factor {wanted} is more than the {target.brokers} "
-                f"broker(s) of cluster {edge.target}; lower replication_factor for this flow"
+                f"broker(s) of cluster {cluster}; lower replication_factor for this flow"
             )
         return wanted
 
@@ -161,7 +171,7 @@ class _Planner:
         desired = self.desired.setdefault((cluster, name), _Desired(purpose))
         desired.edges.add(edge.name)
         if desired.replication_factor is None:
-            desired.replication_factor = self._replication_factor(edge)
+            desired.replication_factor = self._replication_factor(edge, cluster)
         return desired
 
     def _want_internal_topics(self, edge: Edge) -> None:
@@ -169,14 +179,17 @@ class _Planner:
         self._want(edge.target, STATE_TOPIC, "state", edge)
         self._want(edge.target, offset_syncs_topic(edge.source, separator), "offset-syncs", edge)
         if edge.settings.emit.heartbeats:
+            # Written on both ends: the target's like MM2's; the source's are what the job
+            # copies, so each copy's arrival time measures the flow's end-to-end latency.
             self._want(edge.target, HEARTBEATS, "heartbeats", edge)
+            self._want(edge.source, HEARTBEATS, "heartbeats", edge)
         if edge.settings.emit.checkpoints:
             self._want(edge.target, checkpoints_topic(edge.source, separator), "checkpoints", edge)
 
     def _want_replicas(self, edge: Edge) -> None:
         source = self._cluster(edge.source)
         for name, topic in sorted(source.topics.items()):
-            remote = self._remote_name(edge, name, source)
+            remote = remote_name(edge, name, source)
             if remote is None:
                 continue
             self.reads.note(f"topic/{edge.source}/{name}", topic.to_dict())
@@ -184,28 +197,6 @@ class _Planner:
             desired.contributions.append(_Contribution(edge, topic))
             if edge.settings.sync.acls:
                 self._want_acls(edge, source, name, remote)
-
-    def _remote_name(self, edge: Edge, name: str, source: observed.Cluster) -> str | None:
-        """The name `name` gets on the target, or None when the edge does not copy it."""
-        settings = edge.settings
-        if kafka_rules.is_internal_topic(name):
-            return None
-        hops = name.split(settings.separator)
-        if hops[-1] == HEARTBEATS:
-            # Like MM2's heartbeats.replication.enabled: heartbeats travel whatever the topic
-            # filter says, always under a prefix, so their names show the path they took.
-            if not settings.emit.heartbeats or edge.target in hops[:-1]:
-                return None
-            return f"{edge.source}{settings.separator}{name}"
-        if not settings.topics.admits(name):
-            return None
-        if settings.naming is Naming.PREFIX:
-            # MM2's cycle rule: never back to a cluster in the topic's own origin chain.
-            return None if edge.target in hops[:-1] else settings.remote_name(edge.source, name)
-        owned = source.owns_topic(name)
-        if owned is not None and any(e.split("->")[0] == edge.target for e in owned.edges):
-            return None  # a copy that came from the target is not synced back to it
-        return name
 
     def _want_acls(self, edge: Edge, source: observed.Cluster, name: str, remote: str) -> None:
         """MM2's ACL sync: literal topic ACLs; ALLOW WRITE skipped; ALLOW ALL becomes READ."""
@@ -333,6 +324,10 @@ class _Planner:
             reason = _PURPOSES[desired.purpose].format(edges=", ".join(edges))
         if desired.purpose in ("state", "heartbeats", "checkpoints", "offset-syncs"):
             partitions, configs = 1, dict(COMPACTED)
+        if desired.purpose == "heartbeats" or any(
+            _is_heartbeats(c.topic.name, c.edge) for c in desired.contributions
+        ):
+            configs = {**configs, **ARRIVAL_TIME}
         self._change(
             Action.CREATE, Resource.TOPIC, cluster, name, reason,
             after={
@@ -524,6 +519,74 @@ class _Planner:
 
     def _note(self, level: NoteLevel, cluster: str, name: str, message: str) -> None:
         self.notes.append(Note(level, cluster, name, message))
+
+
+def remote_name(edge: Edge, name: str, source: observed.Cluster) -> str | None:
+    """The name source topic `name` gets on the edge's target, or None when the edge does not
+    copy it. The replication job asks the same question of each topic it finds."""
+    settings = edge.settings
+    if kafka_rules.is_internal_topic(name):
+        return None
+    hops = name.split(settings.separator)
+    if _is_heartbeats(name, edge):
+        # Like MM2's heartbeats.replication.enabled: heartbeats travel whatever the topic
+        # filter says, always under a prefix, so their names show the path they took.
+        if not settings.emit.heartbeats or edge.target in hops[:-1]:
+            return None
+        return f"{edge.source}{settings.separator}{name}"
+    if not settings.topics.admits(name):
+        return None
+    if settings.naming is Naming.PREFIX:
+        # MM2's cycle rule: never back to a cluster in the topic's own origin chain.
+        return None if edge.target in hops[:-1] else settings.remote_name(edge.source, name)
+    owned = source.owns_topic(name)
+    if owned is not None and any(e.split("->")[0] == edge.target for e in owned.edges):
+        return None  # a copy that came from the target is not synced back to it
+    return name
+
+
+def _is_heartbeats(name: str, edge: Edge) -> bool:
+    return name.split(edge.settings.separator)[-1] == HEARTBEATS
+
+
+def replicated_topics(
+    topology: Topology, clusters: Mapping[str, observed.Cluster]
+) -> dict[str, dict[str, str]]:
+    """For each flow ("east->west"), the source topics it copies now and their remote names."""
+    found: dict[str, dict[str, str]] = {}
+    for edge in topology.edges():
+        source = clusters[edge.source]
+        names = {name: remote_name(edge, name, source) for name in sorted(source.topics)}
+        found[edge.name] = {name: remote for name, remote in names.items() if remote is not None}
+    return found
+
+
+def _flow_changes(
+    topology: Topology, running: Mapping[str, Mapping[str, Any]], reads: Reads
+) -> list[Change]:
+    """Start, restart or stop each edge's replication job so the running specs match."""
+    changes = []
+    wanted = {spec.flow: spec for spec in jobs.specs_of(topology)}
+    reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
+    for flow, spec in wanted.items():
+        after = spec.to_dict()
+        before = running.get(flow)
+        mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
+        if before is None:
+            reason = f"start replicating ({mode})"
+            changes.append(Change(Action.CREATE, Resource.FLOW, spec.target, flow, reason,
+                                  after=after, edges=(flow,)))  # fmt: skip
+        elif dict(before) != after:
+            changed = sorted(k for k in after if before.get(k) != after[k])
+            changes.append(Change(Action.UPDATE, Resource.FLOW, spec.target, flow,
+                                  f"restart: {', '.join(changed)} changed", before=dict(before),
+                                  after=after, edges=(flow,)))  # fmt: skip
+    for flow, before in sorted(running.items()):
+        if flow not in wanted:
+            changes.append(Change(Action.DELETE, Resource.FLOW, str(before.get("target", "?")),
+                                  flow, "stop: the topology no longer has this flow",
+                                  before=dict(before), edges=(flow,)))  # fmt: skip
+    return changes
 
 
 def _excludes(edge: Edge) -> tuple[re.Pattern[str], ...]:

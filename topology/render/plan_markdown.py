@@ -11,6 +11,7 @@ from typing import Any
 from topology.render.plan_text import (
     ARROW,
     DEFAULT,
+    JOB_IDENTITY,
     SIGN,
     acl_line,
     by_cluster,
@@ -30,6 +31,7 @@ _RESOURCE = {
     "topic_config": "configs",
     "acl": "acl",
     "ownership": "ownership record",
+    "flow": "replication job",
 }
 # ASCII punctuation that starts inline markdown (emphasis, code, links, HTML, entities, strike).
 # `|` is left to `_cell`: inside a table it needs a backslash even within a code span, and
@@ -126,6 +128,8 @@ def _change_cell(change: Doc) -> str:
         return f"**deleted, with every record in it** ({_topic_size(before)})"
     if resource == "partitions":
         return f"{before['partitions']} {ARROW} {after['partitions']}"
+    if resource == "flow":
+        return _job_cell(before, after, action)
     if resource == "ownership":
         edges = [_edges(before["edges"])] if before else []
         edges += [_edges(after["edges"])] if after else []
@@ -133,6 +137,20 @@ def _change_cell(change: Doc) -> str:
     keys = sorted({*before, *after}) if resource == "topic_config" else [*{**before, **after}]
     return "<br>".join(
         f"{_code(key)}: {_old_new(before.get(key), after.get(key), key in before, key in after)}"
+        for key in keys
+    )
+
+
+def _job_cell(before: Doc, after: Doc, action: str) -> str:
+    if action == "delete":
+        return "stopped"
+    keys = [
+        k
+        for k in after
+        if k not in JOB_IDENTITY and (action == "create" or before.get(k) != after[k])
+    ]
+    return "<br>".join(
+        f"{_code(key)}: {_old_new(before.get(key), after[key], key in before, True)}"
         for key in keys
     )
 

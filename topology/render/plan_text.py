@@ -94,6 +94,10 @@ def note_location(note: Doc) -> str:
     return "/".join(part for part in (note["cluster"], note["name"]) if part)
 
 
+# What a job's title already says: its edge.
+JOB_IDENTITY = ("flow", "source", "target")
+
+
 def deletes_data(change: Doc) -> bool:
     """A topic delete, or the delete half of a topic replace: its records are gone."""
     return change["resource"] == "topic" and change["action"] in ("delete", "replace")
@@ -123,6 +127,7 @@ def title(change: Doc) -> str:
         "partitions": f"partitions of topic {name}",
         "topic_config": f"configs of topic {name}",
         "ownership": f"ownership record of topic {name}",
+        "flow": f"replication job {name}",
     }.get(resource, f"{resource} {name}")
 
 
@@ -147,6 +152,8 @@ def _attributes(change: Doc) -> list[str]:
         return []  # the title is the whole binding
     if resource == "topic_config":
         return _aligned(_config_rows(before, after))
+    if resource == "flow":
+        return _aligned(_job_rows(before, after, action))
     if resource == "topic" and action in ("create", "delete"):
         sign = SIGN[action]
         fields = after or before
@@ -189,6 +196,20 @@ def _generic_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, 
         else:
             rows.append(("~", key, f"{value(before[key])} {ARROW} {value(after[key])}"))
     return rows
+
+
+def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]]:
+    """A job's rules; for a restart only those that changed (the title names the edge)."""
+    if action == "delete":
+        return []
+    keys = [key for key in after if key not in JOB_IDENTITY]
+    if action == "create":
+        return [("+", key, value(after[key])) for key in keys]
+    return [
+        ("~", key, f"{value(before.get(key))} {ARROW} {value(after[key])}")
+        for key in keys
+        if before.get(key) != after[key]
+    ]
 
 
 def _aligned(rows: Sequence[tuple[str, str, str]]) -> list[str]:

@@ -1,0 +1,128 @@
+"""Replication job specs: what one edge's Spark job does, as a plain serialisable value.
+
+A spec holds rules, not topic lists: which source topics the edge admits, how they are named
+on the target, which records are dropped (the loop rules and the user's filter), and how they
+are delivered. The running job applies the rules to the topics it finds, so a topic created
+on the source after apply is picked up without another apply. The spec's digest is what a
+plan compares with the running job's to decide whether to (re)start it.
+
+Provenance: every copied record carries a `topo-provenance` header, the comma-separated
+clusters the record has been on, origin first (a record produced on east and copied to west
+carries `east`; copied on from west to central, `east,west`). A record is never copied to a
+cluster named in it, so identity-named active-active and aggregation topologies cannot loop.
+"""
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from topology.model import Edge, FlowKind, Naming, Topology
+
+PROVENANCE_HEADER = "topo-provenance"
+SOURCE_TIMESTAMP_HEADER = "topo-source-timestamp"  # read by the sink's interceptor (docs/engine.md)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    flow: str  # the edge, "east->west"
+    source: str
+    target: str
+    topics: dict[str, list[str]]  # include / exclude, full-match regexes
+    naming: str
+    separator: str
+    heartbeats: bool
+    provenance: bool
+    delivery: str  # at-least-once | exactly-once
+    start: str  # earliest | latest: where a topic seen for the first time starts
+    record_filter: str | None  # a Spark SQL predicate over the source record's columns
+    # A record whose last hop was one of these clusters is not forwarded: in an identity-named
+    # active-active mesh every member already gets each record directly from its origin.
+    no_forward_from: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "flow": self.flow,
+            "source": self.source,
+            "target": self.target,
+            "topics": self.topics,
+            "naming": self.naming,
+            "separator": self.separator,
+            "heartbeats": self.heartbeats,
+            "provenance": self.provenance,
+            "delivery": self.delivery,
+            "start": self.start,
+            "record_filter": self.record_filter,
+            "no_forward_from": list(self.no_forward_from),
+        }
+
+    @property
+    def digest(self) -> str:
+        text = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    @property
+    def slug(self) -> str:
+        """A file-name-safe name for the edge: its checkpoint folder."""
+        return f"{self.source}--{self.target}"
+
+
+def spec_of(topology: Topology, edge: Edge) -> JobSpec:
+    settings = edge.settings
+    flow = topology.flow(edge.flow)
+    mesh = flow.kind is FlowKind.ACTIVE_ACTIVE and settings.naming is Naming.IDENTITY
+    return JobSpec(
+        flow=edge.name,
+        source=edge.source,
+        target=edge.target,
+        topics=settings.topics.to_dict(),
+        naming=str(settings.naming),
+        separator=settings.separator,
+        heartbeats=settings.emit.heartbeats,
+        provenance=settings.provenance,
+        delivery=settings.delivery,
+        start=settings.start,
+        record_filter=settings.filter,
+        no_forward_from=tuple(c for c in flow.sources if c != edge.source) if mesh else (),
+    )
+
+
+def specs_of(topology: Topology) -> list[JobSpec]:
+    """One spec per edge, in the topology's order."""
+    return [spec_of(topology, edge) for edge in topology.edges()]
+
+
+def spec_from_dict(data: dict[str, Any]) -> JobSpec:
+    return JobSpec(
+        flow=data["flow"],
+        source=data["source"],
+        target=data["target"],
+        topics={k: list(v) for k, v in data["topics"].items()},
+        naming=data["naming"],
+        separator=data["separator"],
+        heartbeats=data["heartbeats"],
+        provenance=data["provenance"],
+        delivery=data["delivery"],
+        start=data["start"],
+        record_filter=data["record_filter"],
+        no_forward_from=tuple(data.get("no_forward_from", ())),
+    )
+
+
+def visited(provenance: str | None) -> list[str]:
+    """The clusters a `topo-provenance` header value names, origin first."""
+    return [name for name in (provenance or "").split(",") if name]
+
+
+def forwards(spec: JobSpec, provenance: str | None) -> bool:
+    """Does the job copy a record with this provenance? (The Spark query states the same rule
+    in SQL; this is its reference, used by tests and `topo plan --show-jobs`.)"""
+    clusters = visited(provenance)
+    if spec.target in clusters:
+        return False
+    return not (clusters and clusters[-1] in spec.no_forward_from)
+
+
+def stamped(spec: JobSpec, provenance: str | None) -> str:
+    """The provenance header a copied record carries on the target."""
+    return ",".join([*visited(provenance), spec.source])

@@ -1,0 +1,106 @@
+"""Where a topology's replication jobs keep their state on this machine, and reading it.
+
+One folder per topology (named by its owner name) under `paths.state_dir()`:
+
+    driver.json    what runs: pids, mode, runner, the topology file and each job's spec digest
+    status.json    written by the running driver every second: per flow state and numbers
+    driver.log     the driver's and Spark's output
+    checkpoints/   Spark checkpoints, one folder per edge; they survive restarts and crashes
+
+The files are small JSON documents, replaced atomically, so a reader never sees half of one.
+"""
+
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from topology import paths
+
+DRIVER = "driver.json"
+STATUS = "status.json"
+LOG = "driver.log"
+CHECKPOINTS = "checkpoints"
+
+
+@dataclass(frozen=True)
+class Driver:
+    launcher_pid: int  # spark-submit, the session leader of the driver's process group
+    driver_pid: int | None  # the Python driver program, once it has started
+    mode: str  # continuous | once
+    runner: str  # local | spark
+    master: str
+    topology_file: str
+    topology_sha256: str
+    started_at: float
+    jobs: dict[str, str] = field(default_factory=dict)  # flow -> spec digest
+
+
+def folder(owner: str) -> Path:
+    return paths.state_dir() / owner
+
+
+def checkpoint(owner: str, slug: str) -> Path:
+    return folder(owner) / CHECKPOINTS / slug
+
+
+def write_json(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    staged = path.with_name(f".{path.name}.{os.getpid()}")
+    staged.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(staged, path)
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def write_driver(owner: str, driver: Driver) -> None:
+    write_json(folder(owner) / DRIVER, asdict(driver))
+
+
+def recorded_driver(owner: str) -> Driver | None:
+    data = read_json(folder(owner) / DRIVER)
+    if not isinstance(data, dict):
+        return None
+    try:
+        return Driver(**data)
+    except TypeError:
+        return None
+
+
+def running_driver(owner: str) -> Driver | None:
+    """The recorded driver if its process group is still alive (a crashed one is not)."""
+    driver = recorded_driver(owner)
+    if driver is None or not alive(driver.launcher_pid):
+        return None
+    if driver.driver_pid is not None and not alive(driver.driver_pid):
+        return None
+    return driver
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+
+
+def status(owner: str) -> dict[str, Any] | None:
+    data = read_json(folder(owner) / STATUS)
+    return data if isinstance(data, dict) else None

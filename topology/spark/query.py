@@ -1,0 +1,164 @@
+"""One edge's replication query: Spark's Kafka source, a `select`, Spark's Kafka sink.
+
+Python stays out of the data path (except for exactly-once, whose transactional writes
+Spark's sink cannot do). The select:
+- drops records the loop rules or the user's filter reject;
+- names the target topic from the edge's topic map (source topic -> remote topic);
+- keeps partition, key, value (nulls too) and headers (order and duplicates kept), then
+  appends the `topo-provenance` header and the source timestamp header the sink's
+  interceptor turns back into the record's timestamp (docs/engine.md says why).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
+
+from topology.jobs import PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
+
+INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
+HEADERS_TYPE = "array<struct<key:string,value:binary>>"
+METRICS = "topo"  # the name of the observed metrics in each batch's progress
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    spec: JobSpec
+    topic_map: Mapping[str, str]  # source topic -> remote topic
+    source_options: Mapping[str, str]  # Java Kafka client settings, without the `kafka.` prefix
+    target_options: Mapping[str, str]
+    checkpoint: str
+    once: bool  # availableNow: copy what the source holds now, then stop
+    # exactly-once only: the librdkafka settings of the target and the owner's name
+    target_client: Mapping[str, str] | None = None
+    owner: str = "topology"
+
+
+def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
+    records = _copied(_read(spark, plan), plan.spec, plan.topic_map)
+    observed = records.observe(
+        METRICS,
+        F.count(F.lit(1)).alias("records"),
+        F.sum(F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0)))
+        .cast("long")
+        .alias("bytes"),
+    )
+    if plan.spec.delivery == "exactly-once":
+        writer = observed.writeStream.foreachBatch(_transactional_batch(plan))
+    else:
+        sink_columns = observed.select("topic", "partition", "key", "value", "headers")
+        writer = sink_columns.writeStream.format("kafka")
+        for key, value in {**_sink_defaults(), **plan.target_options}.items():
+            writer = writer.option(f"kafka.{key}", value)
+    writer = writer.queryName(plan.spec.flow).option("checkpointLocation", plan.checkpoint)
+    if plan.once:
+        writer = writer.trigger(availableNow=True)
+    else:
+        writer = writer.trigger(processingTime="0 seconds")
+    return writer.start()
+
+
+def _read(spark: SparkSession, plan: QueryPlan) -> DataFrame:
+    reader = (
+        spark.readStream.format("kafka")
+        .option("subscribe", ",".join(sorted(plan.topic_map)))
+        .option("startingOffsets", plan.spec.start)
+        .option("includeHeaders", "true")
+        # A partition that retention emptied before the job read it is skipped, not fatal:
+        # like MM2, the copy continues from the oldest record the source still has.
+        .option("failOnDataLoss", "false")
+    )
+    for key, value in {**plan.source_options, "isolation.level": "read_committed"}.items():
+        reader = reader.option(f"kafka.{key}", value)
+    return reader.load()
+
+
+def _sink_defaults() -> dict[str, str]:
+    return {
+        "acks": "all",
+        "enable.idempotence": "true",  # with acks=all: no duplicates or reordering on retry
+        "interceptor.classes": INTERCEPTOR,
+        "linger.ms": "5",
+    }
+
+
+def _copied(source: DataFrame, spec: JobSpec, topic_map: Mapping[str, str]) -> DataFrame:
+    headers = F.coalesce(F.col("headers"), F.array().cast(HEADERS_TYPE))
+    mine = F.filter(headers, lambda h: h["key"] == F.lit(PROVENANCE_HEADER))
+    theirs = F.filter(headers, lambda h: h["key"] != F.lit(PROVENANCE_HEADER))
+    provenance = F.element_at(mine, -1)["value"].cast("string")
+    visited = F.when(provenance.isNull() | (provenance == ""), F.array().cast("array<string>"))
+    visited = visited.otherwise(F.split(provenance, ","))
+    kept = source.where(~F.array_contains(visited, spec.target))
+    if spec.no_forward_from:
+        last_hop = F.element_at(visited, -1)
+        from_mesh = F.size(visited) > 0
+        kept = kept.where(~(from_mesh & last_hop.isin(*spec.no_forward_from)))
+    if spec.record_filter:
+        kept = kept.where(F.expr(spec.record_filter))
+    stamp = F.array_join(F.concat(visited, F.array(F.lit(spec.source))), ",")
+    out_headers = headers
+    if spec.provenance:
+        out_headers = F.concat(theirs, F.array(_header(PROVENANCE_HEADER, stamp.cast("binary"))))
+    timestamp = F.unix_millis(F.col("timestamp"))
+    if spec.delivery != "exactly-once":
+        out_headers = F.concat(
+            out_headers,
+            F.array(_header(SOURCE_TIMESTAMP_HEADER, timestamp.cast("string").cast("binary"))),
+        )
+    topics = F.create_map(*[F.lit(x) for pair in sorted(topic_map.items()) for x in pair])
+    return kept.select(
+        F.element_at(topics, F.col("topic")).alias("topic"),
+        "partition",
+        "key",
+        "value",
+        out_headers.alias("headers"),
+        timestamp.alias("timestamp_ms"),
+        F.col("topic").alias("source_topic"),
+        F.col("offset").alias("source_offset"),
+    )
+
+
+def _header(key: str, value: Column) -> Column:
+    return F.struct(F.lit(key).alias("key"), value.alias("value"))
+
+
+def _transactional_batch(plan: QueryPlan) -> Any:
+    """A foreachBatch function: each task writes its source partition's records in one Kafka
+    transaction, with the source offsets committed in it (topology/kafka/transactional.py)."""
+    config = dict(plan.target_client or {})
+    prefix = f"topo.{plan.owner}.{plan.spec.slug}"
+    group = f"topo-eos.{plan.owner}.{plan.spec.slug}"
+
+    def write_partition(rows: Any) -> None:
+        from topology.kafka.transactional import Row, write_exactly_once
+
+        write_exactly_once(
+            config,
+            (
+                Row(
+                    topic=row.topic,
+                    partition=row.partition,
+                    key=None if row.key is None else bytes(row.key),
+                    value=None if row.value is None else bytes(row.value),
+                    headers=tuple(
+                        (h.key, None if h.value is None else bytes(h.value)) for h in row.headers
+                    ),
+                    timestamp_ms=row.timestamp_ms,
+                    source_topic=row.source_topic,
+                    source_partition=row.partition,
+                    source_offset=row.source_offset,
+                )
+                for row in rows
+            ),
+            transactional_prefix=prefix,
+            progress_group=group,
+        )
+
+    def write_batch(batch: DataFrame, _batch_id: int) -> None:
+        batch.foreachPartition(write_partition)
+
+    return write_batch
