@@ -34,6 +34,7 @@ CODES: dict[str, str] = {
     "T206": "secret written in plain text",
     "T207": "illegal topic name",
     "T208": "topic names collide in metrics",
+    "T209": "incomplete engine settings",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

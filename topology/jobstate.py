@@ -2,7 +2,7 @@
 
 One folder per topology (named by its owner name) under `paths.state_dir()`:
 
-    driver.json    what runs: pids, mode, runner, the topology file and each job's spec digest
+    driver.json    what runs: pids, mode, runner, the topology file and each job's spec
     status.json    written by the running driver every second: per flow state and numbers
     driver.log     the driver's and Spark's output
     checkpoints/   Spark checkpoints, one folder per edge; they survive restarts and crashes
@@ -34,7 +34,7 @@ class Driver:
     topology_file: str
     topology_sha256: str
     started_at: float
-    jobs: dict[str, str] = field(default_factory=dict)  # flow -> spec digest
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # flow -> JobSpec.to_dict()
 
 
 def folder(owner: str) -> Path:

@@ -184,11 +184,21 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class Engine:
+    """Where replication jobs run: `local` (Spark local[*] here) or a `spark` cluster master."""
+
+    runner: str = "local"
+    master: str = "local[*]"
+    spark_conf: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Topology:
     file: str
     clusters: Mapping[str, Cluster]
     flows: tuple[Flow, ...]
     name: str = "topology"  # the owner recorded with everything topo creates
+    engine: Engine = Engine()
 
     def edges(self) -> list[Edge]:
         return [edge for flow in self.flows for edge in flow.edges()]

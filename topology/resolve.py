@@ -15,6 +15,7 @@ from topology.diagnostics import Diagnostic, error, warning
 from topology.model import (
     Cluster,
     Emit,
+    Engine,
     Flow,
     FlowKind,
     FlowSettings,
@@ -56,7 +57,17 @@ class _Resolver:
             if any(kind.value in raw for kind in FlowKind)  # the schema check reported the rest
         )
         name = data.get("name") or _default_name(self.document.file)
-        return Topology(self.document.file, clusters, flows, name), self.diagnostics
+        engine = self._engine(data.get("engine", {}))
+        return Topology(self.document.file, clusters, flows, name, engine), self.diagnostics
+
+    def _engine(self, raw: dict[str, Any]) -> Engine:
+        runner = raw.get("runner", "local")
+        master = raw.get("master")
+        if runner == "spark" and not master:
+            self._error("T209", "engine: the spark runner needs a master URL (spark://host:port)",
+                        ("engine", "runner"))  # fmt: skip
+        conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
+        return Engine(runner, master or "local[*]", conf)
 
     # -- clusters -------------------------------------------------------------------------
 
@@ -229,6 +240,12 @@ class _Resolver:
 
     def _error(self, code: str, message: str, where: Path) -> None:
         self.diagnostics.append(error(code, message, self.document.span(where)))
+
+
+def _conf_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def _default_name(file: str) -> str:

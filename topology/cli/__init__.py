@@ -10,7 +10,18 @@ import traceback
 import typer
 
 from topology import __version__
-from topology.cli import apply, diff, export_mm2, graph, import_mm2, lab, plan, validate
+from topology.cli import (
+    apply,
+    diff,
+    export_mm2,
+    graph,
+    import_mm2,
+    lab,
+    plan,
+    status,
+    stop,
+    validate,
+)
 from topology.errors import TopoError
 
 app = typer.Typer(
@@ -28,6 +39,8 @@ app.command()(graph.graph)
 app.command()(diff.diff)
 app.command()(plan.plan)
 app.command()(apply.apply)
+app.command()(status.status)
+app.command()(stop.stop)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

@@ -7,14 +7,17 @@ changed since (a stale plan); then it executes exactly the saved changes, never 
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from topology import apply as applying
 from topology.apply import Outcome
 from topology.errors import TopoError
-from topology.plan.model import Change, Plan
+from topology.plan.model import Change, Plan, Resource
+
+if TYPE_CHECKING:
+    from topology.spark.launch import Submission
 
 Configs = dict[str, dict[str, str]]
 
@@ -42,12 +45,22 @@ def apply(
             "--allow-delete", help="Also delete topics and ACLs topo made that no flow needs."
         ),
     ] = False,
+    once: Annotated[
+        bool,
+        typer.Option(
+            "--once",
+            help="Replicate what the sources hold now, then stop and return (migration, "
+            "backfill). Without it replication runs on, in the background.",
+        ),
+    ] = False,
 ) -> None:
     """Apply a topology (plan, confirm, execute) or a saved plan (check it is current, execute)."""
     from topology.cli.files import read_text
     from topology.plan import saved
 
     text = read_text(target)
+    if once:
+        _refuse_if_running(target, text)
     if saved.looks_like_plan(text):
         if allow_delete:
             raise TopoError(
@@ -56,14 +69,17 @@ def apply(
         plan, configs = _current_saved_plan(text, target)
     else:
         plan, configs = _fresh_plan(target, allow_delete)
-        if plan.empty:
+        if plan.empty and not once:
             raise typer.Exit(0)
         if not (dry_run or auto_approve):
             _confirm()
     if dry_run:
         _dry_run(plan)
         raise typer.Exit(0)
-    _execute(plan, configs)
+    jobs = _Jobs(_topology_file(target, text, plan), once)
+    _execute(plan, configs, jobs)
+    if once:
+        raise typer.Exit(jobs.copy_once())
 
 
 def _fresh_plan(file: str, allow_delete: bool) -> tuple[Plan, Configs]:
@@ -109,6 +125,66 @@ def _topology_of(plan: Plan, plan_file: str) -> str:
     return str(beside)
 
 
+def _topology_file(target: str, text: str, plan: Plan) -> str:
+    from topology.plan import saved
+
+    return _topology_of(plan, target) if saved.looks_like_plan(text) else target
+
+
+def _refuse_if_running(target: str, text: str) -> None:
+    from topology.cli import live
+    from topology.plan import saved
+
+    file = _topology_of(saved.read(text, target), target) if saved.looks_like_plan(text) else target
+    loaded = live.load(file)
+    if live.running_specs(loaded):
+        raise TopoError(
+            f"replication of {loaded.topology.name} is running continuously; stop it first "
+            f"(topo stop {file}): two jobs must not share a checkpoint"
+        )
+
+
+class _Jobs:
+    """Executes the plan's flow changes: one driver runs every flow of a topology, so the first
+    flow change (re)starts it with all the topology's jobs and the others are then done. With
+    --once the flows are not started in the background: `copy_once` runs them after the plan."""
+
+    def __init__(self, file: str, once: bool) -> None:
+        self.file = file
+        self.once = once
+        self.handled = False
+
+    def _submission(self) -> "Submission":
+        from topology.cli import live
+
+        return live.submission(live.load_quietly(self.file))
+
+    def execute(self, change: Change) -> None:
+        if self.handled or self.once:
+            return
+        from topology.spark import launch
+
+        self.handled = True
+        submission = self._submission()
+        launch.stop(submission.owner, report=_progress)
+        if submission.specs:
+            launch.start(submission, report=_progress)
+
+    def copy_once(self) -> int:
+        from topology.spark import launch
+
+        submission = self._submission()
+        typer.echo(f"Copying what the sources hold now ({len(submission.specs)} flow(s)) ...",
+                   err=True)  # fmt: skip
+        code = launch.run_once(submission, report=_progress)
+        typer.echo("Copy complete." if code == 0 else "Copy FAILED (see above).", err=True)
+        return code
+
+
+def _progress(line: str) -> None:
+    typer.echo(f"  {line}", err=True)
+
+
 def _confirm() -> None:
     if not sys.stdin.isatty():
         raise TopoError(
@@ -128,8 +204,14 @@ def _dry_run(plan: Plan) -> None:
     typer.echo("Nothing was changed.")
 
 
-def _execute(plan: Plan, configs: Configs) -> None:
+def _execute(plan: Plan, configs: Configs, jobs: _Jobs) -> None:
     from topology.kafka import changes
+
+    def execute(change: Change) -> None:
+        if change.resource is Resource.FLOW:
+            jobs.execute(change)
+        else:
+            changes.execute(configs[change.cluster], change, owner=plan.owner)
 
     width = len(str(len(plan.changes)))
 
@@ -146,7 +228,7 @@ def _execute(plan: Plan, configs: Configs) -> None:
 
     report = applying.run(
         plan,
-        lambda change: changes.execute(configs[change.cluster], change, owner=plan.owner),
+        execute,
         on_start=started,
         on_done=finished,
     )

@@ -10,6 +10,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -18,6 +19,9 @@ from topology.errors import TopoError
 from topology.model import Topology
 from topology.observed import Cluster
 from topology.plan.model import Plan
+
+if TYPE_CHECKING:
+    from topology.spark.launch import Submission
 
 OBSERVE_TIMEOUT = 15.0
 
@@ -40,6 +44,18 @@ def load(file: str) -> Loaded:
     show(analysis.diagnostics, analysis.document)
     if not analysis.ok or analysis.topology is None:
         raise TopoError(f"{file} has errors (shown above); fix them, then plan again")
+    return Loaded(file, hashlib.sha256(text.encode()).hexdigest(), analysis.topology)
+
+
+def load_quietly(file: str) -> Loaded:
+    """The topology again, when it was loaded (and its diagnostics shown) before."""
+    from topology.analysis import analyse
+    from topology.cli.files import read_text
+
+    text = read_text(file)
+    analysis = analyse(text, file)
+    if analysis.topology is None:
+        raise TopoError(f"{file} has errors; run `topo validate {file}`")
     return Loaded(file, hashlib.sha256(text.encode()).hexdigest(), analysis.topology)
 
 
@@ -66,6 +82,14 @@ def observe(configs: dict[str, dict[str, str]]) -> dict[str, Cluster]:
     return clusters
 
 
+def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
+    """The specs of the topology's replication jobs running on this machine now."""
+    from topology import jobstate
+
+    driver = jobstate.running_driver(loaded.topology.name)
+    return dict(driver.specs) if driver is not None else {}
+
+
 def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) -> Plan:
     from topology.plan import planner
 
@@ -75,4 +99,22 @@ def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) 
         topology_sha256=loaded.sha256,
         allow_delete=allow_delete,
         topo_version=__version__,
+        running=running_specs(loaded),
+    )
+
+
+def submission(loaded: Loaded) -> "Submission":
+    """How to run this topology's replication driver (runner, master, Spark settings)."""
+    from topology.jobs import specs_of
+    from topology.spark.launch import Submission
+
+    engine = loaded.topology.engine
+    return Submission(
+        owner=loaded.topology.name,
+        topology_file=str(Path(loaded.file).resolve()),
+        topology_sha256=loaded.sha256,
+        runner=engine.runner,
+        master=engine.master,
+        spark_conf=dict(engine.spark_conf),
+        specs=tuple(specs_of(loaded.topology)),
     )

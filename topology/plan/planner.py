@@ -182,6 +182,7 @@ class _Planner:
             # Written on both ends: the target's like MM2's; the source's are what the job
             # copies, so each copy's arrival time measures the flow's end-to-end latency.
             self._want(edge.target, HEARTBEATS, "heartbeats", edge)
+            self._want(edge.source, STATE_TOPIC, "state", edge)  # records the one below
             self._want(edge.source, HEARTBEATS, "heartbeats", edge)
         if edge.settings.emit.checkpoints:
             self._want(edge.target, checkpoints_topic(edge.source, separator), "checkpoints", edge)

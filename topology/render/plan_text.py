@@ -112,6 +112,11 @@ def value(item: Any) -> str:
     return str(item)
 
 
+def job_value(item: Any) -> str:
+    """A job setting: null is "none" (no filter), not a cluster default."""
+    return "none" if item is None else value(item)
+
+
 def acl_line(acl: Mapping[str, str]) -> str:
     """ALLOW User:alice READ on TOPIC east.orders (literal) from *"""
     return Acl(**acl).describe()
@@ -204,9 +209,9 @@ def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]
         return []
     keys = [key for key in after if key not in JOB_IDENTITY]
     if action == "create":
-        return [("+", key, value(after[key])) for key in keys]
+        return [("+", key, job_value(after[key])) for key in keys]
     return [
-        ("~", key, f"{value(before.get(key))} {ARROW} {value(after[key])}")
+        ("~", key, f"{job_value(before.get(key))} {ARROW} {job_value(after[key])}")
         for key in keys
         if before.get(key) != after[key]
     ]

@@ -89,12 +89,12 @@ def _copied(source: DataFrame, spec: JobSpec, topic_map: Mapping[str, str]) -> D
     headers = F.coalesce(F.col("headers"), F.array().cast(HEADERS_TYPE))
     mine = F.filter(headers, lambda h: h["key"] == F.lit(PROVENANCE_HEADER))
     theirs = F.filter(headers, lambda h: h["key"] != F.lit(PROVENANCE_HEADER))
-    provenance = F.element_at(mine, -1)["value"].cast("string")
+    provenance = F.try_element_at(mine, F.lit(-1))["value"].cast("string")
     visited = F.when(provenance.isNull() | (provenance == ""), F.array().cast("array<string>"))
     visited = visited.otherwise(F.split(provenance, ","))
     kept = source.where(~F.array_contains(visited, spec.target))
     if spec.no_forward_from:
-        last_hop = F.element_at(visited, -1)
+        last_hop = F.try_element_at(visited, F.lit(-1))
         from_mesh = F.size(visited) > 0
         kept = kept.where(~(from_mesh & last_hop.isin(*spec.no_forward_from)))
     if spec.record_filter:
@@ -111,7 +111,7 @@ def _copied(source: DataFrame, spec: JobSpec, topic_map: Mapping[str, str]) -> D
         )
     topics = F.create_map(*[F.lit(x) for pair in sorted(topic_map.items()) for x in pair])
     return kept.select(
-        F.element_at(topics, F.col("topic")).alias("topic"),
+        F.try_element_at(topics, F.col("topic")).alias("topic"),
         "partition",
         "key",
         "value",

@@ -1,0 +1,109 @@
+"""Heartbeats: what each replication job writes every second, and how status reads them back.
+
+A heartbeat is a small record in a cluster's `heartbeats` topic: key `{"source", "target"}`
+(the flow that wrote it), value `{"emitted_ms"}`. Like MM2's, they are copied onward under a
+prefix (`east.heartbeats` on west), whatever the flow's topic filter says. Every heartbeat
+topic and copy is stamped by its broker on arrival (LogAppendTime), so a copy's timestamp
+minus its `emitted_ms` is the flow's end-to-end latency.
+"""
+
+import contextlib
+import json
+import time
+import uuid
+from dataclasses import dataclass
+
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+
+from topology.kafka import client
+
+TOPIC = "heartbeats"
+HISTORY = 20  # records read back per partition: the recent latencies status shows
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    source: str
+    target: str
+    emitted_ms: int
+    arrived_ms: int  # the broker's append time on the cluster it was read from
+
+    @property
+    def latency_ms(self) -> int:
+        return self.arrived_ms - self.emitted_ms
+
+
+class Emitter:
+    """One producer per cluster; `beat` never blocks, `flush` waits for what was sent."""
+
+    def __init__(self, configs: dict[str, dict[str, str]]) -> None:
+        self._producers = {
+            name: Producer({**client.quiet(config), "linger.ms": 0, "acks": "all"})
+            for name, config in configs.items()
+        }
+
+    def beat(self, cluster: str, source: str, target: str) -> None:
+        producer = self._producers[cluster]
+        key = json.dumps({"source": source, "target": target}, sort_keys=True)
+        value = json.dumps({"emitted_ms": int(time.time() * 1000)})
+        # BufferError: the cluster is unreachable and the queue full; a missing beat is the signal.
+        with contextlib.suppress(BufferError):
+            producer.produce(TOPIC, key=key.encode(), value=value.encode())
+        producer.poll(0)
+
+    def flush(self, timeout: float = 5) -> None:
+        for producer in self._producers.values():
+            producer.flush(timeout)
+
+
+def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Heartbeat]:
+    """The last heartbeats in `topic` (a cluster's `heartbeats` or a copy such as
+    `east.heartbeats`), oldest first; empty when the topic does not exist yet."""
+    consumer = Consumer(
+        {
+            **client.quiet(config),
+            "group.id": f"topo-status-{uuid.uuid4().hex}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+        }
+    )
+    try:
+        metadata = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
+        if metadata is None or metadata.error is not None:
+            return []
+        assigned = []
+        for partition in metadata.partitions:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout)
+            if high > low:
+                assigned.append(TopicPartition(topic, partition, max(low, high - HISTORY)))
+        consumer.assign(assigned)
+        return _drain(consumer, {tp.partition for tp in assigned}, timeout)
+    finally:
+        consumer.close()
+
+
+def _drain(consumer: Consumer, pending: set[int], timeout: float) -> list[Heartbeat]:
+    found = []
+    deadline = time.monotonic() + timeout
+    while pending and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is None:
+            continue
+        error = message.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:
+                pending.discard(message.partition() or 0)
+            continue
+        heartbeat = _parse(message.key(), message.value(), message.timestamp()[1])
+        if heartbeat is not None:
+            found.append(heartbeat)
+    return sorted(found, key=lambda h: h.arrived_ms)
+
+
+def _parse(key: bytes | None, value: bytes | None, timestamp: int) -> Heartbeat | None:
+    try:
+        flow = json.loads(key or b"")
+        body = json.loads(value or b"")
+        return Heartbeat(flow["source"], flow["target"], int(body["emitted_ms"]), timestamp)
+    except (ValueError, KeyError, TypeError):
+        return None  # not one of topo's (MM2 writes its own binary heartbeats)
