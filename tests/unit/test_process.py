@@ -51,3 +51,15 @@ def test_old_java_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) ->
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(ToolMissingError, match="is Java 11"):
         process.java()
+
+
+def test_a_spawned_broker_is_given_none_of_its_callers_descriptors(tmp_path: Path) -> None:
+    import os
+
+    from topology.lab.process import _close_inherited
+
+    with (tmp_path / "held.lock").open("w") as held:
+        closed = {fd for _action, fd in _close_inherited()}
+        assert held.fileno() in closed
+    assert not closed & {0, 1, 2}
+    assert all(action == os.POSIX_SPAWN_CLOSE for action, _fd in _close_inherited())

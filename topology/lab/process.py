@@ -49,8 +49,15 @@ def java() -> str:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id: a random UUID in Kafka's URL-safe base64 form.
+
+    One id in 64 would start with '-', which `kafka-storage format -t <id>` reads as an option;
+    like Kafka's own Uuid.randomUuid, such an id is drawn again.
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def port_in_use(host: str, port: int) -> bool:
@@ -94,11 +101,30 @@ def start_broker(java_bin: str, lib: Path, config: Path, logs: Path, console: Pa
             (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
             (os.POSIX_SPAWN_OPEN, 1, str(console), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
             (os.POSIX_SPAWN_DUP2, 1, 2),
+            *_close_inherited(),
         ],
         setsid=True,
     )
     _wait_for_exec(pid)
     return pid
+
+
+def _close_inherited() -> list[tuple[int, int]]:
+    """posix_spawn passes on every descriptor not marked close-on-exec: a long-lived broker
+    would hold its caller's pipes (`topo lab up | tee` would never end) and file locks."""
+    try:
+        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return []
+    return [(os.POSIX_SPAWN_CLOSE, fd) for fd in sorted(open_fds) if fd > 2 and _is_open(fd)]
+
+
+def _is_open(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False  # the descriptor that listed /proc/self/fd, closed since
+    return True
 
 
 def _wait_for_exec(pid: int, timeout: float = 5.0) -> None:
