@@ -18,9 +18,12 @@ def lab_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     folder = tmp_path_factory.mktemp("lab")
     before = os.environ.get("TOPO_LAB_DIR")
     os.environ["TOPO_LAB_DIR"] = str(folder)
+    # Replication jobs the tests start keep their state here, never in the user's own folder.
+    os.environ["TOPO_STATE_DIR"] = str(tmp_path_factory.mktemp("state"))
     yield folder
     from topology.lab import manager
 
+    _stop_replication(Path(os.environ["TOPO_STATE_DIR"]))
     manager.down([], purge=False)
     if before is None:
         del os.environ["TOPO_LAB_DIR"]
@@ -51,3 +54,18 @@ def target(lab: dict[str, dict[str, str]]) -> dict[str, str]:
 def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic name no other test uses."""
     return f"{request.node.name[:40].replace('[', '-').strip(']')}-{uuid.uuid4().hex[:8]}"
+
+
+def _stop_replication(state: Path) -> None:
+    """Kill every replication driver a test left running, before its clusters go away."""
+    import signal
+
+    from topology import jobstate
+
+    for driver_file in state.glob(f"*/{jobstate.DRIVER}"):
+        driver = jobstate.running_driver(driver_file.parent.name)
+        if driver is not None:
+            try:
+                os.killpg(driver.launcher_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass

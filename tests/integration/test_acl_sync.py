@@ -58,7 +58,7 @@ def test_acls_are_synced_by_mm2_rules_and_revocations_need_allow_delete(
         grant(source, binding)
     file = tmp_path / "secured.yaml"
     file.write_text(
-        "version: 1\nclusters:\n"
+        "version: 1\nengine: {runner: none}\nclusters:\n"
         + "".join(
             f"  {alias}:\n"
             f'    bootstrap: "{config["bootstrap.servers"]}"\n'

@@ -41,6 +41,7 @@ class Setup:
         include = include or f"{self.prefix}-.*"
         self.file.write_text(
             f"version: 1\n"
+            f"engine: {{runner: none}}  # topics and ACLs only: no replication jobs here\n"
             f"clusters:\n"
             f'  src: {{bootstrap: "{self.source["bootstrap.servers"]}"}}\n'
             f'  dst: {{bootstrap: "{self.target["bootstrap.servers"]}"}}\n'

@@ -94,7 +94,8 @@ def plan(
     """
     planner = _Planner(topology, clusters, allow_delete)
     changes, notes = planner.run()
-    changes.extend(_flow_changes(topology, running or {}, planner.reads))
+    if topology.engine.runner != "none":
+        changes.extend(_flow_changes(topology, running or {}, planner.reads))
     return Plan(
         topology_file=topology.file,
         topology_sha256=topology_sha256,

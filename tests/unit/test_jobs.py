@@ -1,0 +1,75 @@
+"""Job specs from topologies, and the provenance rules the Spark query states in SQL."""
+
+from topology import analysis
+from topology.connection import java_client_config
+from topology.jobs import forwards, spec_from_dict, specs_of, stamped
+from topology.model import Topology
+
+MESH = """
+version: 1
+clusters:
+  a: {bootstrap: "127.0.0.1:9001"}
+  b: {bootstrap: "127.0.0.1:9002"}
+  c: {bootstrap: "127.0.0.1:9003"}
+flows:
+  - active-active: [a, b, c]
+    naming: identity
+  - mirror: {from: a, to: c}
+    topics: {include: ["audit"]}
+    filter: "key IS NOT NULL"
+    delivery: exactly-once
+"""
+
+
+def topology(text: str = MESH) -> Topology:
+    result = analysis.analyse(text, "mesh.yaml")
+    assert result.topology is not None, result.diagnostics
+    return result.topology
+
+
+def test_each_edge_gets_a_spec_with_its_flows_rules() -> None:
+    specs = {spec.flow: spec for spec in specs_of(topology())}
+    assert set(specs) >= {"a->b", "b->a", "a->c", "c->a", "b->c", "c->b"}
+    assert specs["a->b"].naming == "identity"
+    assert specs["a->b"].no_forward_from == ("b", "c")
+    mirror = [s for s in specs_of(topology()) if s.delivery == "exactly-once"]
+    assert [(s.flow, s.record_filter, s.no_forward_from) for s in mirror] == [
+        ("a->c", "key IS NOT NULL", ())
+    ]
+    assert spec_from_dict(specs["a->b"].to_dict()) == specs["a->b"]
+    assert specs["a->b"].digest != specs["b->a"].digest
+
+
+def test_a_record_never_returns_to_a_cluster_it_has_been_on() -> None:
+    a_to_b = {s.flow: s for s in specs_of(topology())}["a->b"]
+    assert forwards(a_to_b, None) and stamped(a_to_b, None) == "a"
+    assert not forwards(a_to_b, "b")  # came from b: never back
+    assert not forwards(a_to_b, "b,c")
+    assert not forwards(a_to_b, "c")  # delivered to a by the mesh: c sends it to b itself
+    assert stamped(a_to_b, "x") == "x,a"
+
+
+def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store() -> None:
+    java = java_client_config(
+        {
+            "bootstrap.servers": "h:9093",
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "alice",
+            "sasl.password": 'p"w',
+            "ssl.ca.location": "/certs/ca.pem",
+            "ssl.endpoint.identification.algorithm": "none",
+            "linger.ms": "5",
+        }
+    )
+    assert java == {
+        "bootstrap.servers": "h:9093",
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "SCRAM-SHA-512",
+        "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+        'username="alice" password="p\\"w";',
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/certs/ca.pem",
+        "ssl.endpoint.identification.algorithm": "",
+        "linger.ms": "5",
+    }
