@@ -1,6 +1,7 @@
 """Integration tests run against real lab clusters, started once per session in a private lab
 folder (so a developer's own `topo lab` clusters are never touched) and stopped at the end."""
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -65,7 +66,5 @@ def _stop_replication(state: Path) -> None:
     for driver_file in state.glob(f"*/{jobstate.DRIVER}"):
         driver = jobstate.running_driver(driver_file.parent.name)
         if driver is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(driver.launcher_pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
