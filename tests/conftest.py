@@ -6,8 +6,12 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.spark_cluster import StandaloneSpark
 
 # Names no user is likely to have: their default ports differ from east/west/central's.
 SOURCE_CLUSTER = "itest-source"
@@ -68,3 +72,15 @@ def _stop_replication(state: Path) -> None:
         if driver is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(driver.launcher_pid, signal.SIGKILL)
+
+
+@pytest.fixture(scope="session")
+def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["StandaloneSpark"]:
+    """One standalone Spark cluster for the run (a master and a worker, 2 cores, 1g)."""
+    from tests import spark_cluster as standalone
+
+    cluster = standalone.start(tmp_path_factory.mktemp("spark-cluster"))
+    try:
+        yield cluster
+    finally:
+        standalone.stop(cluster)

@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from confluent_kafka import Producer
@@ -25,6 +25,9 @@ from topology import jobstate
 from topology.jobs import PROVENANCE_HEADER
 from topology.kafka import records
 from topology.kafka.records import Headers, Record
+
+if TYPE_CHECKING:
+    from tests.spark_cluster import StandaloneSpark
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -354,3 +357,24 @@ def test_exactly_once_has_no_duplicates_after_a_crash(topology: Topology) -> Non
     time.sleep(3)  # anything a duplicate would add has arrived by now
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
     assert contents(copied) == expected(everything, "src")
+
+
+def test_the_spark_runner_submits_the_same_job_to_a_standalone_cluster(
+    topology: Topology, spark_cluster: "StandaloneSpark"
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("orders")
+    records.create_topic(src, topic, 2)
+    written = varied(topic, 12, partitions=2)
+    records.produce(src, written)
+    topology.write(
+        "  - mirror: {from: src, to: dst}",
+        extra=f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n"
+        "  spark_conf: {spark.executor.memory: 512m, spark.cores.max: 2}",
+    )
+
+    topology.apply("--once")
+
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(written, "src")
+    ran = [app["name"] for app in spark_cluster.status().get("completedapps", [])]
+    assert f"topo-{topology.prefix}" in ran  # the copy ran on the cluster, not locally

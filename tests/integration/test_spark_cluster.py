@@ -6,7 +6,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,16 +36,6 @@ JOB = textwrap.dedent(
     spark.stop()
     """
 )
-
-
-@pytest.fixture(scope="session")
-def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneSpark]:
-    """One standalone cluster for the run (a master and a worker with 2 cores and 1g)."""
-    cluster = standalone.start(tmp_path_factory.mktemp("spark-cluster"))
-    try:
-        yield cluster
-    finally:
-        standalone.stop(cluster)
 
 
 def submit(cluster: StandaloneSpark, script: Path, work: Path) -> subprocess.CompletedProcess[str]:
