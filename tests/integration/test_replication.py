@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from confluent_kafka import Producer
+from jsonschema import Draft202012Validator
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
@@ -28,6 +29,10 @@ from topology.kafka.records import Headers, Record
 
 if TYPE_CHECKING:
     from tests.spark_cluster import StandaloneSpark
+
+ROOT = Path(__file__).resolve().parents[2]
+PLAN_SCHEMA = Draft202012Validator(json.loads((ROOT / "schemas/plan.schema.json").read_text()))
+STATUS_SCHEMA = Draft202012Validator(json.loads((ROOT / "schemas/status.schema.json").read_text()))
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -128,6 +133,13 @@ def test_a_mirror_copies_every_record_exactly_and_once_returns(topology: Topolog
     written = varied(orders, 30, partitions=3)
     records.produce(src, written)
     topology.write("  - mirror: {from: src, to: dst}")
+    shown = run_topo("plan", str(topology.file), "--show-jobs", "--format", "json")
+    plan = json.loads(shown.stdout)
+    PLAN_SCHEMA.validate(plan)
+    [job] = plan["jobs"]
+    assert job["flow"] == "src->dst" and job["naming"] == "prefix"
+    assert {orders: f"src.{orders}", empty: f"src.{empty}"}.items() <= job["topics_now"].items()
+    assert "+ replication job src->dst" in run_topo("plan", str(topology.file)).stdout
 
     log = topology.apply("--once")
 
@@ -298,6 +310,9 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     assert status["running"] and flow["state"] == "running"
     assert flow["records"] >= 20 and flow["topics"] >= 2
     assert flow["latency_ms"] is not None and flow["latency_ms"]["p50"] >= 0
+    assert flow["lag"] is not None and flow["bytes"] > 0
+    STATUS_SCHEMA.validate(status)
+    assert "src->dst" in run_topo("status", str(topology.file)).stdout
 
     # kill -9 mid-stream, then apply again: no record lost (duplicates allowed only here).
     stream = [Record(first, i % 3, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)

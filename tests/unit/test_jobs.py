@@ -73,3 +73,13 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
         "ssl.endpoint.identification.algorithm": "",
         "linger.ms": "5",
     }
+
+
+def test_lag_is_read_from_a_pyspark_progress_report() -> None:
+    import pytest
+
+    driver = pytest.importorskip("topology.spark.driver")
+    progress = {"sources": [{"endOffset": "{'orders': {'0': 16, '1': 10}}",
+                             "latestOffset": "{'orders': {'0': 20, '1': 10}}"}]}  # fmt: skip
+    assert driver._lag(progress) == 4
+    assert driver._lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None

@@ -35,8 +35,8 @@ def cluster(
     owned: tuple[Owned, ...] = (),
     brokers: int = 1,
 ) -> Cluster:
-    if name == "east":  # every flow's source has its heartbeats topic once applied
-        topics = (internal("heartbeats"), *topics)
+    if name == "east":  # every flow's source has these once applied
+        topics = (internal("heartbeats"), internal(STATE_TOPIC), *topics)
     return Cluster(
         name=name,
         brokers=brokers,

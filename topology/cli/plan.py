@@ -27,6 +27,13 @@ def render(data: dict[str, Any], output: Format) -> str:
     return plan_text.render(data)
 
 
+def _jobs(topology: Any, topics: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
+    from topology.jobs import specs_of
+
+    return [{**spec.to_dict(), "digest": spec.digest, "topics_now": topics.get(spec.flow, {})}
+            for spec in specs_of(topology)]  # fmt: skip
+
+
 def plan(
     file: Annotated[str, typer.Argument(help="The topology file.")],
     output: Annotated[Format, typer.Option("--format", help="text, json or markdown.")] = (
@@ -45,14 +52,26 @@ def plan(
         bool,
         typer.Option("--detailed-exitcode", help="Exit 0: no changes, 2: changes, 1: error."),
     ] = False,
+    show_jobs: Annotated[
+        bool,
+        typer.Option(
+            "--show-jobs",
+            help="Also show each flow's replication job: its rules and the topics it copies now.",
+        ),
+    ] = False,
 ) -> None:
     """Compare the topology with the live clusters and show the changes apply would make."""
     from topology.cli import live
     from topology.cli.files import write_text
 
     loaded = live.load(file)
-    result = live.make_plan(loaded, live.observe(live.client_configs(loaded)), allow_delete)
+    clusters = live.observe(live.client_configs(loaded))
+    result = live.make_plan(loaded, clusters, allow_delete)
     data = result.to_dict()
+    if show_jobs:
+        from topology.plan.planner import replicated_topics
+
+        data["jobs"] = _jobs(loaded.topology, replicated_topics(loaded.topology, clusters))
     typer.echo(render(data, output), nl=False)
     if out is not None:
         write_text(out, json.dumps(data, indent=2) + "\n")

@@ -57,11 +57,29 @@ def render(plan: Doc) -> str:
             first, *rest = text.splitlines() or [""]
             lines += [head + first, *(" " * len(head) + line for line in rest)]
         lines.append("")
+    lines += _jobs(plan.get("jobs"))
     if changes:
         lines.append(f"Plan: {summary_text(plan['summary'])}.")
     else:
         lines.append("No changes. The clusters match the topology.")
     return "\n".join(lines) + "\n"
+
+
+def _jobs(jobs: list[Doc] | None) -> list[str]:
+    """`--show-jobs`: each flow's job, its rules and the topics it copies now."""
+    if jobs is None:
+        return []
+    lines = ["Replication jobs:", ""]
+    for job in jobs:
+        lines.append(f"  job {job['flow']} ({job['digest'][:19]})")
+        rules = [(" ", key, job_value(job[key])) for key in job
+                 if key not in (*JOB_IDENTITY, "digest", "topics_now")]  # fmt: skip
+        lines += ["      " + line for line in _aligned(rules)]
+        copied = job["topics_now"]
+        lines.append(f"      copies now: {counted(len(copied), 'topic')}")
+        lines += [f"        {source} {ARROW} {remote}" for source, remote in copied.items()]
+        lines.append("")
+    return lines
 
 
 def summary_text(summary: Mapping[str, int]) -> str:

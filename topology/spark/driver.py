@@ -13,6 +13,7 @@ driver exits when all are done: 0 when every one succeeded.
 """
 
 import argparse
+import ast
 import hashlib
 import json
 import os
@@ -331,11 +332,16 @@ def _lag(progress: Mapping[str, Any]) -> int | None:
 
 
 def _offsets(value: Any) -> dict[str, dict[str, int]] | None:
+    """A Kafka source's offsets in a progress report: JSON from Spark, but PySpark's progress
+    dicts carry them as a Python repr ("{'orders': {'0': 16}}")."""
     if isinstance(value, str):
         try:
             value = json.loads(value)
         except ValueError:
-            return None
+            try:
+                value = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                return None
     return value if isinstance(value, dict) else None
 
 
