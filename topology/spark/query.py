@@ -22,6 +22,7 @@ from topology.jobs import PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
+EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ def _read(spark: SparkSession, plan: QueryPlan) -> DataFrame:
         # like MM2, the copy continues from the oldest record the source still has.
         .option("failOnDataLoss", "false")
     )
+    if plan.spec.delivery == "exactly-once":
+        # Each task's batch is one Kafka transaction: keep it well inside its 60 s timeout.
+        reader = reader.option("maxOffsetsPerTrigger", EXACTLY_ONCE_BATCH)
     for key, value in {**plan.source_options, "isolation.level": "read_committed"}.items():
         reader = reader.option(f"kafka.{key}", value)
     return reader.load()
