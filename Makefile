@@ -25,9 +25,31 @@ $(JARS): $(INSTALLED) topology/resources/maven/*.xml
 	$(BIN)/python -m topology.maven kafka-broker spark-kafka
 	@touch $@
 
-demo: setup ## Start lab clusters east and west and copy a topic between them with Spark
+QUICKSTART := examples/quickstart.yaml
+STEP = @printf '\n== %s\n'
+
+demo: setup ## Plan, apply and watch the quickstart: east's orders replicated live to west
+	$(STEP) "1/7 Start two lab Kafka clusters, east and west (each port is fixed per name)"
 	$(BIN)/topo lab up east west
-	$(BIN)/python examples/first_copy.py
+	$(STEP) "2/7 Create the topic 'orders' on east (3 partitions)"
+	$(BIN)/python examples/demo_traffic.py --create-only
+	$(STEP) "3/7 topo plan: what apply would change, read from the live clusters (changes nothing)"
+	$(BIN)/topo plan $(QUICKSTART)
+	$(STEP) "4/7 topo apply: make those changes, then start replication in the background"
+	$(BIN)/topo apply $(QUICKSTART) --auto-approve
+	$(STEP) "5/7 Produce 100 orders/s to east for 30 s; topo status twice, while they replicate"
+	@$(BIN)/python examples/demo_traffic.py --rate 100 --seconds 30 & traffic=$$!; \
+	for pause in 10 12; do \
+	  sleep $$pause; echo; echo "$$ topo status $(QUICKSTART)"; \
+	  $(BIN)/topo status $(QUICKSTART) || { kill $$traffic; $(BIN)/topo stop $(QUICKSTART); exit 1; }; \
+	done; wait $$traffic || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
+	$(STEP) "6/7 Read the copies on west: key, value, headers (+ topo-provenance), source timestamp"
+	$(BIN)/python examples/demo_show.py || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
+	$(STEP) "7/7 topo stop: stop replication (checkpoints are kept: topo apply resumes it)"
+	$(BIN)/topo stop $(QUICKSTART)
+	@echo
+	@echo "Done. The lab clusters east and west are still running: run the topo commands above"
+	@echo "yourself, or stop them with: $(BIN)/topo lab down east west"
 
 test: setup ## Run every test: unit, and integration against real lab Kafka and real Spark
 	$(BIN)/pytest $(PYTEST_ARGS)
