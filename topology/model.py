@@ -190,6 +190,7 @@ class Engine:
     runner: str = "local"
     master: str = "local[*]"
     spark_conf: Mapping[str, str] = field(default_factory=dict)
+    trigger: str = "micro-batch"  # | real-time (Spark 4.1's real-time mode)
 
 
 @dataclass(frozen=True)

@@ -67,7 +67,8 @@ class _Resolver:
             self._error("T209", "engine: the spark runner needs a master URL (spark://host:port)",
                         ("engine", "runner"))  # fmt: skip
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
-        return Engine(runner, master or "local[*]", conf)
+        trigger = raw.get("trigger", "micro-batch")
+        return Engine(runner, master or "local[*]", conf, trigger)
 
     # -- clusters -------------------------------------------------------------------------
 

@@ -423,3 +423,22 @@ def test_the_spark_runner_submits_the_same_job_to_a_standalone_cluster(
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(written, "src")
     ran = [app["name"] for app in spark_cluster.status().get("completedapps", [])]
     assert f"topo-{topology.prefix}" in ran  # the copy ran on the cluster, not locally
+
+
+def test_real_time_mode_copies_records_exactly(topology: Topology) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("quotes")
+    records.create_topic(src, topic, 2)
+    written = varied(topic, 12, partitions=2)
+    records.produce(src, written)
+    topology.write(
+        "  - mirror: {from: src, to: dst}", extra="engine: {trigger: real-time, master: 'local[4]'}"
+    )
+
+    topology.apply()
+
+    more = varied(topic, 6, partitions=2, tag="late")
+    records.produce(src, more)  # arrives while the long-running tasks copy
+    copied = wait_for(dst, f"src.{topic}", len(written) + len(more))
+    assert contents(copied) == expected(written + more, "src")
+    topology.stop()

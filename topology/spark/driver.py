@@ -156,6 +156,7 @@ class Replicator:
             once=self.once,
             target_client=self.configs[spec.target],
             owner=self.topology.name,
+            trigger=self.topology.engine.trigger,
         )
         self.queries[flow] = query.start(self.spark, planned)
         status.state = "running"
@@ -178,7 +179,8 @@ class Replicator:
                 continue
             status.seen[run_id] = batch
             metrics = _metrics(progress)
-            rows, size = int(metrics.get("records") or 0), int(metrics.get("bytes") or 0)
+            rows = int(metrics.get("records") or progress.get("numInputRows") or 0)
+            size = int(metrics.get("bytes") or 0)
             status.records += rows
             status.bytes += size
             status.lag = _lag(progress)

@@ -23,6 +23,7 @@ INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
+REAL_TIME_CHECKPOINT = "5 seconds"  # real-time mode's batch: progress checkpoint interval
 
 
 @dataclass(frozen=True)
@@ -36,10 +37,14 @@ class QueryPlan:
     # exactly-once only: the librdkafka settings of the target and the owner's name
     target_client: Mapping[str, str] | None = None
     owner: str = "topology"
+    trigger: str = "micro-batch"  # | real-time
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
     records = _copied(_read(spark, plan), plan.spec, plan.topic_map)
+    real_time = plan.trigger == "real-time" and not plan.once
+    if real_time and plan.spec.delivery != "exactly-once":
+        return _start_real_time(spark, plan, records)
     observed = records.observe(
         METRICS,
         F.count(F.lit(1)).alias("records"),
@@ -59,6 +64,23 @@ def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
         writer = writer.trigger(availableNow=True)
     else:
         writer = writer.trigger(processingTime="0 seconds")
+    return writer.start()
+
+
+def _start_real_time(spark: SparkSession, plan: QueryPlan, records: DataFrame) -> StreamingQuery:
+    """Spark 4.1's real-time mode: long-running tasks, one per source partition, copy records
+    as they arrive; the trigger interval only sets how often progress is checkpointed. PySpark
+    4.1 has no keyword for it, so the JVM's Trigger.RealTime is set directly. Observed metrics
+    are not allowed in this mode: status counts the input rows instead."""
+    writer = records.select("topic", "partition", "key", "value", "headers").writeStream
+    writer = writer.format("kafka").outputMode("update")
+    for key, value in {**_sink_defaults(), **plan.target_options}.items():
+        writer = writer.option(f"kafka.{key}", value)
+    writer = writer.queryName(plan.spec.flow).option("checkpointLocation", plan.checkpoint)
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    real_time = jvm.org.apache.spark.sql.streaming.Trigger.RealTime(REAL_TIME_CHECKPOINT)
+    writer._jwrite = writer._jwrite.trigger(real_time)
     return writer.start()
 
 
