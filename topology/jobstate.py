@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from topology import paths
+from topology.lab.process import is_zombie
 
 DRIVER = "driver.json"
 STATUS = "status.json"
@@ -90,15 +91,7 @@ def alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[-1].split()[0] == "Z"
+    return not is_zombie(pid)
 
 
 def status(owner: str) -> dict[str, Any] | None:

@@ -158,12 +158,13 @@ def is_broker(pid: int | None, config: Path) -> bool:
         args = cmdline.read_bytes().split(b"\0")
     except OSError:
         return False
-    if _is_zombie(pid):
+    if is_zombie(pid):
         return False
     return BROKER_MAIN.encode() in args and str(config).encode() in args
 
 
-def _is_zombie(pid: int) -> bool:
+def is_zombie(pid: int) -> bool:
+    """Exited but not yet reaped by its parent: no longer running, though its pid exists."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
