@@ -387,3 +387,17 @@ def test_a_running_job_whose_flow_was_removed_is_stopped() -> None:
     [stop] = [c for c in result.changes if c.resource is Resource.FLOW]
     assert (stop.action, stop.name, stop.after) == (Action.DELETE, "east->gone", None)
     assert stop.phase < result.changes[-1].phase or stop is result.changes[-1]
+
+
+def test_the_sources_heartbeats_and_their_copy_are_planned_together_so_one_apply_converges() -> (
+    None
+):
+    loaded = topology()
+    result = plan(loaded, {"east": Cluster("east", 1, 1, {}, None),
+                           "west": cluster("west")}, topology_sha256="0" * 64)  # fmt: skip
+    created = {(c.cluster, c.name) for c in result.changes if c.resource is Resource.TOPIC}
+    assert {("east", "heartbeats"), ("west", "east.heartbeats"), ("west", "heartbeats")} <= created
+    none = topology(MIRROR.replace("version: 1", "version: 1\nengine: {runner: none}"))
+    quiet = plan(none, {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
+                 topology_sha256="0" * 64)  # fmt: skip
+    assert not [c for c in quiet.changes if "heartbeats" in c.name or c.resource is Resource.FLOW]

@@ -179,7 +179,7 @@ class _Planner:
         separator = edge.settings.separator
         self._want(edge.target, STATE_TOPIC, "state", edge)
         self._want(edge.target, offset_syncs_topic(edge.source, separator), "offset-syncs", edge)
-        if edge.settings.emit.heartbeats:
+        if self._heartbeats(edge):
             # Written on both ends: the target's like MM2's; the source's are what the job
             # copies, so each copy's arrival time measures the flow's end-to-end latency.
             self._want(edge.target, HEARTBEATS, "heartbeats", edge)
@@ -188,9 +188,19 @@ class _Planner:
         if edge.settings.emit.checkpoints:
             self._want(edge.target, checkpoints_topic(edge.source, separator), "checkpoints", edge)
 
+    def _heartbeats(self, edge: Edge) -> bool:
+        """Does the edge's job write heartbeats? (None runs under `engine: {runner: none}`.)"""
+        return edge.settings.emit.heartbeats and self.topology.engine.runner != "none"
+
     def _want_replicas(self, edge: Edge) -> None:
         source = self._cluster(edge.source)
-        for name, topic in sorted(source.topics.items()):
+        topics = dict(source.topics)
+        if self._heartbeats(edge) and HEARTBEATS not in topics:
+            # This plan creates the source's heartbeats topic: plan its copy too, so one
+            # apply converges.
+            rf = self._replication_factor(edge, edge.source)
+            topics[HEARTBEATS] = observed.Topic(HEARTBEATS, 1, rf, {**COMPACTED, **ARRIVAL_TIME})
+        for name, topic in sorted(topics.items()):
             remote = remote_name(edge, name, source)
             if remote is None:
                 continue
