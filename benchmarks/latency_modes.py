@@ -58,7 +58,7 @@ def consume(config: dict[str, str], topic: str, until: threading.Event) -> list[
 
 def measure(
     mode: str, lab: dict[str, dict[str, str]], folder: Path, rate: int, seconds: float
-) -> list[float]:  # noqa: E501
+) -> list[float]:
     from topology.kafka import records
 
     src, dst = lab["lat-src"], lab["lat-dst"]
