@@ -75,11 +75,12 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
     }
 
 
-def test_lag_is_read_from_a_pyspark_progress_report() -> None:
-    import pytest
+def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
+    from topology.jobprogress import lag, progress_metrics
 
-    driver = pytest.importorskip("topology.spark.driver")
     progress = {"sources": [{"endOffset": "{'orders': {'0': 16, '1': 10}}",
                              "latestOffset": "{'orders': {'0': 20, '1': 10}}"}]}  # fmt: skip
-    assert driver._lag(progress) == 4
-    assert driver._lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None
+    assert lag(progress) == 4
+    assert lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None
+    assert progress_metrics({"observedMetrics": {"topo": {"records": 3}}}, "topo") == {"records": 3}
+    assert progress_metrics({}, "topo") == {}

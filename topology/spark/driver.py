@@ -13,16 +13,12 @@ driver exits when all are done: 0 when every one succeeded.
 """
 
 import argparse
-import ast
 import hashlib
-import json
 import os
 import signal
 import sys
 import time
-from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +29,8 @@ from topology import jobstate
 from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
-from topology.jobs import JobSpec, specs_of
+from topology.jobprogress import FlowStatus, first_line, lag, progress_metrics
+from topology.jobs import specs_of
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.topic_watch import TopicWatch
@@ -45,46 +42,8 @@ from topology.spark import query
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
-RATE_WINDOW = 10.0  # seconds of batches the "recent throughput" figures cover
 SYNCED = {Resource.TOPIC, Resource.OWNERSHIP, Resource.PARTITIONS, Resource.TOPIC_CONFIG,
           Resource.ACL}  # fmt: skip
-
-
-@dataclass
-class FlowStatus:
-    spec: JobSpec
-    state: str = "starting"
-    topics: int = 0
-    records: int = 0
-    bytes: int = 0
-    lag: int | None = None
-    restarts: int = 0
-    error: str | None = None
-    last_batch_at: float | None = None
-    retry_at: float = 0.0
-    window: deque[tuple[float, int, int]] = field(default_factory=deque)
-    seen: dict[str, int] = field(default_factory=dict)  # run id -> last batch id counted
-
-    def to_dict(self, now: float) -> dict[str, Any]:
-        while self.window and self.window[0][0] < now - RATE_WINDOW:
-            self.window.popleft()
-        span = RATE_WINDOW if self.window else 1.0
-        return {
-            "flow": self.spec.flow,
-            "source": self.spec.source,
-            "target": self.spec.target,
-            "delivery": self.spec.delivery,
-            "state": self.state,
-            "topics": self.topics,
-            "records": self.records,
-            "bytes": self.bytes,
-            "lag": self.lag,
-            "records_per_second": round(sum(r for _t, r, _b in self.window) / span, 1),
-            "bytes_per_second": round(sum(b for _t, _r, b in self.window) / span, 1),
-            "restarts": self.restarts,
-            "error": self.error,
-            "last_batch_at": self.last_batch_at,
-        }
 
 
 class Replicator:
@@ -178,12 +137,12 @@ class Replicator:
             if batch <= status.seen.get(run_id, -1):
                 continue
             status.seen[run_id] = batch
-            metrics = _metrics(progress)
+            metrics = progress_metrics(progress, query.METRICS)
             rows = int(metrics.get("records") or progress.get("numInputRows") or 0)
             size = int(metrics.get("bytes") or 0)
             status.records += rows
             status.bytes += size
-            status.lag = _lag(progress)
+            status.lag = lag(progress)
             if rows:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))
@@ -199,7 +158,7 @@ class Replicator:
             if problem is None:
                 status.state = "done"
                 return
-            status.error = _first_line(str(problem))
+            status.error = first_line(str(problem))
             status.state = "failed" if self.once else "restarting"
             status.retry_at = now + min(60.0, 5.0 * 2**status.restarts)
             self.report(f"{flow} failed: {status.error}")
@@ -284,7 +243,7 @@ class Replicator:
         except TopoError as problem:
             for status in self.flows.values():
                 if status.spec.flow not in self.queries:
-                    status.error = _first_line(str(problem))
+                    status.error = first_line(str(problem))
             return before
         for flow in self.specs:
             if maps.get(flow) != self.maps.get(flow):
@@ -310,46 +269,6 @@ class Replicator:
                 "flows": [status.to_dict(now) for status in self.flows.values()],
             },
         )
-
-
-def _metrics(progress: Mapping[str, Any]) -> dict[str, Any]:
-    """The batch's observed metrics (records, bytes); PySpark gives them as a Row."""
-    found = (progress.get("observedMetrics") or {}).get(query.METRICS)
-    if found is None:
-        return {}
-    return dict(found.asDict()) if hasattr(found, "asDict") else dict(found)
-
-
-def _lag(progress: Mapping[str, Any]) -> int | None:
-    """Records the source holds beyond what the batch read, over every partition."""
-    total = 0
-    for source in progress.get("sources") or []:
-        end, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
-        if latest is None or end is None:
-            return None
-        for topic, partitions in latest.items():
-            for partition, offset in partitions.items():
-                total += max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
-    return total
-
-
-def _offsets(value: Any) -> dict[str, dict[str, int]] | None:
-    """A Kafka source's offsets in a progress report: JSON from Spark, but PySpark's progress
-    dicts carry them as a Python repr ("{'orders': {'0': 16}}")."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            try:
-                value = ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                return None
-    return value if isinstance(value, dict) else None
-
-
-def _first_line(text: str) -> str:
-    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[0][:500] if lines else "unknown error"
 
 
 def _load(file: str, sha256: str) -> Topology:

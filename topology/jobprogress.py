@@ -1,0 +1,93 @@
+"""A replication job's numbers, from Spark's progress reports: records, bytes, lag, rates.
+
+Pure: the driver hands each finished batch's progress report (a dict) to a FlowStatus, and
+writes `to_dict()` into status.json for `topo status`.
+"""
+
+import ast
+import json
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from topology.jobs import JobSpec
+
+RATE_WINDOW = 10.0  # seconds of batches the "recent throughput" figures cover
+
+
+@dataclass
+class FlowStatus:
+    spec: JobSpec
+    state: str = "starting"
+    topics: int = 0
+    records: int = 0
+    bytes: int = 0
+    lag: int | None = None
+    restarts: int = 0
+    error: str | None = None
+    last_batch_at: float | None = None
+    retry_at: float = 0.0
+    window: deque[tuple[float, int, int]] = field(default_factory=deque)
+    seen: dict[str, int] = field(default_factory=dict)  # run id -> last batch id counted
+
+    def to_dict(self, now: float) -> dict[str, Any]:
+        while self.window and self.window[0][0] < now - RATE_WINDOW:
+            self.window.popleft()
+        span = RATE_WINDOW if self.window else 1.0
+        return {
+            "flow": self.spec.flow,
+            "source": self.spec.source,
+            "target": self.spec.target,
+            "delivery": self.spec.delivery,
+            "state": self.state,
+            "topics": self.topics,
+            "records": self.records,
+            "bytes": self.bytes,
+            "lag": self.lag,
+            "records_per_second": round(sum(r for _t, r, _b in self.window) / span, 1),
+            "bytes_per_second": round(sum(b for _t, _r, b in self.window) / span, 1),
+            "restarts": self.restarts,
+            "error": self.error,
+            "last_batch_at": self.last_batch_at,
+        }
+
+
+def progress_metrics(progress: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """The batch's observed metrics (records, bytes); PySpark gives them as a Row."""
+    found = (progress.get("observedMetrics") or {}).get(name)
+    if found is None:
+        return {}
+    return dict(found.asDict()) if hasattr(found, "asDict") else dict(found)
+
+
+def lag(progress: Mapping[str, Any]) -> int | None:
+    """Records the source holds beyond what the batch read, over every partition."""
+    total = 0
+    for source in progress.get("sources") or []:
+        end, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
+        if latest is None or end is None:
+            return None
+        for topic, partitions in latest.items():
+            for partition, offset in partitions.items():
+                total += max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
+    return total
+
+
+def _offsets(value: Any) -> dict[str, dict[str, int]] | None:
+    """A Kafka source's offsets in a progress report: JSON from Spark, but PySpark's progress
+    dicts carry them as a Python repr ("{'orders': {'0': 16}}")."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            try:
+                value = ast.literal_eval(value)
+            except (ValueError, SyntaxError):
+                return None
+    return value if isinstance(value, dict) else None
+
+
+def first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:500] if lines else "unknown error"
