@@ -174,6 +174,8 @@ class _Jobs:
         from topology.spark import launch
 
         submission = self._submission()
+        if submission.runner == "none":
+            raise TopoError("--once has nothing to run: this topology's engine runner is none")
         typer.echo(f"Copying what the sources hold now ({len(submission.specs)} flow(s)) ...",
                    err=True)  # fmt: skip
         code = launch.run_once(submission, report=_progress)
