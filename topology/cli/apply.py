@@ -60,7 +60,7 @@ def apply(
 
     text = read_text(target)
     if once:
-        _refuse_if_running(target, text)
+        _refuse_once(target, text)
     if saved.looks_like_plan(text):
         if allow_delete:
             raise TopoError(
@@ -131,12 +131,14 @@ def _topology_file(target: str, text: str, plan: Plan) -> str:
     return _topology_of(plan, target) if saved.looks_like_plan(text) else target
 
 
-def _refuse_if_running(target: str, text: str) -> None:
+def _refuse_once(target: str, text: str) -> None:
     from topology.cli import live
     from topology.plan import saved
 
     file = _topology_of(saved.read(text, target), target) if saved.looks_like_plan(text) else target
     loaded = live.load(file)
+    if loaded.topology.engine.runner == "none":
+        raise TopoError("--once has nothing to run: this topology's engine runner is none")
     if live.running_specs(loaded):
         raise TopoError(
             f"replication of {loaded.topology.name} is running continuously; stop it first "
@@ -174,8 +176,6 @@ class _Jobs:
         from topology.spark import launch
 
         submission = self._submission()
-        if submission.runner == "none":
-            raise TopoError("--once has nothing to run: this topology's engine runner is none")
         typer.echo(f"Copying what the sources hold now ({len(submission.specs)} flow(s)) ...",
                    err=True)  # fmt: skip
         code = launch.run_once(submission, report=_progress)
