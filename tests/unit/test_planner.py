@@ -401,3 +401,14 @@ def test_the_sources_heartbeats_and_their_copy_are_planned_together_so_one_apply
     quiet = plan(none, {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
                  topology_sha256="0" * 64)  # fmt: skip
     assert not [c for c in quiet.changes if "heartbeats" in c.name or c.resource is Resource.FLOW]
+
+
+def test_a_running_job_may_create_and_grow_copies_but_never_delete_or_stop() -> None:
+    def change(action: Action, resource: Resource) -> Change:
+        return Change(action, resource, "west", "east.orders", "test")
+
+    assert change(Action.CREATE, Resource.TOPIC).unattended
+    assert change(Action.UPDATE, Resource.PARTITIONS).unattended
+    assert change(Action.UPDATE, Resource.TOPIC_CONFIG).unattended
+    assert not change(Action.DELETE, Resource.TOPIC).unattended
+    assert not change(Action.CREATE, Resource.FLOW).unattended

@@ -75,6 +75,13 @@ class Change:
     def phase(self) -> int:
         return PHASES.index((self.action, self.resource))
 
+    @property
+    def unattended(self) -> bool:
+        """May a running replication job make this change on its own, without an apply? Only
+        what follows the sources: creating and growing copies, syncing their configs and
+        ACLs; never a delete, and never a job start or stop."""
+        return self.action is not Action.DELETE and self.resource is not Resource.FLOW
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "action": str(self.action),

@@ -35,15 +35,12 @@ from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.topic_watch import TopicWatch
 from topology.model import Topology
-from topology.plan.model import Action, Resource
 from topology.plan.planner import plan, replicated_topics
 from topology.spark import query
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
-SYNCED = {Resource.TOPIC, Resource.OWNERSHIP, Resource.PARTITIONS, Resource.TOPIC_CONFIG,
-          Resource.ACL}  # fmt: skip
 
 
 class Replicator:
@@ -78,7 +75,7 @@ class Replicator:
         wanted = plan(self.topology, clusters, topology_sha256="0" * 64, running=running)
         failed: set[tuple[str, str]] = set()
         for change in wanted.changes:
-            if change.action is Action.DELETE or change.resource not in SYNCED:
+            if not change.unattended:
                 continue
             try:
                 changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
