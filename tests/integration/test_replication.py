@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -442,3 +443,20 @@ def test_real_time_mode_copies_records_exactly(topology: Topology) -> None:
     copied = wait_for(dst, f"src.{topic}", len(written) + len(more))
     assert contents(copied) == expected(written + more, "src")
     topology.stop()
+
+
+def test_once_copies_a_large_backlog_exactly(topology: Topology) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("backlog")
+    records.create_topic(src, topic, 3)
+    # One millisecond apart: brokers refuse timestamps more than an hour ahead.
+    written = [replace(r, timestamp_ms=RECENT_MS + i)
+               for i, r in enumerate(varied(topic, 20_000, partitions=3))]  # fmt: skip
+    records.produce(src, written)
+    topology.write("  - mirror: {from: src, to: dst}")
+
+    topology.apply("--once")
+
+    assert contents(records.read_topic(dst, f"src.{topic}", timeout=120)) == expected(
+        written, "src"
+    )
