@@ -15,3 +15,7 @@ class LabError(TopoError):
 
 class KafkaUnavailableError(TopoError):
     """A Kafka cluster did not answer in time."""
+
+
+class TopicNotFoundError(KafkaUnavailableError):
+    """The cluster answered: the topic does not exist (or cannot be described)."""

@@ -17,6 +17,7 @@ from topology.errors import TopoError
 from topology.plan.model import Change, Plan, Resource
 
 if TYPE_CHECKING:
+    from topology.cli.live import Loaded
     from topology.spark.launch import Submission
 
 Configs = dict[str, dict[str, str]]
@@ -59,16 +60,14 @@ def apply(
     from topology.plan import saved
 
     text = read_text(target)
-    if once:
-        _refuse_once(target, text)
     if saved.looks_like_plan(text):
         if allow_delete:
             raise TopoError(
                 "--allow-delete is decided when planning; it is recorded in the saved plan"
             )
-        plan, configs = _current_saved_plan(text, target)
+        plan, configs, loaded = _current_saved_plan(text, target, once)
     else:
-        plan, configs = _fresh_plan(target, allow_delete)
+        plan, configs, loaded = _fresh_plan(target, allow_delete, once)
         if plan.empty and not once:
             raise typer.Exit(0)
         if not (dry_run or auto_approve):
@@ -76,24 +75,26 @@ def apply(
     if dry_run:
         _dry_run(plan)
         raise typer.Exit(0)
-    jobs = _Jobs(_topology_file(target, text, plan), once)
+    jobs = _Jobs(loaded, once)
     _execute(plan, configs, jobs)
     if once:
         raise typer.Exit(jobs.copy_once())
 
 
-def _fresh_plan(file: str, allow_delete: bool) -> tuple[Plan, Configs]:
+def _fresh_plan(file: str, allow_delete: bool, once: bool) -> tuple[Plan, Configs, "Loaded"]:
     from topology.cli import live
     from topology.cli.plan import Format, render
 
     loaded = live.load(file)
+    if once:
+        _refuse_once(loaded)
     configs = live.client_configs(loaded)
     plan = live.make_plan(loaded, live.observe(configs), allow_delete)
     typer.echo(render(plan.to_dict(), Format.TEXT), nl=False)
-    return plan, configs
+    return plan, configs, loaded
 
 
-def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
+def _current_saved_plan(text: str, file: str, once: bool) -> tuple[Plan, Configs, "Loaded"]:
     from topology.cli import live
     from topology.plan import saved
 
@@ -103,6 +104,8 @@ def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
         raise StalePlanError(
             f"stale plan: {plan.topology_file} changed after {file} was made; plan again"
         )
+    if once:
+        _refuse_once(loaded)
     configs = live.client_configs(loaded)
     current = live.make_plan(loaded, live.observe(configs), plan.allow_delete)
     if current.fingerprint != plan.fingerprint:
@@ -112,7 +115,7 @@ def _current_saved_plan(text: str, file: str) -> tuple[Plan, Configs]:
             f"{now or 'no changes'}); plan again"
         )
     typer.echo(f"{file} is current: the clusters are as it expects.", err=True)
-    return plan, configs
+    return plan, configs, loaded
 
 
 def _topology_of(plan: Plan, plan_file: str) -> str:
@@ -125,24 +128,16 @@ def _topology_of(plan: Plan, plan_file: str) -> str:
     return str(beside)
 
 
-def _topology_file(target: str, text: str, plan: Plan) -> str:
-    from topology.plan import saved
-
-    return _topology_of(plan, target) if saved.looks_like_plan(text) else target
-
-
-def _refuse_once(target: str, text: str) -> None:
+def _refuse_once(loaded: "Loaded") -> None:
+    """--once runs the jobs here: not when none are configured, nor beside a running driver."""
     from topology.cli import live
-    from topology.plan import saved
 
-    file = _topology_of(saved.read(text, target), target) if saved.looks_like_plan(text) else target
-    loaded = live.load(file)
     if loaded.topology.engine.runner == "none":
         raise TopoError("--once has nothing to run: this topology's engine runner is none")
     if live.running_specs(loaded):
         raise TopoError(
             f"replication of {loaded.topology.name} is running continuously; stop it first "
-            f"(topo stop {file}): two jobs must not share a checkpoint"
+            f"(topo stop {loaded.file}): two jobs must not share a checkpoint"
         )
 
 
@@ -151,15 +146,15 @@ class _Jobs:
     flow change (re)starts it with all the topology's jobs and the others are then done. With
     --once the flows are not started in the background: `copy_once` runs them after the plan."""
 
-    def __init__(self, file: str, once: bool) -> None:
-        self.file = file
+    def __init__(self, loaded: "Loaded", once: bool) -> None:
+        self.loaded = loaded
         self.once = once
         self.handled = False
 
     def _submission(self) -> "Submission":
         from topology.cli import live
 
-        return live.submission(live.load_quietly(self.file))
+        return live.submission(self.loaded)
 
     def execute(self, change: Change) -> None:
         if self.handled or self.once:

@@ -47,18 +47,6 @@ def load(file: str) -> Loaded:
     return Loaded(file, hashlib.sha256(text.encode()).hexdigest(), analysis.topology)
 
 
-def load_quietly(file: str) -> Loaded:
-    """The topology again, when it was loaded (and its diagnostics shown) before."""
-    from topology.analysis import analyse
-    from topology.cli.files import read_text
-
-    text = read_text(file)
-    analysis = analyse(text, file)
-    if analysis.topology is None:
-        raise TopoError(f"{file} has errors; run `topo validate {file}`")
-    return Loaded(file, hashlib.sha256(text.encode()).hexdigest(), analysis.topology)
-
-
 def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
     """Each cluster's client settings, secrets resolved now (never printed, never planned)."""
     from topology.connection import client_config

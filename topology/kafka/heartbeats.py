@@ -10,12 +10,12 @@ minus its `emitted_ms` is the flow's end-to-end latency.
 import contextlib
 import json
 import time
-import uuid
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka import Producer
 
-from topology.kafka import client
+from topology.errors import TopicNotFoundError
+from topology.kafka import client, records
 
 TOPIC = "heartbeats"
 HISTORY = 20  # records read back per partition: the recent latencies status shows
@@ -59,45 +59,12 @@ class Emitter:
 def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Heartbeat]:
     """The last heartbeats in `topic` (a cluster's `heartbeats` or a copy such as
     `east.heartbeats`), oldest first; empty when the topic does not exist yet."""
-    consumer = Consumer(
-        {
-            **client.quiet(config),
-            "group.id": f"topo-status-{uuid.uuid4().hex}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": True,
-        }
-    )
     try:
-        metadata = consumer.list_topics(topic, timeout=timeout).topics.get(topic)
-        if metadata is None or metadata.error is not None:
-            return []
-        assigned = []
-        for partition in metadata.partitions:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout)
-            if high > low:
-                assigned.append(TopicPartition(topic, partition, max(low, high - HISTORY)))
-        consumer.assign(assigned)
-        return _drain(consumer, {tp.partition for tp in assigned}, timeout)
-    finally:
-        consumer.close()
-
-
-def _drain(consumer: Consumer, pending: set[int], timeout: float) -> list[Heartbeat]:
-    found = []
-    deadline = time.monotonic() + timeout
-    while pending and time.monotonic() < deadline:
-        message = consumer.poll(0.5)
-        if message is None:
-            continue
-        error = message.error()
-        if error is not None:
-            if error.code() == KafkaError._PARTITION_EOF:
-                pending.discard(message.partition() or 0)
-            continue
-        heartbeat = _parse(message.key(), message.value(), message.timestamp()[1])
-        if heartbeat is not None:
-            found.append(heartbeat)
-    return sorted(found, key=lambda h: h.arrived_ms)
+        found = records.read_topic(config, topic, timeout=timeout, last=HISTORY)
+    except TopicNotFoundError:
+        return []
+    beats = (_parse(r.key, r.value, r.timestamp_ms or 0) for r in found)
+    return sorted((b for b in beats if b is not None), key=lambda h: h.arrived_ms)
 
 
 def _parse(key: bytes | None, value: bytes | None, timestamp: int) -> Heartbeat | None:

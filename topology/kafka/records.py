@@ -13,7 +13,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from topology.errors import KafkaUnavailableError
+from topology.errors import KafkaUnavailableError, TopicNotFoundError
 from topology.kafka import client
 
 Headers = tuple[tuple[str, bytes | None], ...]
@@ -79,8 +79,11 @@ def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 
         raise KafkaUnavailableError(f"records not acknowledged: {failures[:3] or 'timed out'}")
 
 
-def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[Record]:
-    """Every record in `topic` now, ordered by partition then offset (read_committed)."""
+def read_topic(
+    config: dict[str, str], topic: str, timeout: float = 30, last: int | None = None
+) -> list[Record]:
+    """Every record in `topic` now (or only each partition's `last` ones), ordered by
+    partition then offset (read_committed)."""
     last_error = client.LastError()
     with client.failures_named(config, f"reading topic {topic}"):
         consumer = Consumer(
@@ -95,23 +98,25 @@ def read_topic(config: dict[str, str], topic: str, timeout: float = 30) -> list[
         )
     try:
         with client.failures_named(config, f"reading topic {topic}", (last_error, consumer)):
-            return _consume_to_end(consumer, topic, timeout)
+            return _consume_to_end(consumer, topic, timeout, last)
     finally:
         consumer.close()
 
 
-def _consume_to_end(consumer: Consumer, topic: str, timeout: float) -> list[Record]:
+def _consume_to_end(
+    consumer: Consumer, topic: str, timeout: float, last: int | None
+) -> list[Record]:
     metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
     if metadata.error is not None:
-        raise KafkaUnavailableError(f"cannot read topic {topic}: {metadata.error}")
-    non_empty = []
+        raise TopicNotFoundError(f"cannot read topic {topic}: {metadata.error}")
+    starts = {}
     for partition in metadata.partitions:
         low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout)
         if high > low:
-            non_empty.append(partition)
-    consumer.assign([TopicPartition(topic, p, 0) for p in non_empty])
+            starts[partition] = low if last is None else max(low, high - last)
+    consumer.assign([TopicPartition(topic, p, start) for p, start in starts.items()])
     found: list[Record] = []
-    pending = set(non_empty)  # a partition is done when the consumer reports reaching its end
+    pending = set(starts)  # a partition is done when the consumer reports reaching its end
     deadline = time.monotonic() + timeout
     while pending and time.monotonic() < deadline:
         message = consumer.poll(0.5)
