@@ -30,6 +30,8 @@ class FlowStatus:
     retry_at: float = 0.0
     window: deque[tuple[float, int, int]] = field(default_factory=deque)
     seen: dict[str, int] = field(default_factory=dict)  # run id -> last batch id counted
+    # How far each source (topic, partition) has been processed: copied, or filtered out.
+    processed: dict[tuple[str, int], int] = field(default_factory=dict)
 
     def to_dict(self, now: float) -> dict[str, Any]:
         while self.window and self.window[0][0] < now - RATE_WINDOW:
@@ -59,6 +61,17 @@ def progress_metrics(progress: Mapping[str, Any], name: str) -> dict[str, Any]:
     if found is None:
         return {}
     return dict(found.asDict()) if hasattr(found, "asDict") else dict(found)
+
+
+def processed(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
+    """The next source offset per (topic, partition) once the batch is done: every record
+    before it was copied or filtered out (the batch's end offsets)."""
+    found: dict[tuple[str, int], int] = {}
+    for source in progress.get("sources") or []:
+        for topic, partitions in (_offsets(source.get("endOffset")) or {}).items():
+            for partition, offset in partitions.items():
+                found[(topic, int(partition))] = int(offset)
+    return found
 
 
 def lag(progress: Mapping[str, Any]) -> int | None:

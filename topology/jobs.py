@@ -10,6 +10,12 @@ Provenance: every copied record carries a `topo-provenance` header, the comma-se
 clusters the record has been on, origin first (a record produced on east and copied to west
 carries `east`; copied on from west to central, `east,west`). A record is never copied to a
 cluster named in it, so identity-named active-active and aggregation topologies cannot loop.
+
+Source offsets: with provenance on, every copy also carries a `topo-offsets` header, the
+`cluster:offset` pairs of the record on each cluster it was copied from, in hop order (a record
+at offset 41 on east, copied to west at 17 and on to central, carries `east:41,west:17` there).
+The partition number never changes along the way. This is what makes consumer offset
+translation exact (docs/offsets.md).
 """
 
 import hashlib
@@ -20,6 +26,7 @@ from typing import Any
 from topology.model import Edge, FlowKind, Naming, Topology
 
 PROVENANCE_HEADER = "topo-provenance"
+OFFSETS_HEADER = "topo-offsets"
 SOURCE_TIMESTAMP_HEADER = "topo-source-timestamp"  # read by the sink's interceptor (docs/engine.md)
 
 
@@ -126,3 +133,20 @@ def forwards(spec: JobSpec, provenance: str | None) -> bool:
 def stamped(spec: JobSpec, provenance: str | None) -> str:
     """The provenance header a copied record carries on the target."""
     return ",".join([*visited(provenance), spec.source])
+
+
+def hop_offsets(value: str | bytes | None) -> dict[str, int]:
+    """The offsets a `topo-offsets` header value gives, by cluster ({} when absent or bad)."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    found: dict[str, int] = {}
+    for pair in (value or "").split(","):
+        cluster, _, offset = pair.rpartition(":")
+        if cluster and offset.isdigit():
+            found[cluster] = int(offset)
+    return found
+
+
+def stamped_offsets(value: str | None, source: str, offset: int) -> str:
+    """The `topo-offsets` header a copied record carries: the source's pair appended."""
+    return ",".join(x for x in ((value or ""), f"{source}:{offset}") if x)

@@ -14,6 +14,7 @@ from topology.cli import (
     apply,
     diff,
     export_mm2,
+    failover,
     graph,
     import_mm2,
     lab,
@@ -41,6 +42,8 @@ app.command()(plan.plan)
 app.command()(apply.apply)
 app.command()(status.status)
 app.command()(stop.stop)
+app.command()(failover.failover)
+app.command()(failover.offsets)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

@@ -29,18 +29,22 @@ from topology import jobstate
 from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
-from topology.jobprogress import FlowStatus, first_line, lag, progress_metrics
+from topology.jobprogress import FlowStatus, first_line, lag, processed, progress_metrics
 from topology.jobs import specs_of
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
+from topology.kafka.offsets import LogWriter
 from topology.kafka.topic_watch import TopicWatch
 from topology.model import Topology
-from topology.plan.planner import plan, replicated_topics
+from topology.offsets import checkpoints
+from topology.offsets.rounds import Checkpointer
+from topology.plan.planner import offset_syncs_topic, plan, replicated_topics
 from topology.spark import query
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
+OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
 
 
 class Replicator:
@@ -62,6 +66,9 @@ class Replicator:
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.queries: dict[str, StreamingQuery] = {}
+        self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
+        self.checkpointer = Checkpointer(topology, self.configs)
+        self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
         self.stopping = False
         self.started_at = time.time()
 
@@ -140,6 +147,7 @@ class Replicator:
             status.records += rows
             status.bytes += size
             status.lag = lag(progress)
+            status.processed.update(processed(progress))
             if rows:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))
@@ -186,6 +194,10 @@ class Replicator:
         for flow in list(self.queries):
             self.stop_query(flow)
         failed = [s for s in self.flows.values() if s.state == "failed"]
+        if not failed and not self.stopping:
+            self.report("copied; translating consumer group offsets")
+            self.record_progress()
+            self.offsets_round()
         self.write_status("failed" if failed else "done")
         for status in self.flows.values():
             self.report(
@@ -199,7 +211,7 @@ class Replicator:
         watches = {name: TopicWatch(self.configs[name]) for name in sources}
         emitter = Emitter(self.configs)
         shapes: dict[str, dict[str, int]] = {}
-        due = {"beat": 0.0, "watch": 0.0, "status": 0.0}
+        due = {"beat": 0.0, "watch": 0.0, "status": 0.0, "offsets": time.monotonic() + 5}
         while not self.stopping:
             now = time.monotonic()
             if now >= due["beat"]:
@@ -217,11 +229,16 @@ class Replicator:
             if now >= due["status"]:
                 due["status"] = now + STATUS_EVERY
                 self.write_status("running")
+                self.record_progress()
+            if now >= due["offsets"]:
+                due["offsets"] = time.monotonic() + OFFSETS_EVERY
+                self.offsets_round()
             time.sleep(0.2)
         self.write_status("stopping")
         for flow in list(self.queries):
             self.collect(flow)
             self.stop_query(flow)
+        self.record_progress()
         emitter.flush()
         for status in self.flows.values():
             status.state = "stopped"
@@ -251,6 +268,47 @@ class Replicator:
                 self.maps[flow] = maps.get(flow, {})
                 self.start_query(flow)
         return now
+
+    # -- offsets --------------------------------------------------------------------------------
+
+    def record_progress(self) -> None:
+        """Write how far each flow has processed its source partitions to its progress log on
+        the target (`topo-offset-syncs.<source>.internal`), where they changed since last time."""
+        for flow, status in self.flows.items():
+            before = self.recorded.setdefault(flow, {})
+            changed = {k: v for k, v in status.processed.items() if before.get(k) != v}
+            if not changed:
+                continue
+            spec = status.spec
+            now = int(time.time() * 1000)
+            entries = [
+                checkpoints.encode_progress(
+                    checkpoints.Progress(flow, topic, partition, offset, now)
+                )
+                for (topic, partition), offset in sorted(changed.items())
+            ]
+            if spec.target not in self.writers:
+                self.writers[spec.target] = LogWriter(self.configs[spec.target])
+            writer = self.writers[spec.target]
+            try:
+                writer.write(offset_syncs_topic(spec.source, spec.separator), entries)
+                writer.flush()
+            except TopoError as problem:
+                self.report(f"{flow}: could not record its progress: {problem}")
+                continue
+            before.update(changed)
+
+    def offsets_round(self) -> None:
+        """Checkpoints and group offset sync for every flow (topology/offsets/rounds.py)."""
+        try:
+            clusters = inventory.observe_all(self.configs)
+            done = self.checkpointer.run(clusters, self.report)
+        except TopoError as problem:
+            self.report(f"offsets: {problem}")
+            return
+        if self.once or done.checkpoints or done.committed or done.active:
+            for line in done.lines():
+                self.report(line)
 
     def write_status(self, state: str) -> None:
         now = time.monotonic()

@@ -5,7 +5,8 @@ Spark's sink cannot do). The select:
 - drops records the loop rules or the user's filter reject;
 - names the target topic from the edge's topic map (source topic -> remote topic);
 - keeps partition, key, value (nulls too) and headers (order and duplicates kept), then
-  appends the `topo-provenance` header and the source timestamp header the sink's
+  appends the `topo-provenance` and `topo-offsets` headers (the clusters the record has been
+  on, and its offset on each it was copied from) and the source timestamp header the sink's
   interceptor turns back into the record's timestamp (docs/engine.md says why).
 """
 
@@ -17,7 +18,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from topology.jobs import PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
+from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
@@ -114,8 +115,13 @@ def _sink_defaults() -> dict[str, str]:
 def _copied(source: DataFrame, spec: JobSpec, topic_map: Mapping[str, str]) -> DataFrame:
     headers = F.coalesce(F.col("headers"), F.array().cast(HEADERS_TYPE))
     mine = F.filter(headers, lambda h: h["key"] == F.lit(PROVENANCE_HEADER))
-    theirs = F.filter(headers, lambda h: h["key"] != F.lit(PROVENANCE_HEADER))
+    hops = F.filter(headers, lambda h: h["key"] == F.lit(OFFSETS_HEADER))
+    theirs = F.filter(
+        headers,
+        lambda h: (h["key"] != F.lit(PROVENANCE_HEADER)) & (h["key"] != F.lit(OFFSETS_HEADER)),
+    )
     provenance = F.try_element_at(mine, F.lit(-1))["value"].cast("string")
+    earlier_hops = F.coalesce(F.try_element_at(hops, F.lit(-1))["value"].cast("string"), F.lit(""))
     visited = F.when(provenance.isNull() | (provenance == ""), F.array().cast("array<string>"))
     visited = visited.otherwise(F.split(provenance, ","))
     kept = source.where(~F.array_contains(visited, spec.target))
@@ -126,9 +132,17 @@ def _copied(source: DataFrame, spec: JobSpec, topic_map: Mapping[str, str]) -> D
     if spec.record_filter:
         kept = kept.where(F.expr(spec.record_filter))
     stamp = F.array_join(F.concat(visited, F.array(F.lit(spec.source))), ",")
+    hop = F.concat(F.lit(f"{spec.source}:"), F.col("offset").cast("string"))
+    offsets = F.when(earlier_hops == "", hop).otherwise(F.concat(earlier_hops, F.lit(","), hop))
     out_headers = headers
     if spec.provenance:
-        out_headers = F.concat(theirs, F.array(_header(PROVENANCE_HEADER, stamp.cast("binary"))))
+        out_headers = F.concat(
+            theirs,
+            F.array(
+                _header(PROVENANCE_HEADER, stamp.cast("binary")),
+                _header(OFFSETS_HEADER, offsets.cast("binary")),
+            ),
+        )
     timestamp = F.unix_millis(F.col("timestamp"))
     if spec.delivery != "exactly-once":
         out_headers = F.concat(

@@ -1,0 +1,114 @@
+"""`topo failover FILE --group G --from A --to B`: move consumer groups to another cluster.
+
+Commits each group's translated offsets on B, so its consumers resume there exactly where they
+left off on A: every record they had not committed, none they had (docs/offsets.md). The same
+command fails back (B to A). `topo offsets FILE --group G` shows the same without committing.
+"""
+
+import json
+from typing import Annotated
+
+import typer
+
+GroupOption = Annotated[
+    list[str] | None, typer.Option("--group", "-g", help="A consumer group (repeat for more).")
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="JSON (schemas/offsets.schema.json).")]
+
+
+def failover(
+    file: Annotated[str, typer.Argument(help="The topology file.")],
+    origin: Annotated[str, typer.Option("--from", help="The cluster the groups leave.")],
+    destination: Annotated[str, typer.Option("--to", help="The cluster they move to.")],
+    groups: GroupOption = None,
+    every: Annotated[
+        bool, typer.Option("--all", help="Every group on --from the flows' group filters admit.")
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Commit even where --from's data has not all arrived yet."),
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Commit consumer groups' translated offsets on another cluster (failover, failback)."""
+    from topology.errors import TopoError
+    from topology.kafka.offsets import Groups
+    from topology.offsets.failover import check
+    from topology.render.offsets import moves_text
+
+    offsets = _offsets(file, origin, destination)
+    if every == bool(groups):
+        raise TopoError("name the groups with --group, or pass --all (not both)")
+    chosen = offsets.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
+    if not chosen:
+        raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
+    moves = offsets.moves(chosen, origin, destination)
+    there = Groups(offsets.configs[destination])
+    for move in moves:
+        check(move, force, there.state(move.group).members)
+    refused = any(move.refused for move in moves)
+    if not refused:
+        for move in moves:
+            there.commit(move.group, move.offsets)
+            move.committed = True
+    documents = [move.to_dict() for move in moves]
+    shown = json.dumps({"groups": documents}, indent=2) if as_json else moves_text(documents, True)
+    typer.echo(shown)
+    if refused:
+        raise TopoError(f"failover refused; nothing was committed on {destination} (reasons above)")
+
+
+def offsets(
+    file: Annotated[str, typer.Argument(help="The topology file.")],
+    groups: GroupOption = None,
+    origin: Annotated[
+        str | None, typer.Option("--from", help="Only offsets committed on this cluster.")
+    ] = None,
+    destination: Annotated[
+        str | None, typer.Option("--to", help="Only translations to this cluster.")
+    ] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Show consumer groups' committed offsets and their translations, without committing."""
+    from topology.errors import TopoError
+    from topology.render.offsets import moves_text
+
+    if not groups:
+        raise TopoError("name at least one group with --group")
+    found = _offsets(file, origin, destination)
+    names = sorted(found.topology.clusters)
+    moves = []
+    for here in [origin] if origin else names:
+        for there in [destination] if destination else names:
+            if here == there or here in found.down or there in found.down:
+                continue
+            wanted = [g for g in groups if g in found.clusters[here].groups]
+            moves += [m for m in found.moves(wanted, here, there) if m.rows]
+    documents = [move.to_dict() for move in moves]
+    if as_json:
+        typer.echo(json.dumps({"groups": documents}, indent=2))
+    elif not documents:
+        typer.echo(f"No offsets of {', '.join(groups)} on replicated topics.")
+    else:
+        typer.echo(moves_text(documents, False))
+
+
+def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets":
+    from topology.cli import live
+    from topology.errors import TopoError
+    from topology.offsets.failover import Offsets
+
+    loaded = live.load(file)
+    known = loaded.topology.clusters
+    for name in (origin, destination):
+        if name is not None and name not in known:
+            raise TopoError(f"no cluster {name} in {file} (it has: {', '.join(sorted(known))})")
+    if origin is not None and origin == destination:
+        raise TopoError("--from and --to name the same cluster")
+    configs = live.client_configs(loaded)
+    typer.echo(f"Reading {len(configs)} cluster(s) ...", err=True)
+    return Offsets(loaded.topology, configs, lambda line: typer.echo(line, err=True))
+
+
+if False:  # for the type checker only
+    from topology.offsets.failover import Offsets

@@ -1,0 +1,223 @@
+"""Kafka I/O for offset translation: looking at a partition's stamped copies, a group's
+committed offsets and members, committing offsets, and topo's checkpoint and progress logs."""
+
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from confluent_kafka import (
+    Consumer,
+    ConsumerGroupTopicPartitions,
+    KafkaError,
+    Producer,
+    TopicPartition,
+)
+from confluent_kafka.admin import AdminClient
+
+from topology.errors import KafkaUnavailableError, TopicNotFoundError, TopoError
+from topology.jobs import OFFSETS_HEADER, hop_offsets
+from topology.kafka import client, records
+
+BACK_STEP = 500  # records read per step when looking backwards for a copy
+
+
+class ActiveGroupError(TopoError):
+    """The group has members on the cluster: its offsets cannot be committed from outside."""
+
+
+class PartitionReader:
+    """Reads single partitions at chosen offsets (read_committed); never joins a group."""
+
+    def __init__(self, config: dict[str, str], timeout: float = 30) -> None:
+        self.config = config
+        self.timeout = timeout
+        self.last_error = client.LastError()
+        with client.failures_named(config, "reading offsets"):
+            self.consumer = Consumer(
+                {
+                    **client.quiet(config, self.last_error),
+                    "group.id": f"topo-offsets-{uuid.uuid4().hex}",
+                    "enable.auto.commit": False,
+                    "isolation.level": "read_committed",
+                    "enable.partition.eof": True,
+                    # A probe needs a few records, not librdkafka's default megabytes.
+                    "max.partition.fetch.bytes": 65536,
+                    "queued.min.messages": 100,
+                }
+            )
+
+    def close(self) -> None:
+        self.consumer.close()
+
+    def bounds(self, topic: str, partition: int) -> tuple[int, int]:
+        """The partition's first offset and its end (the next offset to be written)."""
+        with client.failures_named(self.config, f"reading {topic} [{partition}]'s offsets",
+                                   (self.last_error, self.consumer)):  # fmt: skip
+            low, high = self.consumer.get_watermark_offsets(
+                TopicPartition(topic, partition), self.timeout
+            )
+        return int(low), int(high)
+
+    def partitions(self, topic: str) -> int:
+        metadata = self.consumer.list_topics(topic, timeout=self.timeout).topics[topic]
+        if metadata.error is not None:
+            raise TopicNotFoundError(f"cannot read topic {topic}: {metadata.error}")
+        return len(metadata.partitions)
+
+    def first_stamped(
+        self, topic: str, partition: int, offset: int, cluster: str
+    ) -> tuple[int, int] | None:
+        """The first record at or after `offset` copied from `cluster`: (its offset here, its
+        offset on `cluster`), or None when none is there up to the end."""
+        for message_offset, stamps in self._read(topic, partition, offset, None):
+            if cluster in stamps:
+                return message_offset, stamps[cluster]
+        return None
+
+    def last_stamped_before(
+        self, topic: str, partition: int, offset: int, cluster: str
+    ) -> tuple[int, int] | None:
+        """The last record before `offset` copied from `cluster`, or None back to the start."""
+        low, _high = self.bounds(topic, partition)
+        end = offset
+        while end > low:
+            start = max(low, end - BACK_STEP)
+            found = [(o, s[cluster]) for o, s in self._read(topic, partition, start, end)
+                     if cluster in s]  # fmt: skip
+            if found:
+                return found[-1]
+            end = start
+        return None
+
+    def _read(
+        self, topic: str, partition: int, start: int, end: int | None
+    ) -> Iterable[tuple[int, dict[str, int]]]:
+        """(offset, source offsets by cluster) of each record from `start` to `end` or the end."""
+        doing = f"reading {topic} [{partition}] at offset {start}"
+        with client.failures_named(self.config, doing, (self.last_error, self.consumer)):
+            self.consumer.assign([TopicPartition(topic, partition, start)])
+            deadline = time.monotonic() + self.timeout
+            try:
+                while time.monotonic() < deadline:
+                    message = self.consumer.poll(0.5)
+                    if message is None:
+                        continue
+                    error = message.error()
+                    if error is not None:
+                        if error.code() == KafkaError._PARTITION_EOF:
+                            return
+                        raise KafkaUnavailableError(f"{doing} failed: {error}")
+                    here = message.offset()
+                    assert here is not None
+                    if end is not None and here >= end:
+                        return
+                    yield here, _stamps(message.headers())
+                    deadline = time.monotonic() + self.timeout
+                raise KafkaUnavailableError(f"{doing}: no answer in {self.timeout:.0f}s")
+            finally:
+                self.consumer.unassign()
+
+
+def _stamps(headers: Any) -> dict[str, int]:
+    """The `topo-offsets` stamps of a record's headers (a list of pairs from librdkafka)."""
+    values = [value for key, value in headers or [] if key == OFFSETS_HEADER]
+    return hop_offsets(values[-1]) if values else {}
+
+
+@dataclass(frozen=True)
+class GroupState:
+    state: str  # as the broker says: STABLE, EMPTY, DEAD, ...
+    members: int
+
+
+class Groups:
+    """A cluster's consumer groups: committed offsets, members, and committing offsets."""
+
+    def __init__(self, config: dict[str, str], timeout: float = 30) -> None:
+        self.config = config
+        self.timeout = timeout
+        self.admin = AdminClient(client.quiet(config))
+
+    def offsets(self, group: str) -> dict[tuple[str, int], int]:
+        with client.failures_named(self.config, f"reading group {group}'s offsets"):
+            answer = self.admin.list_consumer_group_offsets(
+                [ConsumerGroupTopicPartitions(group)], request_timeout=self.timeout
+            )[group].result(self.timeout)
+        return {
+            (tp.topic, tp.partition): tp.offset
+            for tp in answer.topic_partitions or []
+            if tp.error is None and tp.offset >= 0
+        }
+
+    def names(self) -> list[str]:
+        with client.failures_named(self.config, "listing consumer groups"):
+            listing = self.admin.list_consumer_groups(request_timeout=self.timeout)
+            result = listing.result(self.timeout)
+        return sorted(group.group_id for group in result.valid or [])
+
+    def state(self, group: str) -> GroupState:
+        with client.failures_named(self.config, f"describing group {group}"):
+            described = self.admin.describe_consumer_groups([group], request_timeout=self.timeout)[
+                group
+            ].result(self.timeout)
+        state = getattr(described.state, "name", str(described.state))
+        return GroupState(state, len(described.members or []))
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
+        """Commit `offsets` for `group`. The broker refuses while the group has members."""
+        partitions = [TopicPartition(t, p, o) for (t, p), o in sorted(offsets.items())]
+        try:
+            with client.failures_named(self.config, f"committing group {group}'s offsets"):
+                answer = self.admin.alter_consumer_group_offsets(
+                    [ConsumerGroupTopicPartitions(group, partitions)],
+                    request_timeout=self.timeout,
+                )[group].result(self.timeout)
+        except KafkaUnavailableError as problem:
+            if "UNKNOWN_MEMBER_ID" in str(problem) or "member" in str(problem).lower():
+                raise ActiveGroupError(
+                    f"group {group} is active on {self.config.get('bootstrap.servers')}"
+                ) from None
+            raise
+        failed = [tp for tp in answer.topic_partitions or [] if tp.error is not None]
+        if failed:
+            raise KafkaUnavailableError(
+                f"committing group {group}'s offset of {failed[0].topic} [{failed[0].partition}] "
+                f"failed: {failed[0].error}"
+            )
+
+
+def read_log(config: dict[str, str], topic: str) -> list[bytes | None]:
+    """The values of a topo log topic (checkpoints, progress) in order; [] when it is missing."""
+    try:
+        return [record.value for record in records.read_topic(config, topic)]
+    except TopicNotFoundError:
+        return []
+
+
+class LogWriter:
+    """Appends keyed records to topo's log topics on one cluster."""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        self.config = config
+        self.producer = Producer({**client.quiet(config), "acks": "all", "linger.ms": 5})
+        self.failed: list[str] = []
+
+    def write(self, topic: str, entries: Iterable[tuple[bytes, bytes]]) -> None:
+        def on_delivery(error: object, _message: object) -> None:
+            if error is not None:
+                self.failed.append(str(error))
+
+        for key, value in entries:
+            self.producer.produce(topic, key=key, value=value, on_delivery=on_delivery)
+            self.producer.poll(0)
+
+    def flush(self, timeout: float = 30) -> None:
+        left = self.producer.flush(timeout)
+        if left or self.failed:
+            reason = self.failed[0] if self.failed else f"{left} record(s) not acknowledged"
+            self.failed = []
+            raise KafkaUnavailableError(
+                f"writing to {self.config.get('bootstrap.servers', '?')} failed: {reason}"
+            )

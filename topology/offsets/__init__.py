@@ -1,0 +1,1 @@
+"""Consumer offsets across clusters: exact translation, checkpoints, group sync."""

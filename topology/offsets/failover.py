@@ -1,0 +1,186 @@
+"""`topo failover` and `topo offsets`: a group's translated offsets, worked out now.
+
+Live, when the cluster the group leaves answers: its committed offsets translated exactly from
+the copies on the destination (translate.py). When it does not (the disaster case), from the
+last checkpoints the running flow wrote on the destination.
+"""
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from topology import observed
+from topology.errors import KafkaUnavailableError, TopoError
+from topology.kafka import inventory
+from topology.kafka import offsets as kafka_offsets
+from topology.model import Topology
+from topology.offsets import checkpoints
+from topology.offsets.translate import Translation, Translator
+from topology.plan.planner import checkpoints_topic
+
+
+@dataclass
+class Move:
+    """One group's translated offsets, and whether they may be committed."""
+
+    group: str
+    origin: str
+    destination: str
+    basis: str  # "live" or "checkpoints"
+    rows: list[Translation] = field(default_factory=list)
+    current: dict[tuple[str, int], int] = field(default_factory=dict)  # on the destination now
+    refused: list[str] = field(default_factory=list)
+    committed: bool = False
+
+    @property
+    def offsets(self) -> dict[tuple[str, int], int]:
+        return {
+            (row.destination_topic, row.partition): row.position
+            for row in self.rows
+            if row.position is not None and row.destination_topic is not None
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "from": self.origin,
+            "to": self.destination,
+            "basis": self.basis,
+            "committed": self.committed,
+            "refused": self.refused,
+            "partitions": [
+                {
+                    **row.to_dict(),
+                    "current": self.current.get((row.destination_topic or "", row.partition)),
+                }
+                for row in self.rows
+            ],
+        }
+
+
+class Offsets:
+    """Reads what translation needs from a topology's clusters."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        configs: Mapping[str, dict[str, str]],
+        report: Callable[[str], None],
+        unreachable: Iterable[str] = (),
+    ) -> None:
+        self.topology = topology
+        self.configs = configs
+        self.report = report
+        self.clusters: dict[str, observed.Cluster] = {}
+        self.down: dict[str, str] = {}  # cluster -> why it could not be read
+        for name, config in configs.items():
+            if name in unreachable:
+                continue
+            try:
+                self.clusters[name] = inventory.observe(name, config)
+            except KafkaUnavailableError as problem:
+                self.down[name] = str(problem)
+
+    def need(self, *names: str) -> None:
+        for name in names:
+            if name in self.down:
+                raise TopoError(f"cluster {name} cannot be reached: {self.down[name]}")
+
+    def groups_on(self, cluster: str, destination: str) -> list[str]:
+        """The groups with offsets on `cluster` that the flows between it and `destination`
+        admit (each flow's groups include/exclude)."""
+        edges = [e for e in self.topology.edges() if {e.source, e.target} == {cluster, destination}]
+        if cluster in self.down:
+            found = self._checkpoints(cluster, destination)
+            return sorted({c.group for c in found.values()})
+        groups = self.clusters[cluster].groups
+        return sorted(
+            name
+            for name, group in groups.items()
+            if group.offsets and any(e.settings.groups.admits(name) for e in edges)
+        )
+
+    def moves(self, groups: Iterable[str], origin: str, destination: str) -> list[Move]:
+        self.need(destination)
+        here = self.clusters[destination].groups
+        if origin in self.down:
+            return [self._from_checkpoints(g, origin, destination, here) for g in groups]
+        translator = Translator(self.topology, self.clusters, self.configs)
+        try:
+            moves = []
+            for group in groups:
+                committed = self._committed(origin, group)
+                rows = translator.translate(group, origin, destination, committed)
+                current = dict(here[group].offsets) if group in here else {}
+                moves.append(Move(group, origin, destination, "live", rows, current))
+            return moves
+        finally:
+            translator.close()
+
+    def _committed(self, cluster: str, group: str) -> dict[tuple[str, int], int]:
+        found = self.clusters[cluster].groups.get(group)
+        return dict(found.offsets) if found is not None else {}
+
+    def _from_checkpoints(
+        self, group: str, origin: str, destination: str, here: Mapping[str, observed.Group]
+    ) -> Move:
+        self.report(
+            f"{origin} cannot be reached; using the checkpoints its flow to {destination} wrote"
+        )
+        rows = []
+        for c in self._checkpoints(origin, destination).values():
+            if c.group == group:
+                rows.append(Translation(
+                    group, origin, c.topic, c.partition, c.upstream_offset, destination,
+                    c.target_topic, c.downstream_offset, c.exact, c.complete,
+                    f"checkpoint of {_age(c.at_ms)}",
+                ))  # fmt: skip
+        current = dict(here[group].offsets) if group in here else {}
+        return Move(group, origin, destination, "checkpoints", rows, current)
+
+    def _checkpoints(
+        self, origin: str, destination: str
+    ) -> dict[tuple[str, str, int], checkpoints.Checkpoint]:
+        edge = next(
+            (e for e in self.topology.edges() if (e.source, e.target) == (origin, destination)),
+            None,
+        )
+        if edge is None:
+            raise TopoError(
+                f"{origin} cannot be reached and no flow from {origin} to {destination} writes "
+                f"checkpoints there: {self.down.get(origin, '')}"
+            )
+        log = checkpoints_topic(origin, edge.settings.separator)
+        found = [checkpoints.decode_checkpoint(v)
+                 for v in kafka_offsets.read_log(self.configs[destination], log)]  # fmt: skip
+        return checkpoints.latest_checkpoints(c for c in found if c is not None)
+
+
+def check(move: Move, force: bool, active_members: int) -> None:
+    """Why `move` must not be committed, added to `move.refused`."""
+    if active_members:
+        move.refused.append(
+            f"group {move.group} has {active_members} active member(s) on {move.destination}; "
+            "stop its consumers there first (topo never overrides a live group)"
+        )
+    if not move.rows:
+        move.refused.append(
+            f"group {move.group} has no committed offsets on {move.origin} for topics the "
+            f"topology links with {move.destination}"
+        )
+    if force:
+        return
+    for row in move.rows:
+        if row.position is None or not row.replicated:
+            move.refused.append(
+                f"{row.topic} [{row.partition}] at {row.offset} on {move.origin} is not "
+                f"replicated to {move.destination} far enough ({row.note}); wait for the flow, or "
+                "pass --force to accept re-reading what arrives later"
+            )
+
+
+def _age(at_ms: int) -> str:
+    import time
+
+    seconds = max(0, int(time.time() - at_ms / 1000))
+    return f"{seconds}s ago" if seconds < 120 else f"{seconds // 60} min ago"

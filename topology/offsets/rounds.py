@@ -1,0 +1,144 @@
+"""One round of checkpoints and group offset sync for every flow, as the running job does it.
+
+For each edge (source -> target), each consumer group on the source that the flow's group
+filter admits and that has offsets on topics the topology links with the target:
+- its translated offsets are written to `<source>.checkpoints.internal` on the target when
+  they changed (never backwards unless the group rewound on the source);
+- with `sync.group_offsets`, they are committed to the same group on the target while it has
+  no members there, only where that moves the group forward. An active group is reported, not
+  fought; a partition whose records have not all arrived yet waits for a later round.
+"""
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from topology import observed
+from topology.errors import TopoError
+from topology.kafka import offsets as kafka_offsets
+from topology.model import Edge, Topology
+from topology.offsets import checkpoints
+from topology.offsets.checkpoints import Checkpoint
+from topology.offsets.translate import Translation, Translator
+from topology.plan.planner import checkpoints_topic
+
+
+@dataclass
+class Round:
+    checkpoints: int = 0  # written
+    committed: dict[str, int] = field(default_factory=dict)  # group -> partitions committed
+    active: list[str] = field(default_factory=list)  # "group on cluster", not synced
+
+    def lines(self) -> list[str]:
+        found = [f"offsets: {self.checkpoints} checkpoint(s) written"]
+        found += [
+            f"offsets: group {g} synced ({n} partition(s))" for g, n in self.committed.items()
+        ]
+        found += [f"offsets: group {g} is active; its offsets were not synced" for g in self.active]
+        return found
+
+
+class Checkpointer:
+    """Keeps the last checkpoint written per flow, group and partition across rounds."""
+
+    def __init__(self, topology: Topology, configs: Mapping[str, dict[str, str]]) -> None:
+        self.topology = topology
+        self.configs = configs
+        self.written: dict[str, dict[tuple[str, str, int], Checkpoint]] = {}
+
+    def run(self, clusters: Mapping[str, observed.Cluster], report: Callable[[str], None]) -> Round:
+        done = Round()
+        translator = Translator(self.topology, clusters, self.configs)
+        try:
+            for edge in self.topology.edges():
+                settings = edge.settings
+                if not (settings.emit.checkpoints or settings.sync.group_offsets):
+                    continue
+                try:
+                    self._edge(edge, clusters, translator, done)
+                except TopoError as problem:
+                    report(f"offsets of {edge.name}: {problem}")
+        finally:
+            translator.close()
+        return done
+
+    def _edge(
+        self,
+        edge: Edge,
+        clusters: Mapping[str, observed.Cluster],
+        translator: Translator,
+        done: Round,
+    ) -> None:
+        source, target = clusters[edge.source], clusters[edge.target]
+        log = checkpoints_topic(edge.source, edge.settings.separator)
+        writer = kafka_offsets.LogWriter(self.configs[edge.target])
+        written = self._previous(edge, log)
+        for group_id, group in sorted(source.groups.items()):
+            if not edge.settings.groups.admits(group_id) or not group.offsets:
+                continue
+            found = translator.translate(group_id, edge.source, edge.target, group.offsets)
+            if not found:
+                continue
+            if edge.settings.emit.checkpoints:
+                done.checkpoints += self._emit(found, written, writer, log)
+            if edge.settings.sync.group_offsets:
+                self._sync(edge, group_id, found, target, done)
+        writer.flush()
+
+    def _previous(self, edge: Edge, log: str) -> dict[tuple[str, str, int], Checkpoint]:
+        """What earlier rounds wrote; read back from the topic the first time (a restart)."""
+        if edge.name not in self.written:
+            values = kafka_offsets.read_log(self.configs[edge.target], log)
+            found = [checkpoints.decode_checkpoint(value) for value in values]
+            self.written[edge.name] = checkpoints.latest_checkpoints(c for c in found if c)
+        return self.written[edge.name]
+
+    def _emit(
+        self,
+        found: list[Translation],
+        written: dict[tuple[str, str, int], Checkpoint],
+        writer: kafka_offsets.LogWriter,
+        log: str,
+    ) -> int:
+        count = 0
+        now = int(time.time() * 1000)
+        for row in found:
+            if row.position is None or row.destination_topic is None:
+                continue
+            new = Checkpoint(row.group, row.topic, row.partition, row.offset,
+                             row.destination_topic, row.position, row.exact, row.replicated,
+                             now)  # fmt: skip
+            emitted = checkpoints.to_emit(written.get(new.key), new)
+            if emitted is not None:
+                writer.write(log, [checkpoints.encode_checkpoint(emitted)])
+                written[new.key] = emitted
+                count += 1
+        return count
+
+    def _sync(
+        self,
+        edge: Edge,
+        group_id: str,
+        found: list[Translation],
+        target: observed.Cluster,
+        done: Round,
+    ) -> None:
+        translated = {
+            (row.destination_topic, row.partition): row.position
+            for row in found
+            if row.replicated and row.position is not None and row.destination_topic
+        }
+        there = target.groups.get(group_id)
+        wanted = checkpoints.to_commit(translated, there.offsets if there else {})
+        if not wanted:
+            return
+        groups = kafka_offsets.Groups(self.configs[edge.target])
+        if groups.state(group_id).members:
+            done.active.append(f"{group_id} on {edge.target}")
+            return
+        try:
+            groups.commit(group_id, wanted)
+        except kafka_offsets.ActiveGroupError:
+            done.active.append(f"{group_id} on {edge.target}")
+            return
+        done.committed[group_id] = done.committed.get(group_id, 0) + len(wanted)

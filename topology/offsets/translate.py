@@ -1,0 +1,159 @@
+"""Translate a group's committed offsets from one cluster to another, reading live clusters.
+
+The rules are pure (route.py, search.py); this module does the reading: each partition's
+stamped copies, and each flow's recorded progress, which says whether everything the group
+had consumed has reached the destination yet (docs/offsets.md).
+"""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from topology import observed
+from topology.kafka import offsets as kafka_offsets
+from topology.model import Topology
+from topology.offsets import checkpoints, search
+from topology.offsets.route import Hop, NoRoute, Route, route
+from topology.plan.planner import offset_syncs_topic
+
+
+@dataclass(frozen=True)
+class Translation:
+    group: str
+    origin: str
+    topic: str
+    partition: int
+    offset: int  # committed on the origin
+    destination: str
+    destination_topic: str | None
+    position: int | None  # where the group resumes on the destination; None: cannot tell
+    exact: bool = True
+    replicated: bool = True  # every record before `offset` that flows there has arrived
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Translator:
+    """Translates offsets between the clusters of one topology; keeps its readers open."""
+
+    def __init__(
+        self,
+        topology: Topology,
+        clusters: Mapping[str, observed.Cluster],
+        configs: Mapping[str, dict[str, str]],
+    ) -> None:
+        self.topology = topology
+        self.clusters = clusters
+        self.configs = configs
+        self._readers: dict[str, kafka_offsets.PartitionReader] = {}
+        self._progress: dict[str, dict[tuple[str, int], int]] = {}
+
+    def close(self) -> None:
+        for reader in self._readers.values():
+            reader.close()
+        self._readers.clear()
+
+    def translate(
+        self, group: str, origin: str, destination: str, committed: Mapping[tuple[str, int], int]
+    ) -> list[Translation]:
+        """Each committed (topic, partition) the topology links with `destination`."""
+        found = []
+        for (topic, partition), offset in sorted(committed.items()):
+            try:
+                linked = route(self.topology, self.clusters, origin, topic, destination)
+            except NoRoute:
+                continue
+            found.append(self._one(group, linked, partition, offset))
+        return found
+
+    def _one(self, group: str, linked: Route, partition: int, offset: int) -> Translation:
+        base = Translation(group, linked.origin, linked.topic, partition, offset,
+                           linked.destination, linked.destination_topic, None)  # fmt: skip
+        where = self.clusters[linked.destination].topics.get(linked.destination_topic)
+        if where is None or partition >= where.partitions:
+            return _replace(base, replicated=False,
+                            note=f"{linked.destination_topic} [{partition}] is not on "
+                                 f"{linked.destination} yet")  # fmt: skip
+        forward = self._downstream(linked, partition, offset) if linked.forward else None
+        backward = self._upstream(linked, partition, offset) if linked.backward else None
+        if forward is None and backward is None:
+            return _replace(base, replicated=False, note="no copies to translate with yet")
+        if forward is not None and backward is not None:
+            position = min(forward[0], backward)
+            exact = forward[0] == backward
+            note = (
+                None
+                if exact
+                else (
+                    f"both clusters write {linked.topic}: the group may read up to "
+                    f"{abs(forward[0] - backward)} records again"
+                )
+            )
+            return _replace(base, position=position, exact=exact, replicated=forward[1],
+                            note=note or forward[2])  # fmt: skip
+        if forward is not None:
+            return _replace(base, position=forward[0], replicated=forward[1], note=forward[2])
+        return _replace(base, position=backward)
+
+    def _downstream(
+        self, linked: Route, partition: int, offset: int
+    ) -> tuple[int, bool, str | None]:
+        """(position on the destination, replicated far enough, why not) for a forward route."""
+        origin = linked.origin
+        needed = offset
+        replicated, note = True, None
+        for number, hop in enumerate(linked.forward):
+            if number > 0:  # where the group's position lies on this hop's source
+                needed = self._position(hop.source, hop.source_topic, partition, origin, offset)
+            reached = self.progress(hop).get((hop.source_topic, partition))
+            if reached is None or reached < needed:
+                replicated = False
+                done = "nothing recorded yet" if reached is None else f"up to {reached}"
+                note = (f"flow {hop.edge} has copied {hop.source_topic} [{partition}] {done}, "
+                        f"short of {needed}")  # fmt: skip
+                break
+        position = self._position(linked.destination, linked.destination_topic, partition,
+                                  origin, offset)  # fmt: skip
+        return position, replicated, note
+
+    def _position(self, cluster: str, topic: str, partition: int, origin: str, offset: int) -> int:
+        reader = self.reader(cluster)
+        low, high = reader.bounds(topic, partition)
+        return search.downstream_position(
+            low, high, offset, lambda at: reader.first_stamped(topic, partition, at, origin)
+        )
+
+    def _upstream(self, linked: Route, partition: int, offset: int) -> int | None:
+        """The position on the destination for a backward route (failback)."""
+        reader = self.reader(linked.origin)
+        topic, upstream = linked.topic, linked.destination
+        start, _end = self.reader(upstream).bounds(linked.destination_topic, partition)
+        return search.upstream_position(
+            offset,
+            lambda at: reader.first_stamped(topic, partition, at, upstream),
+            lambda at: reader.last_stamped_before(topic, partition, at, upstream),
+            start,
+        )
+
+    def reader(self, cluster: str) -> kafka_offsets.PartitionReader:
+        if cluster not in self._readers:
+            self._readers[cluster] = kafka_offsets.PartitionReader(self.configs[cluster])
+        return self._readers[cluster]
+
+    def progress(self, hop: Hop) -> dict[tuple[str, int], int]:
+        """How far the hop's flow has processed each source partition, from its progress log."""
+        if hop.edge not in self._progress:
+            edge = next(e for e in self.topology.edges() if e.name == hop.edge)
+            log = offset_syncs_topic(hop.source, edge.settings.separator)
+            found = [checkpoints.decode_progress(v)
+                     for v in kafka_offsets.read_log(self.configs[hop.target], log)]  # fmt: skip
+            self._progress[hop.edge] = checkpoints.latest_progress(
+                (p for p in found if p is not None), hop.edge
+            )
+        return self._progress[hop.edge]
+
+
+def _replace(translation: Translation, **changes: Any) -> Translation:
+    return Translation(**{**asdict(translation), **changes})
