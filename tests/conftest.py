@@ -45,6 +45,16 @@ def lab(lab_dir: Path) -> dict[str, dict[str, str]]:
     return {name: manager.admin_config(name) for name in (SOURCE_CLUSTER, TARGET_CLUSTER)}
 
 
+@pytest.fixture(scope="session")
+def more_clusters(lab: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Two more lab clusters, for aggregation, two hops and outages; started on first use."""
+    from topology.lab import manager
+
+    names = ("itest-region-c", "itest-region-d")
+    manager.up([manager.UpRequest(name) for name in names])
+    return {name: manager.admin_config(name) for name in names}
+
+
 @pytest.fixture
 def source(lab: dict[str, dict[str, str]]) -> dict[str, str]:
     return lab[SOURCE_CLUSTER]

@@ -103,8 +103,10 @@ def expected(on_source: Iterable[Record], provenance: str) -> list[Content]:
     found = []
     for r in on_source:
         assert r.offset is not None, "expected() needs records read back from the source"
-        stamps = ((PROVENANCE_HEADER, provenance.encode()),
-                  (OFFSETS_HEADER, f"{provenance.split(',')[-1]}:{r.offset}".encode()))
+        stamps = (
+            (PROVENANCE_HEADER, provenance.encode()),
+            (OFFSETS_HEADER, f"{provenance.split(',')[-1]}:{r.offset}".encode()),
+        )
         found.append((r.partition, r.key, r.value, (*r.headers, *stamps), r.timestamp_ms))
     return sorted(found, key=lambda c: c[0])  # stable: keeps the order within a partition
 
@@ -261,15 +263,6 @@ def records_topics(config: dict[str, str]) -> list[str]:
     from topology.kafka.topic_watch import TopicWatch
 
     return list(TopicWatch(config).shapes())
-
-
-@pytest.fixture(scope="module")
-def more_clusters(lab: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-    from topology.lab import manager
-
-    names = ("itest-region-c", "itest-region-d")
-    manager.up([manager.UpRequest(name) for name in names])
-    return {name: manager.admin_config(name) for name in names}
 
 
 def test_three_clusters_aggregate_into_one_under_identity_naming(

@@ -1,0 +1,386 @@
+"""Consumer offsets across clusters, end to end on real lab clusters and real Spark: a group
+consumes part of a topic, `topo apply --once` copies it (and checkpoints and syncs the group),
+`topo failover` moves the group, and the group then reads exactly the records it had not
+committed: compared record by record, zero lost and zero repeated.
+"""
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+from jsonschema import Draft202012Validator
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.helpers import RECENT_MS, run_topo
+from tests.integration.test_replication import Topology, varied
+from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.kafka import records
+from topology.kafka.records import Headers, Record
+
+ROOT = Path(__file__).resolve().parents[2]
+OFFSETS_SCHEMA = Draft202012Validator(
+    json.loads((ROOT / "schemas/offsets.schema.json").read_text())
+)
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+Seen = tuple[int, bytes | None, bytes | None, Headers, int | None]
+TOPO_HEADERS = {PROVENANCE_HEADER, OFFSETS_HEADER}
+
+
+def seen(found: Iterable[Record]) -> list[Seen]:
+    """What a consumer sees of each record, without topo's own headers, in partition order."""
+    return sorted(
+        ((r.partition, r.key, r.value, tuple(h for h in r.headers if h[0] not in TOPO_HEADERS),
+          r.timestamp_ms) for r in found),
+        key=lambda s: s[0],
+    )  # fmt: skip
+
+
+def consume_part(config: dict[str, str], group: str, topic: str, counts: dict[int, int]) -> None:
+    """A consumer of `group` reads the first `counts[p]` records of each partition and commits
+    what it read, as an application does (after a transaction's last record, the committed
+    offset lands on its commit marker)."""
+    consumer = _consumer(config, group)
+    try:
+        for partition, count in counts.items():
+            consumer.assign([TopicPartition(topic, partition, 0)])
+            read = 0
+            last = None
+            while read < count:
+                message = consumer.poll(10)
+                assert message is not None, f"{topic} [{partition}] has fewer than {count}"
+                if message.error():
+                    continue
+                last = message.offset()
+                read += 1
+            if last is not None:
+                consumer.commit(offsets=[TopicPartition(topic, partition, last + 1)],
+                                asynchronous=False)  # fmt: skip
+    finally:
+        consumer.close()
+
+
+def commit(config: dict[str, str], group: str, topic: str, offsets: dict[int, int]) -> None:
+    consumer = _consumer(config, group)
+    try:
+        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
+                        asynchronous=False)  # fmt: skip
+    finally:
+        consumer.close()
+
+
+def committed(config: dict[str, str], group: str, topic: str, partitions: int) -> dict[int, int]:
+    consumer = _consumer(config, group)
+    try:
+        found = consumer.committed([TopicPartition(topic, p) for p in range(partitions)], 30)
+    finally:
+        consumer.close()
+    return {tp.partition: tp.offset for tp in found if tp.offset >= 0}
+
+
+def resume(config: dict[str, str], group: str, topic: str, partitions: int) -> list[Record]:
+    """What `group`'s consumers read on this cluster from its committed offsets to the end."""
+    consumer = _consumer(config, group, {"enable.partition.eof": True})
+    found: list[Record] = []
+    try:
+        # Assigned without an offset: the consumer starts at the group's committed offset.
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        pending = set(range(partitions))
+        deadline = time.monotonic() + 60
+        while pending and time.monotonic() < deadline:
+            message = consumer.poll(1)
+            if message is None:
+                continue
+            error = message.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    pending.discard(message.partition())
+                continue
+            _kind, timestamp = message.timestamp()
+            partition, offset = message.partition(), message.offset()
+            assert partition is not None and offset is not None
+            headers: Headers = tuple(message.headers() or ())  # type: ignore[arg-type]
+            found.append(Record(topic, partition, message.key(), message.value(), headers,
+                                timestamp, offset))  # fmt: skip
+        assert not pending, f"{topic}: partitions {pending} never reached their end"
+    finally:
+        consumer.close()
+    return found
+
+
+def _consumer(config: dict[str, str], group: str, extra: dict[str, Any] | None = None) -> Consumer:
+    return Consumer({**config, "group.id": group, "enable.auto.commit": False,
+                     "isolation.level": "read_committed", "auto.offset.reset": "earliest",
+                     **(extra or {})})  # fmt: skip
+
+
+def rest(config: dict[str, str], topic: str, offsets: dict[int, int]) -> list[Record]:
+    """The source's records the group had not committed (partitions it never committed on
+    are read from the start, as auto.offset.reset=earliest does)."""
+    return [r for r in records.read_topic(config, topic)
+            if r.offset is not None and r.offset >= offsets.get(r.partition, 0)]  # fmt: skip
+
+
+def topo(*args: str) -> Any:
+    return run_topo(*args)
+
+
+def failover(topology: Topology, *args: str) -> Any:
+    return run_topo("failover", str(topology.file), *args)
+
+
+@pytest.fixture
+def topology(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Iterator[Topology]:
+    made = Topology(tmp_path, {"src": lab[SOURCE_CLUSTER], "dst": lab[TARGET_CLUSTER]})
+    yield made
+    made.stop()
+
+
+def _compacted_with_gaps(config: dict[str, str], topic: str) -> None:
+    """A compacted 3-partition topic whose log the cleaner has compacted: offsets with gaps."""
+    admin = AdminClient(dict(config))
+    settings = {"cleanup.policy": "compact", "segment.ms": "100",
+                "min.cleanable.dirty.ratio": "0.001", "min.compaction.lag.ms": "0"}  # fmt: skip
+    admin.create_topics([NewTopic(topic, 3, 1, config=settings)])[topic].result(30)
+    for round_ in range(4):
+        records.produce(config, [
+            Record(topic, i % 3, f"k{i % 6}".encode(), f"v{round_}-{i}".encode(), (),
+                   RECENT_MS + round_ * 100 + i)
+            for i in range(12)
+        ])  # fmt: skip
+        time.sleep(0.3)  # each round in its own segment
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        records.produce(config, [Record(topic, p, b"roll", b"r", (), RECENT_MS + 999)
+                                 for p in range(3)])  # fmt: skip
+        offsets = [r.offset for r in records.read_topic(config, topic) if r.partition == 0]
+        if offsets and offsets[-1] is not None and len(offsets) < offsets[-1] + 1:
+            return  # the cleaner removed superseded records: partition 0 has gaps
+        time.sleep(2)
+    raise AssertionError(f"{topic} was not compacted in time")
+
+
+def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
+    """Committed and aborted transactions on 3 partitions: commit markers and aborted records
+    leave offsets no consumer reads."""
+    records.create_topic(config, topic, 3)
+    producer = Producer({**config, "transactional.id": f"{prefix}-tx"})
+    producer.init_transactions(30)
+    for number, commit_it in enumerate([True, False, True, True, False, True]):
+        producer.begin_transaction()
+        for i in range(6):
+            producer.produce(topic, key=f"t{number}-{i}".encode(), value=b"v", partition=i % 3,
+                             timestamp=RECENT_MS + number * 10 + i)  # fmt: skip
+        producer.flush(30)
+        if commit_it:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+
+def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
+    topology: Topology,
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    t = topology.topic
+    plain, txn, compact, sparse, deep = t("plain"), t("txn"), t("compact"), t("sparse"), t("deep")
+    records.create_topic(src, plain, 3)
+    records.produce(src, varied(plain, 30, partitions=3))
+    _transactional(src, txn, topology.prefix)
+    _compacted_with_gaps(src, compact)
+    records.create_topic(src, sparse, 3)
+    records.produce(src, varied(sparse, 20, partitions=2))  # partition 2 stays empty
+    records.create_topic(src, deep, 3)
+    records.produce(src, [Record(deep, i % 3, f"d{i}".encode(), b"x", (), RECENT_MS + i)
+                          for i in range(3000)])  # fmt: skip
+    g = {name: f"{topology.prefix}-{name}" for name in
+         ("plain", "txn", "compact", "sparse", "far", "rewound", "ahead", "active")}  # fmt: skip
+    consume_part(src, g["plain"], plain, {0: 4, 1: 7, 2: 1})
+    consume_part(src, g["txn"], txn, {0: 3, 1: 5, 2: 6})
+    consume_part(src, g["compact"], compact, {0: 2, 1: 3, 2: 4})
+    consume_part(src, g["sparse"], sparse, {0: 3, 1: 5})
+    commit(src, g["sparse"], sparse, {2: 0})  # on the empty partition: at its start
+    consume_part(src, g["far"], deep, {0: 3, 1: 1, 2: 2})  # ~1,000 records behind the head
+    consume_part(src, g["rewound"], plain, {0: 9, 1: 9, 2: 9})
+    topology.write("  - mirror: {from: src, to: dst}")
+
+    log = topology.apply("--once")
+
+    assert "checkpoint(s) written" in log
+    # Group offset sync already committed the translations on dst (the groups are idle there).
+    assert committed(dst, g["plain"], f"src.{plain}", 3) == {0: 4, 1: 7, 2: 1}
+
+    # The group rewinds on src; the next round's checkpoint follows it back, but sync never
+    # rewinds the group on dst.
+    commit(src, g["rewound"], plain, {0: 2, 1: 5, 2: 0})
+    topology.apply("--once")
+    assert committed(dst, g["rewound"], f"src.{plain}", 3) == {0: 9, 1: 9, 2: 9}
+    written = records.read_topic(dst, "src.checkpoints.internal")
+    checkpoints = [json.loads(r.value or b"{}") for r in written]
+    latest = {(c["group"], c["partition"]): c for c in checkpoints if c["topic"] == plain}
+    assert latest[(g["rewound"], 1)]["upstream_offset"] == 5
+    assert latest[(g["rewound"], 1)]["downstream_offset"] == 5
+
+    shown = topo("offsets", str(topology.file), "--group", g["txn"], "--json")
+    assert shown.returncode == 0, shown.stderr
+    document = json.loads(shown.stdout)
+    OFFSETS_SCHEMA.validate(document)
+    [move] = document["groups"]
+    assert (move["from"], move["to"], move["committed"]) == ("src", "dst", False)
+    assert all(row["exact"] and row["replicated"] for row in move["partitions"])
+
+    # A group that is live on dst is refused, and nothing is committed for any group.
+    live = _consumer(dst, g["active"])
+    live.subscribe([f"src.{plain}"])
+    consume_part(src, g["active"], plain, {0: 2})
+    deadline = time.monotonic() + 30
+    while not live.assignment() and time.monotonic() < deadline:
+        live.poll(0.5)
+    refused = failover(topology, "--from", "src", "--to", "dst", "--group", g["active"],
+                       "--group", g["plain"])  # fmt: skip
+    live.close()
+    assert refused.returncode == 1
+    assert "active member" in refused.stdout and "nothing was committed" in refused.stderr
+
+    moved = failover(topology, "--from", "src", "--to", "dst",
+                     *[x for name in ("plain", "txn", "compact", "sparse", "far", "rewound")
+                       for x in ("--group", g[name])])  # fmt: skip
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert "committed 3 offset(s) for" in moved.stdout
+
+    cases = {"plain": plain, "txn": txn, "compact": compact, "sparse": sparse, "far": deep,
+             "rewound": plain}  # fmt: skip
+    for name, topic in cases.items():
+        on_src = committed(src, g[name], topic, 3)
+        read = resume(dst, g[name], f"src.{topic}", 3)
+        assert seen(read) == seen(rest(src, topic, on_src)), name  # none lost, none repeated
+        assert len(read) == len({(r.partition, r.offset) for r in read})
+    # The offset gaps were real: transaction markers and compaction.
+    assert any(o not in {r.offset for r in records.read_topic(src, txn)} for o in range(10))
+
+    # Not replicated far enough: records arrive on src after the copy and the group reads
+    # past them. Refused; --force accepts it.
+    records.produce(src, varied(plain, 6, partitions=3, tag="late"))
+    consume_part(src, g["ahead"], plain, {0: 12, 1: 12, 2: 12})
+    ahead = failover(topology, "--from", "src", "--to", "dst", "--group", g["ahead"])
+    assert ahead.returncode == 1 and "not replicated" in ahead.stdout
+    assert committed(dst, g["ahead"], f"src.{plain}", 3) == {}
+    forced = failover(topology, "--from", "src", "--to", "dst", "--group", g["ahead"], "--force")
+    assert forced.returncode == 0, forced.stdout + forced.stderr
+
+    # Failback: the plain group reads a little more on dst, then returns to src and reads
+    # exactly the rest there (src.<topic> on dst maps back to <topic> on src).
+    remote = f"src.{plain}"
+    consumer = _consumer(dst, g["plain"])
+    consumer.assign([TopicPartition(remote, 0, 4)])
+    got = [consumer.poll(10) for _ in range(3)]
+    assert [m.offset() for m in got if m is not None and not m.error()] == [4, 5, 6]
+    consumer.commit(offsets=[TopicPartition(remote, 0, 7)], asynchronous=False)
+    consumer.close()
+    back = failover(topology, "--from", "dst", "--to", "src", "--group", g["plain"])
+    assert back.returncode == 0, back.stdout + back.stderr
+    assert committed(src, g["plain"], plain, 3) == {0: 7, 1: 7, 2: 1}
+    read = resume(src, g["plain"], plain, 3)
+    assert seen(read) == seen(rest(src, plain, {0: 7, 1: 7, 2: 1}))
+
+
+def test_identity_naming_and_two_hops_translate_exactly(
+    tmp_path: Path, lab: dict[str, dict[str, str]], more_clusters: dict[str, dict[str, str]]
+) -> None:
+    a, b, c = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER], more_clusters["itest-region-c"]
+    topology = Topology(tmp_path, {"a": a, "b": b, "c": c})
+    ident, hop = topology.topic("ident"), topology.topic("hop")
+    for topic in (ident, hop):
+        records.create_topic(a, topic, 3)
+        records.produce(a, varied(topic, 24, partitions=3))
+    groups = {"ident": f"{topology.prefix}-ident", "hop": f"{topology.prefix}-hop"}
+    consume_part(a, groups["ident"], ident, {0: 5, 1: 2, 2: 8})
+    consume_part(a, groups["hop"], hop, {0: 1, 1: 6, 2: 3})
+    topology.write(
+        f"  - mirror: {{from: a, to: c}}\n    naming: identity\n"
+        f'    topics: {{include: ["{ident}"]}}\n'
+        f'  - mirror: {{from: a, to: b}}\n    topics: {{include: ["{hop}"]}}\n'
+        f"    filter: \"key IS NULL OR CAST(key AS STRING) NOT LIKE '%2'\"\n"
+        f'  - mirror: {{from: b, to: c}}\n    topics: {{include: ["a\\\\.{hop}"]}}'
+    )
+    try:
+        topology.apply("--once")
+        topology.apply("--once")  # the second hop copies what the first delivered
+
+        moved = failover(topology, "--from", "a", "--to", "c", "--group", groups["ident"],
+                         "--group", groups["hop"])  # fmt: skip
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        read = resume(c, groups["ident"], ident, 3)
+        assert seen(read) == seen(rest(a, ident, committed(a, groups["ident"], ident, 3)))
+        # The first hop's filter dropped keys ending in 2, so offsets differ at every hop.
+        read = resume(c, groups["hop"], f"b.a.{hop}", 3)
+        wanted = [r for r in rest(a, hop, committed(a, groups["hop"], hop, 3))
+                  if r.key is None or not r.key.endswith(b"2")]  # fmt: skip
+        assert len(wanted) > 0 and seen(read) == seen(wanted)
+    finally:
+        topology.stop()
+
+
+def test_a_group_fails_over_into_an_aggregated_topic(
+    tmp_path: Path, lab: dict[str, dict[str, str]], more_clusters: dict[str, dict[str, str]]
+) -> None:
+    east, west, hub = lab[SOURCE_CLUSTER], more_clusters["itest-region-c"], lab[TARGET_CLUSTER]
+    topology = Topology(tmp_path, {"east": east, "west": west, "hub": hub})
+    clicks = topology.topic("clicks")
+    for alias, config in (("east", east), ("west", west)):
+        records.create_topic(config, clicks, 3)
+        records.produce(config, varied(clicks, 18, partitions=3, tag=alias))
+    group = f"{topology.prefix}-clicks"
+    consume_part(east, group, clicks, {0: 2, 1: 4, 2: 6})
+    topology.write("  - aggregate: {from: [east, west], into: hub}\n    naming: identity")
+    try:
+        topology.apply("--once")
+        moved = failover(topology, "--from", "east", "--to", "hub", "--group", group)
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        read = resume(hub, group, clicks, 3)
+        from_east = [r for r in read if (PROVENANCE_HEADER, b"east") in r.headers]
+        assert seen(from_east) == seen(rest(east, clicks, {0: 2, 1: 4, 2: 6}))
+    finally:
+        topology.stop()
+
+
+def test_continuous_replication_checkpoints_and_syncs_and_fails_over_from_a_lost_cluster(
+    tmp_path: Path, lab: dict[str, dict[str, str]], more_clusters: dict[str, dict[str, str]]
+) -> None:
+    from topology.lab import manager
+
+    lost_name = "itest-region-d"
+    lost, dst = more_clusters[lost_name], lab[TARGET_CLUSTER]
+    topology = Topology(tmp_path, {"lost": lost, "dst": dst})
+    orders = topology.topic("orders")
+    records.create_topic(lost, orders, 3)
+    records.produce(lost, varied(orders, 30, partitions=3))
+    group = f"{topology.prefix}-orders"
+    topology.write("  - mirror: {from: lost, to: dst}")
+    try:
+        topology.apply()  # continuous: checkpoints and sync run with the job
+        consume_part(lost, group, orders, {0: 3, 1: 6, 2: 9})
+        remote = f"lost.{orders}"
+        deadline = time.monotonic() + 90
+        while committed(dst, group, remote, 3) != {0: 3, 1: 6, 2: 9}:
+            assert time.monotonic() < deadline, "the group was never synced to dst"
+            time.sleep(2)
+        topology.stop()
+        commit(dst, group, remote, {0: 0, 1: 0, 2: 0})  # undo the sync: failover must redo it
+        manager.down([lost_name])
+        moved = failover(topology, "--from", "lost", "--to", "dst", "--group", group)
+        assert moved.returncode == 0, moved.stdout + moved.stderr
+        assert "checkpoints" in moved.stdout
+        assert committed(dst, group, remote, 3) == {0: 3, 1: 6, 2: 9}
+    finally:
+        manager.up([manager.UpRequest(lost_name)])
+        topology.stop()
+    expected = rest(lost, orders, {0: 3, 1: 6, 2: 9})
+    assert seen(resume(dst, group, remote, 3)) == seen(expected)
