@@ -22,6 +22,9 @@ from topology.offsets.checkpoints import Checkpoint
 from topology.offsets.translate import Translation, Translator
 from topology.plan.planner import checkpoints_topic
 
+# The exactly-once jobs' progress groups (topology/kafka/transactional.py): topo's, not users'.
+OWN_GROUPS = "topo-eos."
+
 
 @dataclass
 class Round:
@@ -74,7 +77,9 @@ class Checkpointer:
         writer = kafka_offsets.LogWriter(self.configs[edge.target])
         written = self._previous(edge, log)
         for group_id, group in sorted(source.groups.items()):
-            if not edge.settings.groups.admits(group_id) or not group.offsets:
+            if group_id.startswith(OWN_GROUPS) or not edge.settings.groups.admits(group_id):
+                continue
+            if not group.offsets:
                 continue
             found = translator.translate(group_id, edge.source, edge.target, group.offsets)
             if not found:

@@ -303,8 +303,8 @@ class Replicator:
         try:
             clusters = inventory.observe_all(self.configs)
             done = self.checkpointer.run(clusters, self.report)
-        except TopoError as problem:
-            self.report(f"offsets: {problem}")
+        except Exception as problem:  # the copy goes on; the next round tries again
+            self.report(f"offsets: {first_line(str(problem)) or type(problem).__name__}")
             return
         if self.once or done.checkpoints or done.committed or done.active:
             for line in done.lines():
