@@ -377,9 +377,9 @@ def test_continuous_replication_checkpoints_and_syncs_and_fails_over_from_a_lost
         topology.stop()
         commit(dst, group, remote, {0: 0, 1: 0, 2: 0})  # undo the sync: failover must redo it
         manager.down([lost_name])
-        moved = failover(topology, "--from", "lost", "--to", "dst", "--group", group)
+        moved = failover(topology, "--from", "lost", "--to", "dst", "--all")
         assert moved.returncode == 0, moved.stdout + moved.stderr
-        assert "checkpoints" in moved.stdout
+        assert "checkpoints" in moved.stdout and f"group {group}:" in moved.stdout
         assert committed(dst, group, remote, 3) == {0: 3, 1: 6, 2: 9}
     finally:
         manager.up([manager.UpRequest(lost_name)])

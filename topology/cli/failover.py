@@ -36,13 +36,17 @@ def failover(
     from topology.offsets.failover import check
     from topology.render.offsets import moves_text
 
-    offsets = _offsets(file, origin, destination)
     if every == bool(groups):
         raise TopoError("name the groups with --group, or pass --all (not both)")
+    offsets = _offsets(file, origin, destination)
     chosen = offsets.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
     if not chosen:
         raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
     moves = offsets.moves(chosen, origin, destination)
+    if every:  # only the groups with offsets on topics replicated between the two
+        moves = [move for move in moves if move.rows]
+        if not moves:
+            raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
     there = Groups(offsets.configs[destination])
     for move in moves:
         check(move, force, there.state(move.group).members)

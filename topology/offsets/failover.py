@@ -168,10 +168,10 @@ def check(move: Move, force: bool, active_members: int) -> None:
             f"group {move.group} has no committed offsets on {move.origin} for topics the "
             f"topology links with {move.destination}"
         )
-    if force:
-        return
     for row in move.rows:
-        if row.position is None or not row.replicated:
+        if row.destination_topic is None:  # copied without source offsets
+            move.refused.append(f"{row.topic} [{row.partition}]: {row.note}")
+        elif not force and (row.position is None or not row.replicated):
             move.refused.append(
                 f"{row.topic} [{row.partition}] at {row.offset} on {move.origin} is not "
                 f"replicated to {move.destination} far enough ({row.note}); wait for the flow, or "

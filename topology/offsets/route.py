@@ -53,6 +53,10 @@ class NoRoute(Exception):
     """Why a topic on one cluster has no linked topic on another."""
 
 
+class Unstamped(NoRoute):
+    """The topic is copied, but by a flow whose copies carry no source offsets."""
+
+
 def route(
     topology: Topology,
     clusters: Mapping[str, observed.Cluster],
@@ -77,7 +81,7 @@ def route(
         h.edge for h in (*forward, *backward) if not _edge(topology, h.edge).settings.provenance
     ]
     if unstamped:
-        raise NoRoute(
+        raise Unstamped(
             f"flow {unstamped[0]} has provenance: false, so its copies carry no source offsets "
             f"and offsets of {topic} cannot be translated exactly"
         )

@@ -13,7 +13,7 @@ from topology import observed
 from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
 from topology.offsets import checkpoints, search
-from topology.offsets.route import Hop, NoRoute, Route, route
+from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
 from topology.plan.planner import offset_syncs_topic
 
 
@@ -49,6 +49,7 @@ class Translator:
         self.configs = configs
         self._readers: dict[str, kafka_offsets.PartitionReader] = {}
         self._progress: dict[str, dict[tuple[str, int], int]] = {}
+        self._routes: dict[tuple[str, str, str], Route | str | None] = {}
 
     def close(self) -> None:
         for reader in self._readers.values():
@@ -61,12 +62,26 @@ class Translator:
         """Each committed (topic, partition) the topology links with `destination`."""
         found = []
         for (topic, partition), offset in sorted(committed.items()):
-            try:
-                linked = route(self.topology, self.clusters, origin, topic, destination)
-            except NoRoute:
-                continue
-            found.append(self._one(group, linked, partition, offset))
+            linked = self.route(origin, topic, destination)
+            if isinstance(linked, Route):
+                found.append(self._one(group, linked, partition, offset))
+            elif linked is not None:  # copied, but without source offsets: say why
+                found.append(Translation(group, origin, topic, partition, offset, destination,
+                                         None, None, replicated=False, note=linked))  # fmt: skip
         return found
+
+    def route(self, origin: str, topic: str, destination: str) -> Route | str | None:
+        """The topic's route (worked out once per topic: groups share topics); why it cannot
+        be translated when it is copied without source offsets; None when it is not copied."""
+        key = (origin, topic, destination)
+        if key not in self._routes:
+            try:
+                self._routes[key] = route(self.topology, self.clusters, origin, topic, destination)
+            except Unstamped as problem:
+                self._routes[key] = str(problem)
+            except NoRoute:
+                self._routes[key] = None
+        return self._routes[key]
 
     def _one(self, group: str, linked: Route, partition: int, offset: int) -> Translation:
         base = Translation(group, linked.origin, linked.topic, partition, offset,

@@ -1,0 +1,51 @@
+"""`topo failover` and `topo offsets` refuse bad input in one line, before reaching a cluster."""
+
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import run_topo
+
+TOPOLOGY = """\
+version: 1
+clusters:
+  east: {bootstrap: "127.0.0.1:1"}
+  west: {bootstrap: "127.0.0.1:2"}
+flows:
+  - mirror: {from: east, to: west}
+"""
+
+
+@pytest.fixture
+def topology(tmp_path: Path) -> str:
+    file = tmp_path / "t.yaml"
+    file.write_text(TOPOLOGY)
+    return str(file)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--from", "east", "--to", "west"], "name the groups with --group, or pass --all"),
+        (["--from", "east", "--to", "west", "--all", "--group", "g"], "(not both)"),
+        (["--from", "south", "--to", "west", "--group", "g"], "no cluster south in"),
+        (["--from", "east", "--to", "east", "--group", "g"], "--from and --to name the same"),
+    ],
+)
+def test_failover_refuses_bad_arguments_in_one_line(
+    topology: str, args: list[str], message: str
+) -> None:
+    done = run_topo("failover", topology, *args)
+    assert done.returncode == 1
+    assert message in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip().count("\n") == 0
+
+
+def test_offsets_needs_a_group(topology: str) -> None:
+    done = run_topo("offsets", topology)
+    assert done.returncode == 1 and "--group" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_failover_of_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    done = run_topo("failover", str(tmp_path / "nope.yaml"), "--from", "a", "--to", "b", "-g", "g")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
