@@ -142,7 +142,7 @@ def hop_offsets(value: str | bytes | None) -> dict[str, int]:
     found: dict[str, int] = {}
     for pair in (value or "").split(","):
         cluster, _, offset = pair.rpartition(":")
-        if cluster and offset.isdigit():
+        if cluster and offset.isascii() and offset.isdigit():
             found[cluster] = int(offset)
     return found
 

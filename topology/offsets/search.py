@@ -27,9 +27,10 @@ def downstream_position(low: int, high: int, offset: int, first_at: Probe) -> in
     """The smallest target offset in [low, high] after which every copy carries a source
     offset >= `offset` (its committed offset on the source), found in O(log n) probes.
 
-    Records of `offset` and later are all at or after it; none before it is. Where copies of
-    one record were written twice (an at-least-once replay after a crash) the position is
-    after the last copy of anything before `offset`, so nothing committed is read again."""
+    Records of `offset` and later are all at or after it; none before it is. This relies on
+    the copies' source offsets growing along the partition. An at-least-once replay after a
+    crash breaks that for the replayed stretch: a group whose offset falls inside it may read
+    part of the stretch again (never less than everything it had not committed)."""
     while low < high:
         middle = (low + high) // 2
         found = first_at(middle)
