@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topology.offsets.search import downstream_position, upstream_position
+from topology.offsets.search import downstream_position, merged_position, upstream_position
 
 Stamp = int | None  # a copy's source offset, or None for a record of another origin
 
@@ -350,3 +350,21 @@ def test_failback_with_no_copies_at_all_resumes_where_the_copy_began_reading() -
     assert upstream([None, None, None], 1, start=7) == 7
     partition = Partition([None, None])
     assert upstream_position(1, partition.first_at, partition.last_before, None) is None
+
+
+# merged_position: identity-named active-active, both clusters writing one partition
+
+
+def test_records_of_the_destination_before_and_after_agree_with_the_origin_copies() -> None:
+    """Origin A holds a0 a1 b0(copy) a2 and the group consumed all four; B holds b0 a0 a1 a2
+    b1. The copies of A's records say "from 4"; B's own records (b0 consumed, b1 not, b1 at 4)
+    say "from 1 to 4": 4 suits both, exactly."""
+    assert merged_position((4, 5), (1, 4)) == (4, 0)
+    assert merged_position((4, 5), (1, None)) == (4, 0)
+
+
+def test_differently_ordered_clusters_get_the_latest_position_that_loses_nothing() -> None:
+    """A holds a1 b1(copy), B holds b1 a1; the group consumed a1 only (offset 1 on A). A's
+    copies need B's position 2; B's own unconsumed b1 is at 0. No position is exact: 0 loses
+    nothing and may re-read up to 2 records."""
+    assert merged_position((2, 2), (None, 0)) == (0, 2)

@@ -50,10 +50,33 @@ def upstream_position(
     upstream offset is the answer. When the group consumed every copy, it resumes just after
     the last one it read. None when this partition holds no copies from upstream at all; then
     the group resumes at `start`, where the copy began reading upstream, if known."""
+    earliest, latest = upstream_window(offset, first_at, last_before)
+    if latest is not None:
+        return latest
+    return earliest if earliest is not None else start
+
+
+def upstream_window(
+    offset: int, first_at: Probe, last_before: BackProbe
+) -> tuple[int | None, int | None]:
+    """The upstream positions consistent with `offset` here, as far as the copies tell: no
+    earlier than just after the last copy the group consumed, no later than the first copy it
+    had not. Either bound is None when no copy is on that side."""
     found = first_at(offset)
-    if found is not None:
-        return found[1]
     before = last_before(offset)
-    if before is not None:
-        return before[1] + 1
-    return start
+    return (None if before is None else before[1] + 1), (None if found is None else found[1])
+
+
+def merged_position(
+    downstream: tuple[int, int], upstream: tuple[int | None, int | None]
+) -> tuple[int, int]:
+    """For a partition both clusters write (identity-named active-active): one position that
+    suits the origin's copies (`downstream`: from its earliest to its latest exact position)
+    and the destination's own records (`upstream`: `upstream_window` of their copies on the
+    origin). Returns (position, at most how many consumed records it reads again): 0 when the
+    two windows meet; otherwise the latest position that loses nothing."""
+    low = max(downstream[0], upstream[0] if upstream[0] is not None else downstream[0])
+    high = min(downstream[1], upstream[1] if upstream[1] is not None else downstream[1])
+    if low <= high:
+        return low, 0
+    return high, low - high

@@ -91,26 +91,24 @@ class Translator:
             return _replace(base, replicated=False,
                             note=f"{linked.destination_topic} [{partition}] is not on "
                                  f"{linked.destination} yet")  # fmt: skip
-        forward = self._downstream(linked, partition, offset) if linked.forward else None
-        backward = self._upstream(linked, partition, offset) if linked.backward else None
-        if forward is None and backward is None:
-            return _replace(base, replicated=False, note="no copies to translate with yet")
-        if forward is not None and backward is not None:
-            position = min(forward[0], backward)
-            exact = forward[0] == backward
-            note = (
-                None
-                if exact
-                else (
-                    f"both clusters write {linked.topic}: the group may read up to "
-                    f"{abs(forward[0] - backward)} records again"
-                )
-            )
-            return _replace(base, position=position, exact=exact, replicated=forward[1],
-                            note=note or forward[2])  # fmt: skip
-        if forward is not None:
-            return _replace(base, position=forward[0], replicated=forward[1], note=forward[2])
-        return _replace(base, position=backward)
+        if not linked.forward:
+            return _replace(base, position=self._upstream(linked, partition, offset))
+        position, replicated, note = self._downstream(linked, partition, offset)
+        window = self._upstream_window(linked, partition, offset) if linked.backward else None
+        if window is not None and window[1] is None:
+            # None of the destination's own records after the group's position has reached the
+            # origin: the first one the flow back has not processed yet is where they start.
+            back = linked.backward[0]
+            window = (window[0], self.progress(back).get((back.source_topic, partition)))
+        if window is None or window == (None, None):  # no records of the destination's own
+            return _replace(base, position=position, replicated=replicated, note=note)
+        latest = self._latest(linked, partition, position)
+        merged, repeats = search.merged_position((position, latest), window)
+        if repeats:
+            note = (f"both clusters write {linked.topic} and order it differently: the group "
+                    f"may read up to {repeats} records again")  # fmt: skip
+        return _replace(base, position=merged, exact=not repeats, replicated=replicated,
+                        note=note)  # fmt: skip
 
     def _downstream(
         self, linked: Route, partition: int, offset: int
@@ -140,16 +138,30 @@ class Translator:
             low, high, offset, lambda at: reader.first_stamped(topic, partition, at, origin)
         )
 
+    def _latest(self, linked: Route, partition: int, position: int) -> int:
+        """The latest exact position for the origin's copies: the first unconsumed one."""
+        reader = self.reader(linked.destination)
+        topic = linked.destination_topic
+        found = reader.first_stamped(topic, partition, position, linked.origin)
+        return found[0] if found is not None else reader.bounds(topic, partition)[1]
+
     def _upstream(self, linked: Route, partition: int, offset: int) -> int | None:
         """The position on the destination for a backward route (failback)."""
+        start, _end = self.reader(linked.destination).bounds(linked.destination_topic, partition)
+        return search.upstream_position(offset, *self._back_probes(linked, partition), start)
+
+    def _upstream_window(
+        self, linked: Route, partition: int, offset: int
+    ) -> tuple[int | None, int | None]:
+        return search.upstream_window(offset, *self._back_probes(linked, partition))
+
+    def _back_probes(self, linked: Route, partition: int) -> tuple[search.Probe, search.BackProbe]:
+        """Probes over the origin's copies of the destination's records."""
         reader = self.reader(linked.origin)
         topic, upstream = linked.topic, linked.destination
-        start, _end = self.reader(upstream).bounds(linked.destination_topic, partition)
-        return search.upstream_position(
-            offset,
+        return (
             lambda at: reader.first_stamped(topic, partition, at, upstream),
             lambda at: reader.last_stamped_before(topic, partition, at, upstream),
-            start,
         )
 
     def reader(self, cluster: str) -> kafka_offsets.PartitionReader:
