@@ -105,8 +105,9 @@ class Translator:
         latest = self._latest(linked, partition, position)
         merged, repeats = search.merged_position((position, latest), window)
         if repeats:
-            note = (f"both clusters write {linked.topic} and order it differently: the group "
-                    f"may read up to {repeats} records again")  # fmt: skip
+            mixed = (f"both clusters write {linked.topic} and order it differently: the group "
+                     f"may read up to {repeats} records again")  # fmt: skip
+            note = mixed if note is None else f"{note}; {mixed}"
         return _replace(base, position=merged, exact=not repeats, replicated=replicated,
                         note=note)  # fmt: skip
 
