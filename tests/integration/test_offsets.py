@@ -129,10 +129,6 @@ def rest(config: dict[str, str], topic: str, offsets: dict[int, int]) -> list[Re
             if r.offset is not None and r.offset >= offsets.get(r.partition, 0)]  # fmt: skip
 
 
-def topo(*args: str) -> Any:
-    return run_topo(*args)
-
-
 def failover(topology: Topology, *args: str) -> Any:
     return run_topo("failover", str(topology.file), *args)
 
@@ -229,7 +225,7 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     assert latest[(g["rewound"], 1)]["upstream_offset"] == 5
     assert latest[(g["rewound"], 1)]["downstream_offset"] == 5
 
-    shown = topo("offsets", str(topology.file), "--group", g["txn"], "--json")
+    shown = run_topo("offsets", str(topology.file), "--group", g["txn"], "--json")
     assert shown.returncode == 0, shown.stderr
     document = json.loads(shown.stdout)
     OFFSETS_SCHEMA.validate(document)

@@ -6,9 +6,12 @@ command fails back (B to A). `topo offsets FILE --group G` shows the same withou
 """
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from topology.offsets.failover import Offsets
 
 GroupOption = Annotated[
     list[str] | None, typer.Option("--group", "-g", help="A consumer group (repeat for more).")
@@ -98,6 +101,7 @@ def offsets(
 
 
 def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets":
+    """The topology's clusters read, after the cluster names are checked."""
     from topology.cli import live
     from topology.errors import TopoError
     from topology.offsets.failover import Offsets
@@ -112,7 +116,3 @@ def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets
     configs = live.client_configs(loaded)
     typer.echo(f"Reading {len(configs)} cluster(s) ...", err=True)
     return Offsets(loaded.topology, configs, lambda line: typer.echo(line, err=True))
-
-
-if False:  # for the type checker only
-    from topology.offsets.failover import Offsets

@@ -5,6 +5,7 @@ the copies on the destination (translate.py). When it does not (the disaster cas
 last checkpoints the running flow wrote on the destination.
 """
 
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,7 +181,5 @@ def check(move: Move, force: bool, active_members: int) -> None:
 
 
 def _age(at_ms: int) -> str:
-    import time
-
     seconds = max(0, int(time.time() - at_ms / 1000))
     return f"{seconds}s ago" if seconds < 120 else f"{seconds // 60} min ago"
