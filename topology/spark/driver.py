@@ -17,6 +17,7 @@ import hashlib
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,6 +46,7 @@ HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
+PROGRESS_FLUSH = 2.0  # seconds the loop waits for its progress records; retried next second
 
 
 class Replicator:
@@ -69,6 +71,8 @@ class Replicator:
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
         self.checkpointer = Checkpointer(topology, self.configs)
         self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
+        # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
+        self.offsets_thread: threading.Thread | None = None
         self.stopping = False
         self.started_at = time.time()
 
@@ -232,7 +236,11 @@ class Replicator:
                 self.record_progress()
             if now >= due["offsets"]:
                 due["offsets"] = time.monotonic() + OFFSETS_EVERY
-                self.offsets_round()
+                if self.offsets_thread is None or not self.offsets_thread.is_alive():
+                    self.offsets_thread = threading.Thread(
+                        target=self.offsets_round, name="topo-offsets", daemon=True
+                    )
+                    self.offsets_thread.start()
             time.sleep(0.2)
         self.write_status("stopping")
         for flow in list(self.queries):
@@ -292,7 +300,7 @@ class Replicator:
             writer = self.writers[spec.target]
             try:
                 writer.write(offset_syncs_topic(spec.source, spec.separator), entries)
-                writer.flush()
+                writer.flush(timeout=PROGRESS_FLUSH)
             except TopoError as problem:
                 self.report(f"{flow}: could not record its progress: {problem}")
                 continue
