@@ -347,7 +347,11 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     records.produce(src, grown)
     wait_for(dst, f"src.{first}", 11)
 
+    deadline = time.monotonic() + 30  # status.json is rewritten every second: let it catch up
     status = topology.status()
+    while status["flows"][0]["records"] < 20 and time.monotonic() < deadline:
+        time.sleep(1)
+        status = topology.status()
     [flow] = status["flows"]
     assert status["running"] and flow["state"] == "running"
     assert flow["records"] >= 20 and flow["topics"] >= 2
