@@ -208,6 +208,14 @@ class Topology:
         """The flow at `index` in the file's flows list."""
         return self._flows_by_index[index]
 
+    def edge(self, name: str) -> Edge:
+        """The edge named `name` ("east->west")."""
+        return self._edges_by_name[name]
+
+    @cached_property
+    def _edges_by_name(self) -> dict[str, Edge]:
+        return {edge.name: edge for edge in self.edges()}
+
     @cached_property
     def _flows_by_index(self) -> dict[int, Flow]:
         # The graph rules look flows up once per chain they follow: a scan would be quadratic.

@@ -19,6 +19,8 @@ from confluent_kafka.admin import AdminClient
 from topology.errors import KafkaUnavailableError, TopicNotFoundError, TopoError
 from topology.jobs import OFFSETS_HEADER, hop_offsets
 from topology.kafka import client, records
+from topology.offsets import checkpoints
+from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 BACK_STEP = 500  # records read per step when looking backwards for a copy
 
@@ -59,12 +61,6 @@ class PartitionReader:
                 TopicPartition(topic, partition), self.timeout
             )
         return int(low), int(high)
-
-    def partitions(self, topic: str) -> int:
-        metadata = self.consumer.list_topics(topic, timeout=self.timeout).topics[topic]
-        if metadata.error is not None:
-            raise TopicNotFoundError(f"cannot read topic {topic}: {metadata.error}")
-        return len(metadata.partitions)
 
     def first_stamped(
         self, topic: str, partition: int, offset: int, cluster: str
@@ -151,12 +147,6 @@ class Groups:
             if tp.error is None and tp.offset >= 0
         }
 
-    def names(self) -> list[str]:
-        with client.failures_named(self.config, "listing consumer groups"):
-            listing = self.admin.list_consumer_groups(request_timeout=self.timeout)
-            result = listing.result(self.timeout)
-        return sorted(group.group_id for group in result.valid or [])
-
     def state(self, group: str) -> GroupState:
         with client.failures_named(self.config, f"describing group {group}"):
             described = self.admin.describe_consumer_groups([group], request_timeout=self.timeout)[
@@ -194,6 +184,18 @@ def read_log(config: dict[str, str], topic: str) -> list[bytes | None]:
         return [record.value for record in records.read_topic(config, topic)]
     except TopicNotFoundError:
         return []
+
+
+def read_checkpoints(config: dict[str, str], topic: str) -> dict[CheckpointKey, Checkpoint]:
+    """The latest checkpoint of each group, topic and partition in a checkpoints topic."""
+    found = (checkpoints.decode_checkpoint(value) for value in read_log(config, topic))
+    return checkpoints.latest_checkpoints(c for c in found if c is not None)
+
+
+def read_progress(config: dict[str, str], topic: str, flow: str) -> dict[tuple[str, int], int]:
+    """How far `flow` has processed each source (topic, partition), from its progress log."""
+    found = (checkpoints.decode_progress(value) for value in read_log(config, topic))
+    return checkpoints.latest_progress((p for p in found if p is not None), flow)
 
 
 class LogWriter:

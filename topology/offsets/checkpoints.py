@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+CheckpointKey = tuple[str, str, int]  # group, source topic, partition
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -28,7 +30,7 @@ class Checkpoint:
     at_ms: int = 0
 
     @property
-    def key(self) -> tuple[str, str, int]:
+    def key(self) -> CheckpointKey:
         return (self.group, self.topic, self.partition)
 
 
@@ -71,7 +73,7 @@ def decode_progress(value: bytes | None) -> Progress | None:
         return None
 
 
-def latest_checkpoints(found: Iterable[Checkpoint]) -> dict[tuple[str, str, int], Checkpoint]:
+def latest_checkpoints(found: Iterable[Checkpoint]) -> dict[CheckpointKey, Checkpoint]:
     """The last checkpoint of each (group, topic, partition), in topic order."""
     return {checkpoint.key: checkpoint for checkpoint in found}
 

@@ -105,7 +105,11 @@ class Offsets:
         self.need(destination)
         here = self.clusters[destination].groups
         if origin in self.down:
-            return [self._from_checkpoints(g, origin, destination, here) for g in groups]
+            self.report(
+                f"{origin} cannot be reached; using the checkpoints its flow to {destination} wrote"
+            )
+            written = list(self._checkpoints(origin, destination).values())
+            return [self._from_checkpoints(g, origin, destination, written, here) for g in groups]
         translator = Translator(self.topology, self.clusters, self.configs)
         try:
             moves = []
@@ -122,14 +126,16 @@ class Offsets:
         found = self.clusters[cluster].groups.get(group)
         return dict(found.offsets) if found is not None else {}
 
+    @staticmethod
     def _from_checkpoints(
-        self, group: str, origin: str, destination: str, here: Mapping[str, observed.Group]
+        group: str,
+        origin: str,
+        destination: str,
+        written: list[checkpoints.Checkpoint],
+        here: Mapping[str, observed.Group],
     ) -> Move:
-        self.report(
-            f"{origin} cannot be reached; using the checkpoints its flow to {destination} wrote"
-        )
         rows = []
-        for c in self._checkpoints(origin, destination).values():
+        for c in written:
             if c.group == group:
                 rows.append(Translation(
                     group, origin, c.topic, c.partition, c.upstream_offset, destination,
@@ -152,9 +158,7 @@ class Offsets:
                 f"checkpoints there: {self.down.get(origin, '')}"
             )
         log = checkpoints_topic(origin, edge.settings.separator)
-        found = [checkpoints.decode_checkpoint(v)
-                 for v in kafka_offsets.read_log(self.configs[destination], log)]  # fmt: skip
-        return checkpoints.latest_checkpoints(c for c in found if c is not None)
+        return kafka_offsets.read_checkpoints(self.configs[destination], log)
 
 
 def check(move: Move, force: bool, active_members: int) -> None:

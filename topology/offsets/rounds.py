@@ -93,9 +93,7 @@ class Checkpointer:
     def _previous(self, edge: Edge, log: str) -> dict[tuple[str, str, int], Checkpoint]:
         """What earlier rounds wrote; read back from the topic the first time (a restart)."""
         if edge.name not in self.written:
-            values = kafka_offsets.read_log(self.configs[edge.target], log)
-            found = [checkpoints.decode_checkpoint(value) for value in values]
-            self.written[edge.name] = checkpoints.latest_checkpoints(c for c in found if c)
+            self.written[edge.name] = kafka_offsets.read_checkpoints(self.configs[edge.target], log)
         return self.written[edge.name]
 
     def _emit(

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from topology import observed
-from topology.model import Edge, Topology
+from topology.model import Topology
 from topology.plan.planner import remote_name
 
 
@@ -66,10 +66,7 @@ def route(
 ) -> Route:
     """The route of `topic` on `origin` to `destination`, the shortest either way."""
     forward = _path(topology, clusters, origin, topic, destination)
-    backward: tuple[Hop, ...] = ()
-    for found in _sources(topology, clusters, origin, topic, destination):
-        backward = found
-        break
+    backward = _source_chain(topology, clusters, origin, topic, destination)
     if forward and backward and forward[-1].target_topic != backward[0].source_topic:
         backward = ()  # two different topics: the copy that flows forward is the one a group wants
     if not forward and not backward:
@@ -78,7 +75,7 @@ def route(
             f"it neither from {origin} to {destination} nor from {destination} to {origin}"
         )
     unstamped = [
-        h.edge for h in (*forward, *backward) if not _edge(topology, h.edge).settings.provenance
+        h.edge for h in (*forward, *backward) if not topology.edge(h.edge).settings.provenance
     ]
     if unstamped:
         raise Unstamped(
@@ -87,10 +84,6 @@ def route(
         )
     name = forward[-1].target_topic if forward else backward[0].source_topic
     return Route(origin, topic, destination, name, forward, backward)
-
-
-def _edge(topology: Topology, name: str) -> Edge:
-    return next(e for e in topology.edges() if e.name == name)
 
 
 def _path(
@@ -118,22 +111,20 @@ def _path(
     return ()
 
 
-def _sources(
+def _source_chain(
     topology: Topology,
     clusters: Mapping[str, observed.Cluster],
     cluster: str,
     topic: str,
     end: str,
-) -> list[tuple[Hop, ...]]:
-    """The hop chains by which `topic` on `cluster` came from `end`, shortest first."""
-    found = []
+) -> tuple[Hop, ...]:
+    """The hops by which `topic` on `cluster` came from `end` (shortest), or ()."""
     queue: deque[tuple[str, str, tuple[Hop, ...]]] = deque([(cluster, topic, ())])
     seen = {(cluster, topic)}
     while queue:
         here, name, hops = queue.popleft()
         if here == end and hops:
-            found.append(hops)
-            continue
+            return hops
         for edge in topology.edges():
             if edge.target != here or edge.source not in clusters:
                 continue
@@ -143,4 +134,4 @@ def _sources(
                     continue
                 seen.add((edge.source, upstream))
                 queue.append((edge.source, upstream, (Hop(edge.name, upstream, name), *hops)))
-    return found
+    return ()

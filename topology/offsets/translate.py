@@ -6,13 +6,13 @@ had consumed has reached the destination yet (docs/offsets.md).
 """
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from topology import observed
 from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
-from topology.offsets import checkpoints, search
+from topology.offsets import search
 from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
 from topology.plan.planner import offset_syncs_topic
 
@@ -88,11 +88,11 @@ class Translator:
                            linked.destination, linked.destination_topic, None)  # fmt: skip
         where = self.clusters[linked.destination].topics.get(linked.destination_topic)
         if where is None or partition >= where.partitions:
-            return _replace(base, replicated=False,
+            return replace(base, replicated=False,
                             note=f"{linked.destination_topic} [{partition}] is not on "
                                  f"{linked.destination} yet")  # fmt: skip
         if not linked.forward:
-            return _replace(base, position=self._upstream(linked, partition, offset))
+            return replace(base, position=self._upstream(linked, partition, offset))
         position, replicated, note = self._downstream(linked, partition, offset)
         window = self._upstream_window(linked, partition, offset) if linked.backward else None
         if window is not None and window[1] is None:
@@ -101,14 +101,14 @@ class Translator:
             back = linked.backward[0]
             window = (window[0], self.progress(back).get((back.source_topic, partition)))
         if window is None or window == (None, None):  # no records of the destination's own
-            return _replace(base, position=position, replicated=replicated, note=note)
+            return replace(base, position=position, replicated=replicated, note=note)
         latest = self._latest(linked, partition, position)
         merged, repeats = search.merged_position((position, latest), window)
         if repeats:
             mixed = (f"both clusters write {linked.topic} and order it differently: the group "
                      f"may read up to {repeats} records again")  # fmt: skip
             note = mixed if note is None else f"{note}; {mixed}"
-        return _replace(base, position=merged, exact=not repeats, replicated=replicated,
+        return replace(base, position=merged, exact=not repeats, replicated=replicated,
                         note=note)  # fmt: skip
 
     def _downstream(
@@ -173,15 +173,9 @@ class Translator:
     def progress(self, hop: Hop) -> dict[tuple[str, int], int]:
         """How far the hop's flow has processed each source partition, from its progress log."""
         if hop.edge not in self._progress:
-            edge = next(e for e in self.topology.edges() if e.name == hop.edge)
-            log = offset_syncs_topic(hop.source, edge.settings.separator)
-            found = [checkpoints.decode_progress(v)
-                     for v in kafka_offsets.read_log(self.configs[hop.target], log)]  # fmt: skip
-            self._progress[hop.edge] = checkpoints.latest_progress(
-                (p for p in found if p is not None), hop.edge
+            separator = self.topology.edge(hop.edge).settings.separator
+            log = offset_syncs_topic(hop.source, separator)
+            self._progress[hop.edge] = kafka_offsets.read_progress(
+                self.configs[hop.target], log, hop.edge
             )
         return self._progress[hop.edge]
-
-
-def _replace(translation: Translation, **changes: Any) -> Translation:
-    return Translation(**{**asdict(translation), **changes})
