@@ -2,36 +2,43 @@
 
 Run by `make demo` after the traffic stopped. It waits (up to a minute) until every record of
 `orders` on east has its copy in `east.orders` on west, prints the newest few copies, and
-checks every one: same partition, key, value and headers, plus `topo-provenance: east`, and
-the source record's timestamp (not the time it was copied).
+checks every one: same partition, key, value and headers, plus the headers topo adds (asked
+of topo's own reference, `topology.jobs.copied_headers`, so the check cannot drift from the
+engine), and the source record's timestamp (not the time it was copied).
 """
 
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
+from topology import jobs
+from topology.analysis import analyse
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import manager
 
+QUICKSTART = Path(__file__).with_name("quickstart.yaml")
 SOURCE, TARGET = "orders", "east.orders"
-PROVENANCE = ("topo-provenance", b"east")
 SHOWN = 4
 WAIT = 60.0
 
-
-def identity(record: Record) -> tuple[object, ...]:
-    """What tells records apart (the demo writes the same orders on every run, with the run in
-    a header): partition, key, value and the source's headers."""
-    headers = tuple(h for h in record.headers if h != PROVENANCE)
-    return (record.partition, record.key, record.value, headers)
+Content = tuple[int, bytes | None, bytes | None, tuple[jobs.Header, ...], int | None]
 
 
-def faithful(copy: Record, source: Record) -> bool:
-    """The copy has its source's partition, key, value, headers and timestamp, plus
-    `topo-provenance: east` as the last header."""
-    return copy.content() == (*source.content()[:3], (*source.headers, PROVENANCE),
-                              source.timestamp_ms)  # fmt: skip
+def quickstart_job() -> jobs.JobSpec:
+    """The east->west job of the quickstart, as `topo apply` runs it."""
+    analysis = analyse(QUICKSTART.read_text(), str(QUICKSTART))
+    assert analysis.topology is not None, "examples/quickstart.yaml does not validate"
+    return next(s for s in jobs.specs_of(analysis.topology) if s.flow == "east->west")
+
+
+def expected_copy(job: jobs.JobSpec, source: Record) -> Content:
+    """What the copy of `source` must hold on west: its partition, key, value and timestamp,
+    and its headers followed by the ones topo adds."""
+    assert source.offset is not None
+    headers = jobs.copied_headers(job, source.headers, source.offset)
+    return (source.partition, source.key, source.value, headers, source.timestamp_ms)
 
 
 def when(millis: int | None) -> str:
@@ -54,29 +61,36 @@ def show(copy: Record, source: Record | None) -> None:
 
 
 def main() -> int:
+    job = quickstart_job()
     east, west = manager.admin_config("east"), manager.admin_config("west")
     deadline = time.monotonic() + WAIT
     while True:
-        source = records.read_topic(east, SOURCE)
-        copied = records.read_topic(west, TARGET)
-        copies = {identity(r): r for r in copied if PROVENANCE in r.headers}
-        missing = [r for r in source if identity(r) not in copies]
+        sources = records.read_topic(east, SOURCE)
+        copies = {copy.content(): copy for copy in records.read_topic(west, TARGET)}
+        missing = [r for r in sources if expected_copy(job, r) not in copies]
         if not missing or time.monotonic() > deadline:
             break
         time.sleep(2)
-    newest = sorted(copies.values(), key=lambda r: (r.timestamp_ms or 0, r.partition))[-SHOWN:]
-    by_identity = {identity(r): r for r in source}
-    print(f"west/{TARGET}: the {len(newest)} newest of {len(copies)} copied records")
+    source_of = {expected_copy(job, r): r for r in sources}
+    faithful = [copy for content, copy in copies.items() if content in source_of]
+    newest = sorted(faithful, key=lambda r: (r.timestamp_ms or 0, r.partition))[-SHOWN:]
+    print(f"west/{TARGET}: the {len(newest)} newest of {len(faithful)} copied records")
     for copy in newest:
-        show(copy, by_identity.get(identity(copy)))
-    wrong = [r for r in source if identity(r) in copies and not faithful(copies[identity(r)], r)]
-    if missing or wrong:
-        print(f"PROBLEM: of {len(source)} records on east/{SOURCE}, {len(missing)} have no copy "
-              f"on west and {len(wrong)} differ from theirs", file=sys.stderr)  # fmt: skip
+        show(copy, source_of.get(copy.content()))
+    if missing:
+        first = missing[0]
+        added = ", ".join(name for name, _ in jobs.copied_headers(job, (), 0))
+        print(
+            f"PROBLEM: of {len(sources)} records on east/{SOURCE}, {len(missing)} have no "
+            f"faithful copy on west/{TARGET} (the first: partition {first.partition}, offset "
+            f"{first.offset}); a copy keeps the partition, key, value, headers and timestamp, "
+            f"and adds {added}",
+            file=sys.stderr,
+        )
         return 1
     print(
-        f"OK: all {len(source)} records of east/{SOURCE} are on west/{TARGET} with the same "
-        "partition, key, value, headers (+ topo-provenance) and timestamp"
+        f"OK: all {len(sources)} records of east/{SOURCE} are on west/{TARGET} with the same "
+        "partition, key, value, headers (+ topo's provenance and offsets stamps) and timestamp"
     )
     return 0
 

@@ -20,6 +20,7 @@ translation exact (docs/offsets.md).
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,3 +151,28 @@ def hop_offsets(value: str | bytes | None) -> dict[str, int]:
 def stamped_offsets(value: str | None, source: str, offset: int) -> str:
     """The `topo-offsets` header a copied record carries: the source's pair appended."""
     return ",".join(x for x in ((value or ""), f"{source}:{offset}") if x)
+
+
+Header = tuple[str, bytes | None]
+
+
+def copied_headers(spec: JobSpec, headers: Sequence[Header], offset: int) -> tuple[Header, ...]:
+    """The headers the copy of a record (at `offset` on the source, with these headers) carries
+    on the target: the record's own, in order, then topo's stamps when provenance is on. The
+    Spark query states the same in SQL; this is its reference, for tests and the demo's check.
+    (The source-timestamp header the query adds is taken off again by the sink's interceptor.)"""
+    if not spec.provenance:
+        return tuple(headers)
+    ours = (PROVENANCE_HEADER, OFFSETS_HEADER)
+    theirs = tuple(h for h in headers if h[0] not in ours)
+    provenance = next((v for k, v in reversed(headers) if k == PROVENANCE_HEADER), None)
+    hops = next((v for k, v in reversed(headers) if k == OFFSETS_HEADER), None)
+
+    def text(value: bytes | None) -> str | None:
+        return None if value is None else value.decode("utf-8", "replace")
+
+    return (
+        *theirs,
+        (PROVENANCE_HEADER, stamped(spec, text(provenance)).encode()),
+        (OFFSETS_HEADER, stamped_offsets(text(hops), spec.source, offset).encode()),
+    )

@@ -2,7 +2,7 @@
 
 from topology import analysis
 from topology.connection import java_client_config
-from topology.jobs import forwards, spec_from_dict, specs_of, stamped
+from topology.jobs import copied_headers, forwards, spec_from_dict, specs_of, stamped
 from topology.model import Topology
 
 MESH = """
@@ -47,6 +47,29 @@ def test_a_record_never_returns_to_a_cluster_it_has_been_on() -> None:
     assert not forwards(a_to_b, "b,c")
     assert not forwards(a_to_b, "c")  # delivered to a by the mesh: c sends it to b itself
     assert stamped(a_to_b, "x") == "x,a"
+
+
+def test_a_copy_keeps_the_records_headers_and_adds_topos_stamps_after_them() -> None:
+    specs = {spec.flow: spec for spec in specs_of(topology())}
+    own = (("seq", b"1"), ("seq", b"again"), ("empty", None))
+    assert copied_headers(specs["a->b"], own, 41) == (
+        *own,
+        ("topo-provenance", b"a"),
+        ("topo-offsets", b"a:41"),
+    )
+    # On the next hop the earlier stamps are replaced by extended ones, never repeated.
+    on_b = copied_headers(specs["a->b"], own, 41)
+    assert copied_headers(specs["b->c"], on_b, 17) == (
+        *own,
+        ("topo-provenance", b"a,b"),
+        ("topo-offsets", b"a:41,b:17"),
+    )
+
+
+def test_without_provenance_a_copy_has_exactly_the_records_headers() -> None:
+    without = topology(MESH.replace("naming: identity", "naming: prefix\n    provenance: false"))
+    spec = next(s for s in specs_of(without) if s.flow == "a->b")
+    assert copied_headers(spec, (("k", b"v"),), 3) == (("k", b"v"),)
 
 
 def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store() -> None:
