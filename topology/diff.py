@@ -162,11 +162,29 @@ def _cluster_fields(cluster: Cluster) -> dict[str, Any]:
     return fields
 
 
+@dataclass(frozen=True)
+class _InlineSecret:
+    """A secret written in the file: compared by value, so a changed one is a change, but shown
+    only as being there (not even its length, which narrows a guess)."""
+
+    value: Any
+
+    def __str__(self) -> str:
+        return INLINE_SECRET
+
+
+INLINE_SECRET = "(inline secret)"
+
+
 def _masked(value: Any) -> Any:
     """References are safe to show; an inline secret shows only that it is there."""
-    if value is None or (isinstance(value, str) and secrets.reference(value)):
+    if not value or (isinstance(value, str) and secrets.reference(value)):
         return value
-    return f"(secret, {len(str(value))} characters)" if value else value
+    return _InlineSecret(value)
+
+
+def _shown(value: Any) -> Any:
+    return INLINE_SECRET if isinstance(value, _InlineSecret) else value
 
 
 # -- edges ------------------------------------------------------------------------------------
@@ -225,7 +243,7 @@ def _field_changes(before: dict[str, Any], after: dict[str, Any]) -> list[FieldC
             nested = _field_changes(old, new)
             found += [FieldChange(f"{key}.{c.field}", c.before, c.after, c.effect) for c in nested]
         elif old != new:
-            found.append(FieldChange(key, old, new, "changed"))
+            found.append(FieldChange(key, _shown(old), _shown(new), "changed"))
     return found
 
 
