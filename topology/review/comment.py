@@ -28,7 +28,10 @@ def body(
     if not reviews:
         return "\n".join([*lines, "This pull request changes no topology file.", ""])
     lines += [f"Compared with `{base_ref}`, at pull-request commit `{head_sha[:7]}`.", ""]
-    lines += [f"- `{r.path}` ({r.change}): {_status(r)}" for r in reviews]
+    lines += [
+        f"- `{r.path}` ({r.change})" + ("" if r.change is Change.DELETED else f": {_status(r)}")
+        for r in reviews
+    ]
     if not plan_requested:
         lines += [
             "",
@@ -72,8 +75,6 @@ def _verdict(reviews: Sequence[FileReview]) -> str:
 
 
 def _status(review: FileReview) -> str:
-    if review.change is Change.DELETED:
-        return "removed"
     if review.errors:
         return f"❌ {_count(review.errors, 'error')}, {_count(review.warnings, 'warning')}"
     if review.warnings:
