@@ -4,6 +4,12 @@ Short mappings and lists are written inline (`mirror: {from: east, to: west}`,
 `include: [orders, 'payments\\..*']`), as in DESIGN.md's example; anything longer than a line
 is written as a block. Regexes are single-quoted so backslashes read as they are, and secret
 references double-quoted, as the design's examples show them.
+
+The text must mean the same to every YAML loader people point at it: YAML 1.2 ones (topo's own,
+ruamel) and YAML 1.1 ones (PyYAML, and the many tools built on libyaml). ruamel's emitter decides
+quoting by YAML 1.2 alone, so it writes `{bootstrap: a:9092}` (libyaml stops at the `:`) and
+`yes` or `1:20` unquoted (strings in 1.2, a bool and the integer 80 in 1.1). So every string's
+quoting is decided here, by `scalar`, and ruamel only carries it out.
 """
 
 import io
@@ -13,57 +19,113 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, SingleQuotedScalarString
 
 _INLINE_WIDTH = 72  # an inline collection longer than this (as text) becomes a block
-_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./:-]*")
 _REFERENCE = re.compile(r"\$\{(env|file):[^}]+\}")
 # Where regexes live: their strings are quoted even when YAML would not need it.
 _REGEX_PARENTS = {"include", "exclude"}
+_REGEX_PLAIN = re.compile(r"[A-Za-z0-9_-]+")
+# Plain (unquoted) only from characters that are no indicator anywhere, in any YAML version.
+_FLOW_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
+# In a block, `,` is text and so is a `:` not followed by a space (host:port lists).
+_BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./,-]*(?::[A-Za-z0-9_./,-]+)*")
+# Both versions' implicit typing: a plain scalar is a string only if both say so.
+_RESOLVERS = (VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2)))
+_STR_TAG = "tag:yaml.org,2002:str"
 
 
 def render(data: dict[str, Any], header: Sequence[str] = ()) -> str:
-    document = _convert(data, parent="")
+    document = _convert(data, parent="", depth=0, flow=False)
     assert isinstance(document, CommentedMap)
-    if header:
-        document.yaml_set_start_comment("\n".join(header))
     yaml = YAML()
-    yaml.width = 4096  # never wrap: the inline/block choice is made here
+    yaml.width = 1 << 30  # never wrap or fold: the inline/block choice is made here
     yaml.indent(mapping=2, sequence=4, offset=2)
     out = io.StringIO()
+    out.writelines(f"# {_comment_safe(line)}\n" if line else "\n" for line in header)
     yaml.dump(document, out)
     return _space_sections(out.getvalue())
 
 
-def _convert(value: Any, parent: str, depth: int = 0) -> Any:
-    """ruamel's commented values; `parent` is the key above, `depth` the nesting level."""
+def scalar(value: str, flow: bool, regex: bool = False) -> str:
+    """The string, marked for the quoting every loader reads back as this same string.
+
+    Plain only when it is plainly text to YAML 1.1 and 1.2 alike; double quotes when it holds
+    characters that need an escape (line breaks, tabs, control and non-printable characters);
+    single quotes otherwise, which keep backslashes as they are.
+    """
+    marked: str = value  # ruamel's quoting markers are str subclasses
+    if _REFERENCE.fullmatch(value) or _needs_escape(value):
+        marked = DoubleQuotedScalarString(value)
+    elif not _plain(value, flow, regex):
+        marked = SingleQuotedScalarString(value)
+    return marked
+
+
+def _plain(value: str, flow: bool, regex: bool) -> bool:
+    if regex:
+        return bool(_REGEX_PLAIN.fullmatch(value)) and _is_text_in_every_version(value)
+    shape = _FLOW_PLAIN if flow else _BLOCK_PLAIN
+    return bool(shape.fullmatch(value)) and _is_text_in_every_version(value)
+
+
+def _is_text_in_every_version(value: str) -> bool:
+    return all(r.resolve(ScalarNode, value, (True, False)) == _STR_TAG for r in _RESOLVERS)
+
+
+def _needs_escape(value: str) -> bool:
+    return any(not _printable(char) for char in value)
+
+
+def _printable(char: str) -> bool:
+    """YAML's printable set, less the characters YAML 1.1 reads as line breaks or a BOM."""
+    return char not in "\u2028\u2029\ufeff" and (
+        "\x20" <= char <= "\x7e"
+        or "\xa0" <= char <= "\ud7ff"
+        or "\ue000" <= char <= "\ufffd"
+        or "\U00010000" <= char <= "\U0010ffff"
+    )
+
+
+def _comment_safe(line: str) -> str:
+    """A header line that stays one comment line: it names files and properties from the user's
+    input, and a line break in one (YAML 1.1 also breaks at U+2028) would end the comment."""
+    return "".join(char if _printable(char) else f"\\u{ord(char):04x}" for char in line)
+
+
+def _convert(value: Any, parent: str, depth: int, flow: bool) -> Any:
+    """ruamel's commented values; `parent` is the key above, `depth` the nesting level, `flow`
+    whether an enclosing collection is written inline."""
     if isinstance(value, dict):
-        mapping = CommentedMap((key, _convert(item, key, depth + 1)) for key, item in value.items())
         # Sections (clusters, defaults, flows) and list items stay blocks: they are what a
         # reader scans for.
-        if depth > 1 and parent and _inline(value):
+        inline = flow or (depth > 1 and bool(parent) and _inline(value))
+        mapping = CommentedMap(
+            (_key(key, inline), _convert(item, key, depth + 1, inline))
+            for key, item in value.items()
+        )
+        if inline:
             mapping.fa.set_flow_style()
         return mapping
     if isinstance(value, list):
+        inline = flow or _inline(value)
         sequence = CommentedSeq(
-            _convert(item, "" if isinstance(item, dict) else parent, depth + 1) for item in value
+            _convert(item, "" if isinstance(item, dict) else parent, depth + 1, inline)
+            for item in value
         )
-        if _inline(value):
+        if inline:
             sequence.fa.set_flow_style()
         return sequence
     if isinstance(value, str):
-        return _scalar(value, regex=parent in _REGEX_PARENTS)
+        return scalar(value, flow, regex=parent in _REGEX_PARENTS)
     return value
 
 
-def _scalar(value: str, regex: bool) -> str:
-    """The string, marked for the quoting ruamel should use (its marker types are str)."""
-    quoted: str = value
-    if _REFERENCE.fullmatch(value):
-        quoted = DoubleQuotedScalarString(value)
-    elif regex and not re.fullmatch(r"[A-Za-z0-9_-]+", value):
-        quoted = SingleQuotedScalarString(value)
-    return quoted
+def _key(key: Any, flow: bool) -> Any:
+    # A key is read as a plain scalar too: a cluster called `on` is the bool True in YAML 1.1.
+    return scalar(key, flow=True) if isinstance(key, str) else key
 
 
 def _inline(value: dict[str, Any] | list[Any]) -> bool:
@@ -78,11 +140,12 @@ def _inline(value: dict[str, Any] | list[Any]) -> bool:
 
 
 def _text(value: Any) -> str:
+    """About as long as the inline text ruamel will write (quotes counted, escapes not)."""
     if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_text(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_text(k)}: {_text(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ", ".join(_text(item) for item in value) + "]"
-    if isinstance(value, str) and not _PLAIN.fullmatch(value):
+    if isinstance(value, str) and not _FLOW_PLAIN.fullmatch(value):
         return f"'{value}'"
     return str(value)
 
