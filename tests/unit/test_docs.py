@@ -1,4 +1,4 @@
-"""The reference docs cover the schema and the diagnostic codes, so neither can drift."""
+"""The reference docs cover the schema, the diagnostic codes and every page, so none can drift."""
 
 import json
 import re
@@ -67,3 +67,38 @@ def test_every_diagnostic_code_is_documented_with_an_example(code: str) -> None:
     assert heading.group(1).strip() == CODES[code]
     section = text[heading.end() :].split("\n### ", 1)[0]
     assert f"[{code}]" in section, f"the {code} section needs an example message"
+
+
+DOCS = ROOT / "docs"
+INDEX = (DOCS / "README.md").read_text(encoding="utf-8")
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+PAGES_WITH_LINKS = [*sorted(DOCS.glob("*.md")), ROOT / "README.md"]
+
+
+@pytest.mark.parametrize("page", sorted(p.name for p in DOCS.glob("*.md") if p.name != "README.md"))
+def test_every_page_is_listed_in_the_docs_index(page: str) -> None:
+    assert f"]({page})" in INDEX, f"docs/README.md does not link to {page}; add it to the index"
+
+
+def _slug(heading: str) -> str:
+    """GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def _without_code_blocks(text: str) -> str:
+    return re.sub(r"```.*?```", "", text, flags=re.DOTALL)
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_LINKS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_in_the_docs_resolve(page: Path) -> None:
+    for target in LINK.findall(_without_code_blocks(page.read_text(encoding="utf-8"))):
+        if re.match(r"[a-z]+:", target):  # https:, mailto:
+            continue
+        path, _, anchor = target.partition("#")
+        destination = (page.parent / path).resolve() if path else page
+        where = page.relative_to(ROOT)
+        assert destination.exists(), f"{where}: the link ({target}) points at nothing"
+        if anchor and destination.suffix == ".md":
+            text = _without_code_blocks(destination.read_text(encoding="utf-8"))
+            anchors = {_slug(h) for h in re.findall(r"^#+ (.+)$", text, re.MULTILINE)}
+            assert anchor in anchors, f"{where}: no heading in {path or where} for #{anchor}"

@@ -1,4 +1,4 @@
-"""The import rules of DESIGN.md, checked the way pre-commit checks them: with ruff."""
+"""The import rules of docs/architecture.md, checked the way pre-commit checks them: with ruff."""
 
 import subprocess
 import sys

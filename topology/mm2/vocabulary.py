@@ -76,7 +76,7 @@ DEFAULT_CONFIG_EXCLUDES = kafka_rules.CONFIG_EXCLUDES
 
 # -- defaults ---------------------------------------------------------------------------------
 
-# Every topo flow setting an import decides, in the order of DESIGN.md's example.
+# Every topo flow setting an import decides, in the order of docs/topology.md's flow-settings table.
 SETTING_PATHS: tuple[SettingPath, ...] = (
     ("topics", "include"),
     ("topics", "exclude"),
