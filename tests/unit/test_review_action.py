@@ -49,7 +49,6 @@ class FakeGitHub:
     comments: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str]] = field(default_factory=list)
     authorizations: set[str] = field(default_factory=set)
-    page_size_seen: list[int] = field(default_factory=list)
     next_id: int = 1001
 
     def handle(self, method: str, url: str, payload: Any) -> tuple[int, Any]:
@@ -59,7 +58,6 @@ class FakeGitHub:
         if method == "GET" and path == listing:
             query = parse_qs(urlsplit(url).query)
             size, page = int(query["per_page"][0]), int(query["page"][0])
-            self.page_size_seen.append(size)
             return 200, self.comments[(page - 1) * size : page * size]
         if method == "POST" and path == listing:
             created = {"id": self.next_id, "body": payload["body"], "user": {"login": "bot"}}
@@ -228,6 +226,28 @@ def test_an_invalid_topology_fails_the_check_and_is_still_commented(
     assert ours["body"] == snapshot
     assert "::error file=examples/quickstart.yaml,line=" in log
     assert (tmp_path / "output").read_text() == "valid=false\n"
+
+
+def test_the_comment_is_found_past_the_first_page(
+    tmp_path: Path, repository: tuple[Path, str], github: tuple[FakeGitHub, str]
+) -> None:
+    repo, base = repository
+    fake, api_url = github
+    fake.comments += [{"id": n, "body": f"comment {n}", "user": {"login": "h"}} for n in range(120)]
+    fake.comments.insert(
+        110, {"id": 555, "body": f"{MARKER}\nold review", "user": {"login": "bot"}}
+    )
+
+    status, _ = run(environment(tmp_path, base, api_url), repo)
+
+    assert status == 0
+    listing = f"/repos/{REPOSITORY}/issues/{PULL}/comments"
+    assert fake.requests == [
+        ("GET", listing),
+        ("GET", listing),
+        ("PATCH", f"/repos/{REPOSITORY}/issues/comments/555"),
+    ]
+    assert len(fake.ours()) == 1 and "old review" not in fake.ours()[0]["body"]
 
 
 def test_with_plan_each_valid_topology_is_planned_and_a_failed_plan_fails(

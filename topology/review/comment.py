@@ -110,7 +110,8 @@ def _section(review: FileReview, base_ref: str, plan_requested: bool) -> list[st
 
 def _plan(review: FileReview) -> list[str]:
     if review.plan is None:
-        return ["**topo plan**: not run, as the file does not validate.", ""]
+        reason = ", as the file does not validate" if not review.valid else ""
+        return [f"**topo plan**: not run{reason}.", ""]
     if review.plan.error is not None:
         return ["### topo plan: failed", "", *fenced(review.plan.error, "text"), ""]
     return [(review.plan.markdown or "").rstrip("\n"), ""]
