@@ -1,9 +1,9 @@
 """Topology data -> YAML text a person would have written: header comment, flow style where short.
 
 Short mappings and lists are written inline (`mirror: {from: east, to: west}`,
-`include: [orders, 'payments\\..*']`), as in DESIGN.md's example; anything longer than a line
+`include: [orders, 'payments\\..*']`), as in the files in examples/; anything longer than a line
 is written as a block. Regexes are single-quoted so backslashes read as they are, and secret
-references double-quoted, as the design's examples show them.
+references double-quoted, as examples/ writes them.
 
 The text must mean the same to every YAML loader people point at it: YAML 1.2 ones (topo's own,
 ruamel) and YAML 1.1 ones (PyYAML, and the many tools built on libyaml). ruamel's emitter decides
