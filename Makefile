@@ -18,7 +18,7 @@ $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "topo needs Python 3.11+")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[spark,dev]'
 	@touch $@
 
 $(JARS): $(INSTALLED) topology/resources/maven/*.xml
@@ -43,7 +43,7 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 	  sleep $$pause; echo; echo "$$ topo status $(QUICKSTART)"; \
 	  $(BIN)/topo status $(QUICKSTART) || { kill $$traffic; $(BIN)/topo stop $(QUICKSTART); exit 1; }; \
 	done; wait $$traffic || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
-	$(STEP) "6/7 Read the copies on west: key, value, headers (+ topo-provenance), source timestamp"
+	$(STEP) "6/7 Read the copies on west: key, value, headers (+ topo's stamps), source timestamp"
 	$(BIN)/python examples/demo_show.py || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
 	$(STEP) "7/7 topo stop: stop replication (checkpoints are kept: topo apply resumes it)"
 	$(BIN)/topo stop $(QUICKSTART)

@@ -6,6 +6,7 @@ the rest of topo lazily inside commands, so `topo --help` never loads Spark or t
 
 import sys
 import traceback
+from typing import NoReturn
 
 import typer
 
@@ -76,14 +77,29 @@ def main() -> None:
             traceback.print_exc()
         typer.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_USER_ERROR)
+    except ModuleNotFoundError as missing:
+        if (missing.name or "").split(".")[0] != "pyspark":
+            _internal_error(missing, debug)
+        # A path to Spark that no command checked first: still one line naming the fix.
+        from topology.spark.installed import INSTALL
+
+        if debug:
+            traceback.print_exc()
+        typer.echo(f"error: this needs topo's replication engine (pyspark): {INSTALL}", err=True)
+        sys.exit(EXIT_USER_ERROR)
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         sys.exit(EXIT_INTERRUPTED)
-    except Exception as bug:  # a defect in topo: say so plainly, keep the detail for --debug
-        if debug:
-            traceback.print_exc()
-        typer.echo(
-            f"internal error: {type(bug).__name__}: {bug} (run with --debug for the traceback)",
-            err=True,
-        )
-        sys.exit(EXIT_INTERNAL_ERROR)
+    except Exception as bug:
+        _internal_error(bug, debug)
+
+
+def _internal_error(bug: Exception, debug: bool) -> NoReturn:
+    """A defect in topo: say so plainly, keep the detail for --debug."""
+    if debug:
+        traceback.print_exc()
+    typer.echo(
+        f"internal error: {type(bug).__name__}: {bug} (run with --debug for the traceback)",
+        err=True,
+    )
+    sys.exit(EXIT_INTERNAL_ERROR)

@@ -75,6 +75,7 @@ def apply(
     if dry_run:
         _dry_run(plan)
         raise typer.Exit(0)
+    _refuse_without_engine(plan, once)
     jobs = _Jobs(loaded, once)
     _execute(plan, configs, jobs)
     if once:
@@ -126,6 +127,21 @@ def _topology_of(plan: Plan, plan_file: str) -> str:
     if named.is_absolute() or named.exists() or not beside.exists():
         return plan.topology_file
     return str(beside)
+
+
+def _refuse_without_engine(plan: Plan, once: bool) -> None:
+    """Replication needs the `spark` extra: say so before the first change, not halfway."""
+    from topology.spark import installed
+
+    flows = sum(1 for change in plan.changes if change.resource is Resource.FLOW)
+    if once:
+        installed.require("topo apply --once")
+    elif flows:
+        installed.require(
+            f"this plan starts replication ({flows} flow change(s)); that",
+            " (nothing was changed; to apply only topics, configs, partitions and ACLs, set "
+            "`engine: {runner: none}` in the topology)",
+        )
 
 
 def _refuse_once(loaded: "Loaded") -> None:

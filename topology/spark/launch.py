@@ -19,9 +19,10 @@ from pathlib import Path
 from topology import jobstate
 from topology.errors import TopoError
 from topology.jobs import JobSpec
+from topology.spark import installed
+from topology.spark.conf import BASE_CONF
 from topology.spark.interceptor import interceptor_jar
 from topology.spark.jars import kafka_connector_jars
-from topology.spark.session import BASE_CONF
 
 DRIVER_PROGRAM = Path(__file__).parent.parent / "resources" / "spark" / "topo_driver.py"
 STARTUP_TIMEOUT = 180.0
@@ -46,6 +47,7 @@ def _spark_submit() -> str:
 
 
 def command(submission: Submission, mode: str, report: Callable[[str], None]) -> list[str]:
+    installed.require("running replication")
     jars = kafka_connector_jars(report=report)
     jars.append(interceptor_jar(jars))
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}

@@ -5,22 +5,10 @@ from collections.abc import Callable, Mapping
 
 from pyspark.sql import SparkSession
 
+from topology.spark.conf import BASE_CONF
 from topology.spark.jars import kafka_connector_jars
 
 DEFAULT_MASTER = "local[*]"
-
-# Why each setting: the UI and console progress bars are noise for a replication job; topo's
-# jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
-# Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
-BASE_CONF: Mapping[str, str] = {
-    "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
-    "spark.sql.shuffle.partitions": "2",
-    "spark.sql.adaptive.enabled": "false",
-    "spark.driver.memory": "1g",
-    "spark.sql.session.timeZone": "UTC",
-    "spark.log.level": "WARN",
-}
 
 
 def build_session(

@@ -1,0 +1,17 @@
+"""The Spark settings every topo job starts with, in a module without pyspark, so the launcher
+(and `topo stop`) can read them on an install without the replication engine."""
+
+from collections.abc import Mapping
+
+# Why each setting: the UI and console progress bars are noise for a replication job; topo's
+# jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
+# Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
+BASE_CONF: Mapping[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "2",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.driver.memory": "1g",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.log.level": "WARN",
+}
