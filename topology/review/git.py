@@ -29,7 +29,7 @@ class Git:
 
     def fetch(self, revision: str) -> None:
         """A checkout made with actions/checkout's default depth of 1 lacks the base commit."""
-        self._run("fetch", "--no-tags", "--quiet", "origin", revision)
+        self._run("fetch", "--no-tags", "--quiet", "--depth=1", "origin", revision)
 
     def merge_base(self, base: str, head: str = "HEAD") -> str:
         """Where the pull request's branch left the base branch, so changes that landed on the
