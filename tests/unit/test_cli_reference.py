@@ -151,7 +151,7 @@ def _environment_variables() -> set[str]:
     read = re.compile(rf"environ(?:\.get)?[\[(]{literal}|environ\.setdefault\({literal}")
     found = set()
     for source in (ROOT / "topology").rglob("*.py"):
-        if "review" in source.parts:  # the GitHub Action's inputs: docs/review.md, not the CLI
+        if "review" in source.parts:  # the GitHub Action's inputs: docs/github-action.md
             continue
         for match in read.finditer(source.read_text(encoding="utf-8")):
             found.add(match.group(1) or match.group(2))
