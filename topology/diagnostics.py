@@ -78,11 +78,32 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A second place that explains a diagnostic, such as where the parser gave up on a bracket
+    opened lines before."""
+
+    span: Span
+    message: str
+
+    def headline(self) -> str:
+        return f"{self.span}: note: {self.message}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "message": self.message,
+            "file": self.span.file,
+            "line": self.span.line,
+            "column": self.span.column,
+        }
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     severity: Severity
     code: str
     message: str
     span: Span
+    notes: tuple[Note, ...] = ()
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
@@ -93,7 +114,7 @@ class Diagnostic:
         return f"{self.span}: {self.severity.value}[{self.code}]: {self.message}"
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        found: dict[str, object] = {
             "severity": self.severity.value,
             "code": self.code,
             "message": self.message,
@@ -101,10 +122,13 @@ class Diagnostic:
             "line": self.span.line,
             "column": self.span.column,
         }
+        if self.notes:
+            found["notes"] = [note.to_dict() for note in self.notes]
+        return found
 
 
-def error(code: str, message: str, span: Span) -> Diagnostic:
-    return Diagnostic(Severity.ERROR, code, message, span)
+def error(code: str, message: str, span: Span, *, notes: tuple[Note, ...] = ()) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, code, message, span, notes)
 
 
 def warning(code: str, message: str, span: Span) -> Diagnostic:

@@ -5,16 +5,29 @@ ourselves so that duplicate keys can be reported (every one, with both places) i
 aborting, and so that later stages can point at `clusters.east.bootstrap` as `file:line:col`.
 """
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from ruamel.yaml.events import (
+    AliasEvent,
+    CollectionEndEvent,
+    CollectionStartEvent,
+    DocumentStartEvent,
+    Event,
+    MappingStartEvent,
+    NodeEvent,
+    ScalarEvent,
+)
+from ruamel.yaml.nodes import CollectionNode, MappingNode, Node, ScalarNode, SequenceNode
 from ruamel.yaml.parser import Parser
+from ruamel.yaml.reader import ReaderError
 
-from topology.diagnostics import Diagnostic, Span, error
+from topology.diagnostics import Diagnostic, Note, Span, error
 
 Path = tuple[str | int, ...]
 
@@ -34,6 +47,15 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 MAX_VALUES = 1_000_000
 # Python refuses to turn an int of more than 4300 digits into text, and every message does that.
 _MAX_NUMBER_TEXT = 1_000
+# Real topologies nest fewer than 10 levels. Deeper values are refused before anything recurses
+# over them: Python would raise RecursionError near 1,000 levels and a C parser overflow its
+# stack (a segmentation fault) near 50,000.
+MAX_DEPTH = 100
+# A file that repeats a key thousands of times is one mistake; past this many reports of it, one
+# more diagnostic counts the rest.
+MAX_DUPLICATE_REPORTS = 100
+# The line breaks ruamel counts in its marks (YAML 1.1's), so a line number means the same here.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -59,8 +81,26 @@ class Document:
         return self.values.get((), Span(self.file, 1, 1))
 
     def line(self, number: int) -> str:
-        lines = self.text.splitlines()
+        lines = self._lines
         return lines[number - 1] if 0 < number <= len(lines) else ""
+
+    @cached_property
+    def _lines(self) -> list[str]:
+        # Split once: a report shows a line for each of possibly thousands of diagnostics.
+        lines = _LINE_BREAK.split(self.text)
+        return lines[:-1] if lines and lines[-1] == "" else lines
+
+    def written(self, path: Path) -> str:
+        """The scalar at `path` as the file spells it (`0x1`, not the 1 it means)."""
+        span = self.values.get(tuple(path))
+        if span is None:
+            return ""
+        found = _TOKEN.match(self.line(span.line), span.column - 1)
+        return found.group() if found else ""
+
+
+# A scalar's text up to where a flow collection, a comment or the line would end it.
+_TOKEN = re.compile(r"[^\s,#\]}]*")
 
 
 def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
@@ -68,18 +108,85 @@ def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
     yaml = YAML(typ="safe", pure=True)
     try:
         root = _compose(text, yaml)
-    except MarkedYAMLError as problem:
-        mark = problem.problem_mark or problem.context_mark
-        span = Span(file, mark.line + 1, mark.column + 1) if mark else Span(file, 1, 1)
-        reason = problem.problem or problem.context or "not valid YAML"
-        return Document(file, text, None), [error("T001", f"YAML syntax: {reason}", span)]
+    except _TooDeep as deep:
+        problem = (
+            f"YAML: values nest more than {MAX_DEPTH} levels deep here (a topology needs fewer "
+            "than 10); the file is not read further"
+        )
+        return Document(file, text, None), [error("T001", problem, _at(file, deep.mark))]
+    except _SyntaxError as problem:
+        return Document(file, text, None), [_syntax_error(problem.found, problem.open, file)]
+    except ReaderError as problem:  # a character YAML forbids: located, not "position 878"
+        return Document(file, text, None), [_forbidden_character(problem, text, file)]
     except YAMLError as problem:  # unmarked errors (e.g. a bad encoding) still name the file
         return Document(file, text, None), [
             error("T001", f"YAML syntax: {problem}", Span(file, 1, 1))
         ]
     builder = _Builder(file, yaml)
     data = builder.build(root, ()) if root is not None else None
-    return Document(file, text, data, builder.values, builder.keys), builder.diagnostics
+    return Document(file, text, data, builder.values, builder.keys), builder.finish()
+
+
+def _at(file: str, mark: Any) -> Span:
+    return Span(file, mark.line + 1, mark.column + 1)
+
+
+# What ruamel says while inside something that must be closed, and what that opener is.
+_OPENERS = {
+    "while parsing a flow mapping": "this '{'",
+    "while parsing a flow sequence": "this '['",
+    "while scanning a quoted scalar": "this quote",
+}
+_GAVE_UP = (
+    "expected ',' or ",
+    "expected the node content, but found '<stream end>'",
+    "found unexpected end of stream",
+    "found unexpected document",
+)
+
+
+def _syntax_error(problem: MarkedYAMLError, open_flow: Node | None, file: str) -> Diagnostic:
+    """The error where the user must look: at an unclosed bracket or quote, not only at the
+    place, possibly many lines on, where the parser noticed; that place becomes a note."""
+    reason = problem.problem or problem.context or "not valid YAML"
+    start, stop = problem.context_mark, problem.problem_mark
+    opener = _OPENERS.get(problem.context or "")
+    if opener is None and open_flow is not None and "<stream end>" in reason:
+        # ruamel names no opener when the file ends inside a flow collection; ours is known
+        opener = "this '{'" if isinstance(open_flow, MappingNode) else "this '['"
+        start = open_flow.start_mark
+    if opener and start and stop and reason.startswith(_GAVE_UP):
+        at_end = "end of stream" in reason or "<stream end>" in reason
+        where = "the end of the file" if at_end else f"line {stop.line + 1}"
+        message = f"YAML syntax: {opener} is not closed before {where} ({reason})"
+        note = Note(_at(file, stop), "the parser gave up here")
+        return error("T001", message, _at(file, start), notes=(note,))
+    mark = stop or start
+    return error("T001", f"YAML syntax: {reason}", _at(file, mark) if mark else Span(file, 1, 1))
+
+
+def _forbidden_character(problem: ReaderError, text: str, file: str) -> Diagnostic:
+    character = problem.character
+    code = ord(character) if isinstance(character, str) else int(character)
+    before = text[: problem.position]
+    line_start = max(before.rfind(c) for c in "\n\r\x85\u2028\u2029") + 1
+    span = Span(file, len(_LINE_BREAK.findall(before)) + 1, problem.position - line_start + 1)
+    return error("T001", f"YAML syntax: character U+{code:04X} is not allowed in YAML text", span)
+
+
+class _TooDeep(Exception):
+    def __init__(self, mark: Any) -> None:
+        super().__init__("too deep")
+        self.mark = mark
+
+
+class _SyntaxError(YAMLError):
+    """ruamel's error, with the innermost flow collection open when it was raised."""
+
+    def __init__(self, found: MarkedYAMLError, open_flow: Node | None) -> None:
+        super().__init__(str(found))
+        self.found = found
+        self.open = open_flow
 
 
 def _compose(text: str, pure: YAML) -> Node | None:
@@ -89,12 +196,97 @@ def _compose(text: str, pure: YAML) -> Node | None:
     fast = YAML(typ="safe", pure=False)
     if fast.Parser is not Parser:
         try:
-            root: Node | None = fast.compose(text)
-            return root
+            return _Composer(fast).compose(fast.parse(text))
         except (YAMLError, ValueError):
             pass
-    root = pure.compose(text)
-    return root
+    return _Composer(pure).compose(pure.parse(text))
+
+
+class _Composer:
+    """ruamel's composer, without recursion: nodes built from parser events on a stack, so no
+    depth of nesting can overflow Python's or C's stack, and one deeper than MAX_DEPTH is
+    refused at the place it crosses the limit."""
+
+    def __init__(self, yaml: YAML) -> None:
+        self.resolver = yaml.resolver
+        self.anchors: dict[Any, Node] = {}
+        self.open: list[CollectionNode] = []
+        self.keys: list[Node | None] = []  # per open collection: a key waiting for its value
+        self.root: Node | None = None
+        self.documents = 0
+
+    def compose(self, events: Iterable[Event]) -> Node | None:
+        try:
+            for event in events:
+                self._take(event)
+        except MarkedYAMLError as found:
+            flows = [node for node in self.open if node.flow_style]
+            raise _SyntaxError(found, flows[-1] if flows else None) from None
+        return self.root
+
+    def _take(self, event: Event) -> None:
+        node: Node
+        if isinstance(event, ScalarEvent):
+            tag = _tag(event, ScalarNode, event.value, self.resolver)
+            node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+        elif isinstance(event, CollectionStartEvent):
+            if len(self.open) >= MAX_DEPTH:
+                raise _TooDeep(event.start_mark)
+            kind = MappingNode if isinstance(event, MappingStartEvent) else SequenceNode
+            tag = _tag(event, kind, None, self.resolver)
+            collection = kind(tag, [], event.start_mark, None, event.flow_style)
+            self._anchor(event, collection)
+            self.open.append(collection)
+            self.keys.append(None)
+            return
+        elif isinstance(event, CollectionEndEvent):
+            node = self.open.pop()
+            self.keys.pop()
+            node.end_mark = event.end_mark
+        elif isinstance(event, AliasEvent):
+            if event.anchor not in self.anchors:
+                raise MarkedYAMLError(
+                    problem=f"found undefined alias {event.anchor!r}",
+                    problem_mark=event.start_mark,
+                )
+            node = self.anchors[event.anchor]
+        elif isinstance(event, DocumentStartEvent):
+            self.documents += 1
+            if self.documents > 1:
+                raise MarkedYAMLError(
+                    problem="a topology file holds one YAML document, but another starts here",
+                    problem_mark=event.start_mark,
+                )
+            return
+        else:  # the stream's and the document's other events carry no values
+            return
+        if isinstance(event, ScalarEvent):
+            self._anchor(event, node)
+        self._add(node)
+
+    def _anchor(self, event: NodeEvent, node: Node) -> None:
+        if event.anchor is not None:
+            self.anchors[event.anchor] = node
+
+    def _add(self, node: Node) -> None:
+        """Put a finished node where it belongs: the root, a list item, a key or its value."""
+        if not self.open:
+            self.root = node
+        elif isinstance(self.open[-1], SequenceNode):
+            self.open[-1].value.append(node)
+        elif self.keys[-1] is None:
+            self.keys[-1] = node
+        else:
+            self.open[-1].value.append((self.keys[-1], node))
+            self.keys[-1] = None
+
+
+def _tag(event: Any, kind: type[Node], value: str | None, resolver: Any) -> str:
+    """The node's tag as a plain string, as ruamel's own composer would resolve it."""
+    tag = event.ctag
+    if tag is None or str(tag) == "!":
+        tag = resolver.resolve(kind, value, event.implicit)
+    return str(tag)
 
 
 class _Builder:
@@ -106,6 +298,20 @@ class _Builder:
         self.diagnostics: list[Diagnostic] = []
         self._open: set[int] = set()  # the collections being built: an alias to one is a cycle
         self._count = 0
+        self._duplicates: list[Span] = []  # every repeated key; the first few are reported
+
+    def finish(self) -> list[Diagnostic]:
+        """The diagnostics found, with repeated keys past the first few counted in one more."""
+        unreported = self._duplicates[MAX_DUPLICATE_REPORTS:]
+        if unreported:
+            self.diagnostics.append(
+                error(
+                    "T002",
+                    f"{len(unreported):,} more duplicate keys from here on are not listed",
+                    unreported[0],
+                )
+            )
+        return self.diagnostics
 
     def _span(self, node: Node) -> Span:
         return Span(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
@@ -160,9 +366,8 @@ class _Builder:
         try:
             return self.yaml.constructor.construct_object(node, deep=True)
         except (YAMLError, ValueError, KeyError):  # `!!int abc`: an explicit tag that does not fit
-            shown = text if len(text) <= 40 else text[:40] + "..."
             self.diagnostics.append(
-                error("T001", f"YAML: {shown!r} is not a valid !!{kind}", self._span(node))
+                error("T001", f"YAML: {_shown(text)!r} is not a valid !!{kind}", self._span(node))
             )
             return text
 
@@ -177,14 +382,7 @@ class _Builder:
             key = self._key(key_node)
             child = (*path, key)
             if key in seen:
-                self.diagnostics.append(
-                    error(
-                        "T002",
-                        f"duplicate key '{key}' (first at line {seen[key].line}); "
-                        "YAML keeps only one, so the other would be lost",
-                        self._span(key_node),
-                    )
-                )
+                self._duplicate(key, seen[key], self._span(key_node))
                 continue
             seen[key] = self._span(key_node)
             self.keys.setdefault(child, seen[key])
@@ -196,6 +394,18 @@ class _Builder:
             for key, value in self._merge_source(value_node, path).items():
                 merged.setdefault(key, value)
         return {**merged, **result}
+
+    def _duplicate(self, key: str, first: Span, again: Span) -> None:
+        self._duplicates.append(again)
+        if len(self._duplicates) <= MAX_DUPLICATE_REPORTS:
+            self.diagnostics.append(
+                error(
+                    "T002",
+                    f"duplicate key '{_shown(key)}' (first at line {first.line}); "
+                    "YAML keeps only one, so the other would be lost",
+                    again,
+                )
+            )
 
     def _merge_source(self, node: Node, path: Path) -> dict[str, Any]:
         sources = node.value if isinstance(node, SequenceNode) else [node]
@@ -219,3 +429,8 @@ class _Builder:
             return str(node.value)
         self.diagnostics.append(error("T103", "keys must be plain strings", self._span(node)))
         return f"<complex key at line {node.start_mark.line + 1}>"
+
+
+def _shown(text: str) -> str:
+    """Text quoted in a message, cut short: a megabyte key must not become a megabyte line."""
+    return text if len(text) <= 40 else text[:40] + "..."

@@ -1,5 +1,6 @@
 """topology.source: YAML text to plain data, with the place of every key and value."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.parser import Parser
 
 from topology import source
-from topology.diagnostics import Span
+from topology.diagnostics import Note, Span
 from topology.source import Document, parse
 
 FILE = "t.yaml"
@@ -116,10 +117,35 @@ def test_duplicate_keys_are_each_reported_with_the_line_of_the_first() -> None:
 
 
 def test_a_syntax_error_is_one_diagnostic_at_the_offending_character() -> None:
+    document, found = parse("version: 1\nflows: [a, b]]\n", FILE)
+    assert document.data is None
+    assert [(d.code, d.span, d.notes) for d in found] == [("T001", at(2, 14), ())]
+    assert found[0].message.startswith("YAML syntax: ")
+
+
+def test_an_unclosed_bracket_is_reported_at_the_bracket_with_a_note_where_parsing_stopped() -> None:
     document, found = parse("version: 1\nflows: [a, b\nclusters: {}\n", FILE)
     assert document.data is None
-    assert [(d.code, d.span) for d in found] == [("T001", at(3, 9))]
-    assert found[0].message.startswith("YAML syntax: ")
+    assert [(d.code, d.span) for d in found] == [("T001", at(2, 8))]
+    assert found[0].message.startswith("YAML syntax: this '[' is not closed before line 3")
+    assert found[0].notes == (Note(at(3, 9), "the parser gave up here"),)
+
+
+@pytest.mark.parametrize(("text", "opener"), [("a: [1,\n", "["), ("a: [1, {b:\n", "{")])
+def test_a_file_ending_inside_brackets_points_at_the_innermost_open_one(
+    text: str, opener: str
+) -> None:
+    _, found = parse(text, FILE)
+    assert [(d.span, d.notes[0].span) for d in found] == [
+        (at(1, text.rindex(opener) + 1), at(2, 1))
+    ]
+    assert f"this '{opener}' is not closed before the end of the file" in found[0].message
+
+
+def test_an_unclosed_brace_inside_a_list_points_at_the_brace() -> None:
+    _, found = parse("a: [1, {b: 2]\n", FILE)
+    assert [(d.span, d.notes[0].span) for d in found] == [(at(1, 8), at(1, 13))]
+    assert "this '{' is not closed" in found[0].message
 
 
 def test_a_bad_indent_is_located_at_the_colon_it_makes_illegal() -> None:
@@ -128,9 +154,86 @@ def test_a_bad_indent_is_located_at_the_colon_it_makes_illegal() -> None:
     assert "mapping values are not allowed here" in found[0].message
 
 
-def test_an_unclosed_quote_is_reported_at_the_end_of_the_file() -> None:
-    _, found = parse('a: "x\n', FILE)
+def test_an_unclosed_quote_is_reported_at_the_quote_and_the_end_of_the_file() -> None:
+    for quote in "\"'":
+        _, found = parse(f"a: {quote}x\nb: 1\n", FILE)
+        assert [(d.code, d.span) for d in found] == [("T001", at(1, 4))]
+        assert "this quote is not closed before the end of the file" in found[0].message
+        assert found[0].notes == (Note(at(3, 1), "the parser gave up here"),)
+
+
+def test_a_bad_escape_in_a_closed_quote_is_reported_where_it_is_without_a_note() -> None:
+    _, found = parse('x: "\\q"\n', FILE)
+    assert [(d.span, d.notes) for d in found] == [(at(1, 6), ())]
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("a: 1\nb: x\x00y\n", at(2, 5)),
+        ("a: 1\r\nb: \x07\n", at(2, 4)),
+        ("a: '\x1b[31m'\n", at(1, 5)),
+        ("\x00", at(1, 1)),
+    ],
+)
+def test_a_forbidden_character_is_located_by_line_and_column(text: str, where: Span) -> None:
+    _, found = parse(text, FILE)
+    assert [(d.code, d.span) for d in found] == [("T001", where)]
+    assert "position" not in found[0].message
+    assert "is not allowed in YAML text" in found[0].message
+
+
+@pytest.mark.parametrize("depth", [101, 1_000, 100_000])
+@pytest.mark.parametrize(
+    ("opening", "make"),
+    [
+        ("[", lambda n: "a: " + "[" * n + "]" * n + "\n"),
+        ("{", lambda n: "a: " + "{x: " * n + "1" + "}" * n + "\n"),
+        ("- ", lambda n: "- " * n + "x\n"),
+        ("block", lambda n: "".join(" " * i + f"k{i}:\n" for i in range(n)) + " " * n + "v\n"),
+    ],
+)
+def test_nesting_deeper_than_the_limit_is_one_located_error_at_any_depth(
+    opening: str, make: Callable[[int], str], depth: int
+) -> None:
+    if opening == "block" and depth > 1_000:
+        depth = 1_000  # indentation makes the file quadratic in its depth
+    document, found = parse(make(depth), FILE)
+    assert document.data is None
+    assert [d.code for d in found] == ["T001"]
+    assert f"more than {source.MAX_DEPTH} levels deep" in found[0].message
+
+
+def test_nesting_up_to_the_limit_is_read() -> None:
+    depth = source.MAX_DEPTH
+    document = _parsed("[" * depth + "]" * depth)
+    value = document.data
+    for _ in range(depth - 1):
+        value = value[0]
+    assert value == []
+
+
+def test_many_duplicate_keys_are_reported_up_to_a_limit_then_counted() -> None:
+    text = "a: 1\n" * 5_000
+    document, found = parse(text, FILE)
+    assert document.data == {"a": 1}
+    limit = source.MAX_DUPLICATE_REPORTS
+    assert [d.code for d in found] == ["T002"] * (limit + 1)
+    assert found[-1].span == at(limit + 2, 1)
+    assert found[-1].message.startswith(f"{5_000 - 1 - limit:,} more duplicate keys")
+
+
+def test_more_than_one_document_is_a_located_error() -> None:
+    _, found = parse("a: 1\n---\nb: 2\n", FILE)
     assert [(d.code, d.span) for d in found] == [("T001", at(2, 1))]
+
+
+def test_written_gives_the_scalar_as_spelled() -> None:
+    document = _parsed("version: 0x1\nother: {v: +1, w: 1.0}\n")
+    assert document.written(("version",)) == "0x1"
+    assert document.written(("other", "v")) == "+1"
+    assert document.written(("other", "w")) == "1.0"
+    assert document.written(("missing",)) == ""
 
 
 def test_an_empty_document_is_none_without_a_diagnostic() -> None:
