@@ -62,6 +62,8 @@ CODES: dict[str, str] = {
     "M016": "topo behaves differently",
     "M017": "MM2 cannot express this",
     "M018": "identity loop in MM2",
+    "M019": "two settings write one MM2 property",
+    "M020": "name MM2 cannot hold",
 }
 
 

@@ -1,5 +1,6 @@
 """`topo export mm2`: an equivalent mm2.properties, and a warning for whatever MM2 cannot say."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -7,6 +8,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from tests.helpers import run_topo
 from tests.mm2.normal import SAMPLES, imported, topology_of
+from topology.analysis import analyse
 from topology.mm2 import properties
 from topology.mm2.exporter import ExportResult, export
 
@@ -263,3 +265,115 @@ def test_cli_refuses_an_invalid_topology(tmp_path: Path) -> None:
     assert "error[T201]" in done.stderr and "nothing exported" in done.stderr
     assert "Traceback" not in done.stderr
     assert not out.exists()
+
+
+# -- never a silent loss, never a stray line -------------------------------------------------
+
+SCRAM_AND_JAAS = """\
+version: 1
+clusters:
+  east:
+    bootstrap: east:9093
+    security:
+      protocol: SASL_SSL
+      sasl: {mechanism: SCRAM-SHA-512, username: mm2, password: "${env:EAST_PASSWORD}"}
+    client: {sasl.jaas.config: '%s'}
+  west: {bootstrap: "west:9092"}
+flows:
+  - mirror: {from: east, to: west}
+"""
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+
+
+def test_a_jaas_line_beside_scram_credentials_is_refused_not_dropped() -> None:
+    text = SCRAM_AND_JAAS % "${env:EAST_JAAS}"
+    document = analyse(text, "topology.yaml").document
+    result = export(topology_of(text), "topology.yaml", document)
+    assert not result.ok and result.text == ""
+    (problem,) = result.diagnostics
+    assert problem.code == "M019"
+    assert "client.sasl.jaas.config and security.sasl" in problem.message
+    assert (problem.span.line, problem.span.column) == (8, 14)  # the client key itself
+
+
+def test_credentials_are_written_when_no_jaas_line_is_given() -> None:
+    written = props(run(SCRAM_AND_JAAS.replace("    client: {sasl.jaas.config: '%s'}\n", "")))
+    assert written["east.sasl.jaas.config"] == (
+        f'{SCRAM_MODULE} required username="mm2" password="${{env:EAST_PASSWORD}}";'
+    )
+
+
+def test_a_client_property_is_refused_where_it_contradicts_security() -> None:
+    client = "{security.protocol: SASL_SSL, sasl.mechanism: PLAIN}"
+    text = SCRAM_AND_JAAS.replace("{sasl.jaas.config: '%s'}", client)
+    (problem,) = run(text).diagnostics
+    assert problem.code == "M019"
+    assert "client.sasl.mechanism and security.sasl.mechanism" in problem.message
+    # Equal to what security says: no conflict, and written once (props() checks).
+    agreeing = text.replace(", sasl.mechanism: PLAIN", "")
+    assert props(run(agreeing))["east.security.protocol"] == "SASL_SSL"
+
+
+def test_cli_refuses_the_conflict_with_a_located_error(tmp_path: Path) -> None:
+    source = tmp_path / "topology.yaml"
+    source.write_text(SCRAM_AND_JAAS % "${file:/run/secrets/jaas}")
+    out = tmp_path / "mm2.properties"
+    done = run_topo("export", "mm2", str(source), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    assert f"{source}:8:14: error[M019]" in done.stderr
+    assert "nothing exported" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists() and done.stdout == ""
+
+
+# (YAML escape, the character): line breaks to Python, Java or YAML 1.1, and a vertical tab.
+BREAKS = [("\\n", "\n"), ("\\r", "\r"), ("\\r\\n", "\r\n"), ("\\N", "\x85"), ("\\L", "\u2028"),
+          ("\\v", "\x0b")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("escape", "char"), BREAKS, ids=repr)
+def test_names_with_a_line_break_are_refused_not_written_as_stray_lines(
+    escape: str, char: str
+) -> None:
+    text = (
+        f'version: 1\nclusters:\n  "east{escape}": {{bootstrap: "e:9092"}}\n'
+        f'  west: {{bootstrap: "w:9092", client: {{"a{escape}b=c": x}}}}\n'
+        f'flows:\n  - mirror: {{from: "east{escape}", to: west}}\n'
+    )
+    analysis = analyse(text, "topology.yaml")
+    if analysis.topology is None:  # the schema refuses such names itself: nothing to export
+        return
+    result = export(analysis.topology, "topology.yaml", analysis.document)
+    assert codes(result) == ["M020", "M020"] and result.text == ""
+    assert [d.span.line for d in result.diagnostics] == [3, 4]
+
+
+@pytest.mark.parametrize(("escape", "char"), BREAKS, ids=repr)
+def test_line_breaks_in_values_and_flow_names_stay_inside_their_property(
+    escape: str, char: str
+) -> None:
+    text = (
+        "version: 1\nclusters:\n"
+        f'  east: {{bootstrap: "e:9092", client: {{client.id: "a{escape}b=c"}}}}\n'
+        '  west: {bootstrap: "w:9092"}\n'
+        f'flows:\n  - name: "x{escape}y=z"\n    mirror: {{from: east, to: west}}\n'
+        f'    topics: {{include: ["t{escape}u=v"]}}\n'
+    )
+    analysis = analyse(text, "topology.yaml")
+    if analysis.topology is None:
+        return
+    written = props(export(analysis.topology, "topology.yaml", analysis.document))
+    assert "y" not in written and "u" not in written and "b" not in written  # no stray lines
+    assert written["east.client.id"] == f"a{char}b=c"
+    assert written["east->west.topics"] == f"t{char}u=v"
+
+
+@pytest.mark.parametrize(("escape", "char"), BREAKS, ids=repr)
+def test_the_export_refuses_such_names_even_when_the_schema_lets_them_by(
+    escape: str, char: str
+) -> None:
+    valid = topology_of(topology("  - mirror: {from: a, to: b}\n"))
+    a = valid.clusters["a"]
+    broken = replace(a, name=f"a{char}x = y", client={f"k{char}z": "v"})
+    result = export(replace(valid, clusters={**valid.clusters, broken.name: broken}), "t.yaml")
+    assert codes(result) == ["M020", "M020"] and result.text == ""
+    assert all(char not in d.message for d in result.diagnostics)  # shown escaped: one line

@@ -21,7 +21,8 @@ def mm2(
     """Export a valid topology as mm2.properties for MM2's dedicated mode.
 
     What MM2 cannot express is warned about on stderr and commented in the output. Exit 1 when
-    the topology has errors (nothing is written).
+    the topology has errors, or when MM2 could not hold it faithfully (two settings writing one
+    property differently, a name with a line break): nothing is written.
     """
     from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
@@ -34,8 +35,11 @@ def mm2(
     if not analysis.ok or analysis.topology is None:
         typer.echo(f"{render.summary(file, analysis.diagnostics)}; nothing exported", err=True)
         raise typer.Exit(1)
-    result = export(analysis.topology, file)
+    result = export(analysis.topology, file, analysis.document)
     show(result.diagnostics, analysis.document)
+    if not result.ok:
+        typer.echo(f"{render.summary(file, result.diagnostics)}; nothing exported", err=True)
+        raise typer.Exit(1)
     if output is None:
         typer.echo(result.text, nl=False)
     else:

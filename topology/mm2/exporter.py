@@ -9,13 +9,15 @@ never drops a setting silently.
 """
 
 import posixpath
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from topology.diagnostics import Diagnostic, Span, in_file_order, warning
+from topology.diagnostics import Diagnostic, Span, error, has_errors, in_file_order, warning
 from topology.mm2 import properties, references, vocabulary
 from topology.mm2.grouping import identity_loops
 from topology.model import Cluster, Edge, Flow, FlowSettings, Naming, Topology
+from topology.source import Document, Path
 
 # MM2's defaults as it writes them, for leaving equal values out.
 _MM2_DEFAULTS = {
@@ -39,15 +41,25 @@ _FLOW_ONLY = {"consumer.auto.offset.reset"}  # MM2 ignores top-level consumer.* 
 _PREFER_GLOBAL = {"replication.factor", "replication.policy.class", "replication.policy.separator"}
 
 
+# A line break in a name would end a property (or a comment) early: the rest would be read as
+# a line of its own. Any control character in a name is a mistake, never meant.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\x85\u2028\u2029]")
+
+
 @dataclass(frozen=True)
 class ExportResult:
-    text: str
+    text: str  # empty when there are errors: nothing is written
     diagnostics: tuple[Diagnostic, ...]
     env_vars: tuple[str, ...]  # variables MM2 reads through EnvVarConfigProvider
 
+    @property
+    def ok(self) -> bool:
+        return not has_errors(self.diagnostics)
 
-def export(topology: Topology, source: str) -> ExportResult:
-    return _Exporter(topology, source).run()
+
+def export(topology: Topology, source: str, document: Document | None = None) -> ExportResult:
+    """The topology as mm2.properties; `document`, when given, locates errors on the exact key."""
+    return _Exporter(topology, source, document).run()
 
 
 @dataclass
@@ -64,15 +76,19 @@ class _Section:
 
 
 class _Exporter:
-    def __init__(self, topology: Topology, source: str) -> None:
+    def __init__(self, topology: Topology, source: str, document: Document | None) -> None:
         self.topology = topology
         self.source = source
+        self.document = document
         self.diagnostics: list[Diagnostic] = []
         self.summary: list[str] = []  # one line per thing MM2 cannot express, for the header
         self.edges = topology.edges()
         self.looping: set[tuple[str, str]] = set()  # edges on an identity loop
 
     def run(self) -> ExportResult:
+        self._names()
+        if has_errors(self.diagnostics):  # every key would be built from a broken name
+            return ExportResult("", tuple(in_file_order(self.diagnostics)), ())
         clusters = [self._cluster(cluster) for cluster in self.topology.clusters.values()]
         settings = {edge: _settings(edge.settings) for edge in self.edges}
         shared = self._shared(settings)
@@ -83,6 +99,8 @@ class _Exporter:
         sections = [*clusters, self._global(shared), *flows]
         values = [value for section in sections for _, value in section.pairs]
         providers = references.providers_used(values)
+        if has_errors(self.diagnostics):
+            return ExportResult("", tuple(in_file_order(self.diagnostics)), ())
         text = self._text(sections, providers)
         env_vars = sorted(
             {
@@ -93,6 +111,31 @@ class _Exporter:
             }
         )
         return ExportResult(text, tuple(in_file_order(self.diagnostics)), tuple(env_vars))
+
+    # -- names ------------------------------------------------------------------------------
+
+    def _names(self) -> None:
+        """Cluster names and client property names become property keys: refuse any holding a
+        control character (a line break would start a stray property line in MM2's file)."""
+        for cluster in self.topology.clusters.values():
+            if _CONTROL.search(cluster.name):
+                self._error(
+                    "M020",
+                    f"cluster name {cluster.name!r} contains a control character (a line "
+                    "break, tab or the like); MM2 property keys are built from it, so rename "
+                    "the cluster",
+                    ("clusters", cluster.name),
+                    cluster.span,
+                )
+            for key in cluster.client:
+                if _CONTROL.search(key) or not key.strip():
+                    self._error(
+                        "M020",
+                        f"cluster {cluster.name!r}: client property name {key!r} is empty or "
+                        "contains a control character; MM2 could not read it as one key",
+                        ("clusters", cluster.name, "client", key),
+                        cluster.span,
+                    )
 
     # -- clusters ---------------------------------------------------------------------------
 
@@ -106,9 +149,7 @@ class _Exporter:
         if security.sasl is not None:
             sasl = security.sasl
             section.add(f"{name}.sasl.mechanism", sasl.mechanism)
-            if sasl.mechanism in references.LOGIN_MODULES and "sasl.jaas.config" not in (
-                cluster.client
-            ):
+            if sasl.mechanism in references.LOGIN_MODULES:
                 jaas = references.build_jaas(
                     sasl.mechanism, sasl.username or "", sasl.password or ""
                 )
@@ -137,8 +178,13 @@ class _Exporter:
                     f"the topology) also become exactly-once into {name}",
                     cluster.span,
                 )
+        written = dict(section.pairs)  # what the topology's structured settings wrote
         for key, value in cluster.client.items():
-            section.add(f"{name}.{key}", _text(value))
+            text = _text(value)
+            if f"{name}.{key}" not in written:
+                section.add(f"{name}.{key}", text)
+            elif written[f"{name}.{key}"] != text:
+                self._conflict(cluster, key)
         if cluster.topics:
             note = (
                 f"cluster {name}: topics (owned by its own applications) only feed topo's "
@@ -147,6 +193,27 @@ class _Exporter:
             section.comments += properties.comment(note)
             self._warn(note, cluster.span)
         return section
+
+    def _conflict(self, cluster: Cluster, key: str) -> None:
+        """Two settings would write one property: MM2 would read only the last, so the other
+        would be lost without a word. Refuse instead of choosing."""
+        name = cluster.name
+        source = _SOURCES.get(key, "the topology's own settings")
+        # The values themselves are not shown: they may be secrets.
+        message = (
+            f"cluster {name}: client.{key} and {source} both set {name}.{key} in "
+            "mm2.properties, to different values; MM2 reads only one, and the export does "
+            "not choose for you. Remove one of them"
+        )
+        if key == "sasl.jaas.config":
+            # A reference (${env:...}) hides what the line holds: it cannot be compared.
+            message = (
+                f"cluster {name}: client.sasl.jaas.config and security.sasl (username and "
+                f"password) are two SASL logins, and MM2 reads one {name}.sasl.jaas.config; "
+                "exporting one would drop the other's credentials. Remove "
+                "client.sasl.jaas.config: the export writes the JAAS line from security.sasl"
+            )
+        self._error("M019", message, ("clusters", name, "client", key), cluster.span)
 
     def _tls(self, cluster: Cluster, section: _Section) -> None:
         name, tls = cluster.name, cluster.security.tls
@@ -274,6 +341,10 @@ class _Exporter:
                 "!!! MM2 cannot. Use prefix naming for these flows before running this file.",
             ]
 
+    def _error(self, code: str, message: str, path: Path, fallback: Span) -> None:
+        span = self.document.span(path, key=True) if self.document is not None else fallback
+        self.diagnostics.append(error(code, message, span))
+
     def _warn(self, message: str, span: Span, summary: bool = True) -> None:
         self.diagnostics.append(warning("M017", message, span))
         if summary:
@@ -302,7 +373,7 @@ class _Exporter:
         for section in sections:
             if not section.pairs and not section.comments:
                 continue
-            lines += ["", f"# -- {section.title}", *section.comments]
+            lines += ["", *properties.comment(f"-- {section.title}"), *section.comments]
             for key, value in section.pairs:
                 lines += section.notes.get(key, [])
                 lines.append(properties.line(key, references.to_kafka(value)))
@@ -327,6 +398,21 @@ class _Exporter:
         self._warn(note, Span(self.topology.file, 1, 1))
         return properties.comment(note)
 
+
+# Which structured setting writes each property a client property can collide with.
+_SOURCES = {
+    "security.protocol": "security.protocol",
+    "sasl.mechanism": "security.sasl.mechanism",
+    "sasl.jaas.config": "security.sasl",
+    "ssl.truststore.type": "security.tls.ca",
+    "ssl.truststore.location": "security.tls.ca",
+    "ssl.keystore.type": "security.tls.cert",
+    "ssl.keystore.location": "security.tls.cert",
+    "ssl.key.password": "security.tls.key_password",
+    "ssl.endpoint.identification.algorithm": "security.tls.verify_hostname",
+    "consumer.isolation.level": "topo's read_committed source consumers",
+    "exactly.once.source.support": "delivery: exactly-once",
+}
 
 _LOOP_COMMENT = (
     "!!! WARNING: this flow is part of a loop under IdentityReplicationPolicy. MM2 cannot\n"
