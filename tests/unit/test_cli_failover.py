@@ -49,3 +49,23 @@ def test_offsets_needs_a_group(topology: str) -> None:
 def test_failover_of_a_missing_file_is_one_line(tmp_path: Path) -> None:
     done = run_topo("failover", str(tmp_path / "nope.yaml"), "--from", "a", "--to", "b", "-g", "g")
     assert done.returncode == 1 and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("extra", [[], ["--json"], ["--from", "west", "--to", "east"]])
+def test_offsets_against_clusters_that_refuse_connections_is_an_error(
+    topology: str, extra: list[str]
+) -> None:
+    """Not "No offsets of g" and exit 0: a cluster that does not answer is an error, as in
+    `topo plan` (the ports in TOPOLOGY refuse connections)."""
+    done = run_topo("offsets", topology, "--group", "g", *extra)
+    assert done.returncode == 1, done.stdout
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert "cannot be reached" in done.stderr.strip().splitlines()[-1]
+
+
+def test_failover_all_checks_the_destination_before_reading_from_it(topology: str) -> None:
+    """With --all and --from down, groups come from checkpoints on --to: a --to that does not
+    answer is named at once, rather than after a read of its checkpoints times out."""
+    done = run_topo("failover", topology, "--all", "--from", "east", "--to", "west")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "cluster west cannot be reached" in done.stderr.strip().splitlines()[-1]

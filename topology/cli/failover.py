@@ -42,6 +42,7 @@ def failover(
     if every == bool(groups):
         raise TopoError("name the groups with --group, or pass --all (not both)")
     offsets = _offsets(file, origin, destination)
+    offsets.need(destination)  # before anything is read from it
     chosen = offsets.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
     if not chosen:
         raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
@@ -84,13 +85,18 @@ def offsets(
         raise TopoError("name at least one group with --group")
     found = _offsets(file, origin, destination)
     names = sorted(found.topology.clusters)
+    # A cluster that does not answer is an error, as in `topo plan`, never "no offsets": only
+    # an origin named with --from may be down (its flows' checkpoints on --to stand in for it).
+    origins, destinations = [origin] if origin else names, [destination] if destination else names
+    found.need(*destinations, *(name for name in origins if not (origin and destination)))
     moves = []
-    for here in [origin] if origin else names:
-        for there in [destination] if destination else names:
-            if here == there or here in found.down or there in found.down:
+    for here in origins:
+        for there in destinations:
+            if here == there:
                 continue
-            wanted = [g for g in groups if g in found.clusters[here].groups]
-            moves += [m for m in found.moves(wanted, here, there) if m.rows]
+            wanted = groups if here in found.down else found.clusters[here].groups
+            moves += [m for m in found.moves([g for g in groups if g in wanted], here, there)
+                      if m.rows]  # fmt: skip
     documents = [move.to_dict() for move in moves]
     if as_json:
         typer.echo(json.dumps({"groups": documents}, indent=2))
