@@ -6,11 +6,13 @@ each error is rewritten here for the person editing the YAML, at the key or valu
 
 import difflib
 import json
+import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from topology.diagnostics import Diagnostic, error
@@ -30,7 +32,30 @@ def topology_schema() -> dict[str, Any]:
 
 @cache
 def _validator() -> Draft202012Validator:
-    return Draft202012Validator(_inlined(topology_schema(), topology_schema()))
+    checker: Draft202012Validator = _EcmaPatternValidator(
+        _inlined(topology_schema(), topology_schema())
+    )
+    return checker
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """`pattern` as JSON Schema means it (ECMA-262): `$` is the very end of the text. Python's
+    `$` also matches before a final newline, which let a cluster name end in one."""
+    if isinstance(instance, str) and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    at_end = pattern.endswith("$") and not pattern.endswith("\\$")
+    return re.compile(pattern[:-1] + r"\Z" if at_end else pattern)
+
+
+_EcmaPatternValidator = validators.extend(  # type: ignore[no-untyped-call]
+    Draft202012Validator, {"pattern": _ecma_pattern}
+)
 
 
 # Keywords that only describe: a `$ref` beside them can be merged into one schema.
@@ -72,16 +97,25 @@ def check(document: Document) -> list[Diagnostic]:
                 document.span(()),
             )
         ]
-    if "version" in data and data["version"] != VERSION:
+    if "version" in data and not _is_version(data["version"], document):
+        written = document.written(("version",)) or repr(data["version"])
         return [
             error(
                 "T004",
-                f"version {data['version']!r} is not supported; this topo reads version {VERSION}",
+                f"version {written} is not supported; this topo reads version {VERSION}, "
+                f"written `version: {VERSION}`",
                 document.span(("version",)),
             )
         ]
     found = [d for e in _validator().iter_errors(data) for d in _explain(e, document)]
     return found + _flow_kinds(data, document)
+
+
+def _is_version(value: Any, document: Document) -> bool:
+    """The version, written as the plain integer. YAML also reads `1.0`, `0x1`, `+1` and `01`
+    (and `true`, in Python) as equal to 1; a file saying so is not one this topo can vouch for."""
+    exact = type(value) is int and value == VERSION
+    return exact and document.written(("version",)) == str(VERSION)
 
 
 def path_text(path: Path) -> str:

@@ -1,6 +1,8 @@
 """`topo validate` and `topo graph` as a user runs them: exit codes, streams, formats."""
 
 import json
+import re
+import subprocess
 from pathlib import Path
 
 import jsonschema
@@ -106,3 +108,164 @@ def test_graph_of_an_invalid_file_fails_with_diagnostics() -> None:
     result = run_topo("graph", INVALID)
     assert result.returncode == 1
     assert "error[T201]" in result.stderr
+
+
+# -- bad input found outside the project: each one a located error and exit 1 ---------------
+
+LOCATED = re.compile(r"^\S+:\d+:\d+: (error|warning|note)\b")
+VALID_TEXT = (GOLDEN / "valid-prefix-ring" / "topology.yaml").read_text()
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+def _deep_topology(where: str, depth: int) -> str:
+    """A valid-looking topology with a value `depth` levels deep at `where`."""
+    deep = _nested(depth)
+    clusters = "clusters:\n  east: {bootstrap: 'h:1'}\n  west: {bootstrap: 'h:2'}\n"
+    flows = "flows:\n  - mirror: {from: east, to: west}\n"
+    if where == "top":
+        return f"version: 1\n{clusters}{flows}extra: {deep}\n"
+    if where == "client":
+        clusters = clusters.replace("'h:1'", f"'h:1', client: {{x: {deep}}}")
+    elif where == "topics":
+        flows += f"    topics: {{include: {deep}}}\n"
+    elif where == "spark":
+        flows += f"engine: {{spark_conf: {{spark.x: {deep}}}}}\n"
+    return f"version: 1\n{clusters}{flows}"
+
+
+def _assert_located_failure(result: subprocess.CompletedProcess[str], file: str) -> None:
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"{file}:") and LOCATED.match(first), first
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+@pytest.mark.parametrize("where", ["top", "client", "topics", "spark"])
+def test_deep_nesting_is_a_located_error_at_any_depth(
+    tmp_path: Path, where: str, depth: int
+) -> None:
+    file = tmp_path / "deep.yaml"
+    file.write_text(_deep_topology(where, depth))
+    result = run_topo("validate", str(file))
+    _assert_located_failure(result, str(file))
+    assert "error[T001]: YAML: values nest more than 100 levels deep here" in result.stderr
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_deep_nesting_in_either_file_of_a_diff_is_a_located_error(
+    tmp_path: Path, depth: int
+) -> None:
+    base, head = tmp_path / "base.yaml", tmp_path / "head.yaml"
+    base.write_text(VALID_TEXT)
+    head.write_text(_deep_topology("top", depth))
+    result = run_topo("diff", str(base), str(head))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert f"{head}:7:107: error[T001]" in result.stderr
+
+
+@pytest.mark.parametrize("depth", [1_000, 100_000])
+def test_a_deeply_nested_saved_plan_is_refused_where_it_nests_too_deep(
+    tmp_path: Path, depth: int
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text('{"format_version": "1", "changes": [' + _nested(depth) + "]}")
+    result = run_topo("apply", str(plan))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr
+    assert f"{plan}:1:" in result.stderr
+    assert "nest more than 100 levels deep" in result.stderr
+
+
+def test_deep_json_that_is_no_plan_is_read_as_a_topology_and_refused(tmp_path: Path) -> None:
+    file = tmp_path / "deep.json"
+    file.write_text("[" * 100_000)
+    result = run_topo("apply", str(file))
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert f"{file}:1:101: error[T001]" in result.stderr
+
+
+def test_an_unclosed_bracket_points_at_it_and_at_where_parsing_stopped(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text("version: 1\nclusters:\n  east: {bootstrap: 'h:1'\nflows: []\n")
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith(f"{file}:3:9: error[T001]: YAML syntax: this '{{' is not closed")
+    assert lines[3] == f"{file}:4:1: note: the parser gave up here"
+    assert lines[4] == "  4 | flows: []"
+
+
+def test_notes_are_in_the_json_output_too(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text("version: 1\nclusters: [a, b\n")
+    result = run_topo("validate", "--format", "json", str(file))
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, _schema("validate.schema.json"))
+    [diagnostic] = document["files"][0]["diagnostics"]
+    assert (diagnostic["line"], diagnostic["column"]) == (2, 11)
+    assert diagnostic["notes"] == [
+        {"message": "the parser gave up here", "file": str(file), "line": 3, "column": 1}
+    ]
+
+
+def test_control_characters_are_located_by_line_and_column(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(VALID_TEXT.replace("version: 1", "version: 1\nname: a\x00b"))
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert f"{file}:2:8: error[T001]: YAML syntax: character U+0000 is not allowed" in result.stderr
+    assert "position" not in result.stderr
+    assert "\x00" not in result.stderr  # the line is shown with the character replaced
+
+
+def test_thousands_of_duplicate_keys_are_reported_briefly(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(VALID_TEXT + "name: a\n" * 50_000)
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    headlines = [line for line in result.stderr.splitlines() if "error[T002]" in line]
+    assert len(headlines) == 101
+    assert "49,899 more duplicate keys from here on are not listed" in headlines[-1]
+
+
+@pytest.mark.parametrize("version", ["1.0", "0x1", "+1", "01", "0o1", "true", "'1'"])
+def test_only_the_integer_written_1_is_version_1(tmp_path: Path, version: str) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(VALID_TEXT.replace("version: 1", f"version: {version}"))
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert f"{file}:1:10: error[T004]: version {version} is not supported" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [("east:", '"east\\n":'), ("version: 1", 'version: 1\nname: "ring\\n"')],
+)
+def test_names_may_not_end_in_a_newline(tmp_path: Path, old: str, new: str) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(VALID_TEXT.replace(old, new, 1))
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert "error[T104]" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "client", ["{sasl.jaas.config: '${env:JAAS}'}", "{sasl.jaas.config: 'x required;'}"]
+)
+def test_validate_refuses_the_jaas_setting_plan_would_refuse(tmp_path: Path, client: str) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(
+        "version: 1\nclusters:\n"
+        f"  east: {{bootstrap: 'h:1', client: {client}}}\n"
+        "  west: {bootstrap: 'h:2'}\nflows:\n  - mirror: {from: east, to: west}\n"
+    )
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert f"{file}:3:3: error[T205]: cluster east: client.sasl.jaas.config is a Java" in (
+        result.stderr
+    )
