@@ -20,7 +20,11 @@ def test_artifact_sets_are_well_formed_poms() -> None:
 
 def test_spark_connector_matches_the_pinned_pyspark() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    pin = next(d for d in pyproject["project"]["dependencies"] if d.startswith("pyspark"))
+    engine = pyproject["project"]["optional-dependencies"]["spark"]
+    pin = next(d for d in engine if d.startswith("pyspark"))
+    assert not any(d.startswith("pyspark") for d in pyproject["project"]["dependencies"]), (
+        "pyspark belongs in the 'spark' extra, so `pip install topo` stays lean"
+    )
     pinned = re.fullmatch(r"pyspark==(\S+)", pin)
     assert pinned, f"pyspark must be pinned exactly, found {pin!r}"
     properties = ET.fromstring(maven.pom_text("spark-kafka")).find(f"{POM}properties")
