@@ -5,6 +5,7 @@ the CLI decides the exit code from `has_errors`. Codes are stable: they are docu
 docs/diagnostics.md and tests check that every code below has a page entry and a golden case.
 """
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -88,7 +89,7 @@ class Note:
     message: str
 
     def headline(self) -> str:
-        return f"{self.span}: note: {self.message}"
+        return f"{self.span}: note: {_one_line(self.message)}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -113,7 +114,7 @@ class Diagnostic:
 
     def headline(self) -> str:
         """`FILE:LINE:COL: error[CODE]: message`, the compiler-style line editors can jump to."""
-        return f"{self.span}: {self.severity.value}[{self.code}]: {self.message}"
+        return f"{self.span}: {self.severity.value}[{self.code}]: {_one_line(self.message)}"
 
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
@@ -127,6 +128,15 @@ class Diagnostic:
         if self.notes:
             found["notes"] = [note.to_dict() for note in self.notes]
         return found
+
+
+# Messages quote what the file says, and a key may hold a newline or a terminal's escape.
+_CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]")
+
+
+def _one_line(message: str) -> str:
+    """The message on one line, with control characters written as escapes (`\\n`)."""
+    return _CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), message)
 
 
 def error(code: str, message: str, span: Span, *, notes: tuple[Note, ...] = ()) -> Diagnostic:
