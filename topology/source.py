@@ -122,7 +122,8 @@ def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
         return Document(file, text, None), [
             error("T001", f"YAML syntax: {problem}", Span(file, 1, 1))
         ]
-    builder = _Builder(file, yaml)
+    lines = _LINE_BREAK.split(text)
+    builder = _Builder(file, yaml, Span(file, len(lines), len(lines[-1]) + 1))
     data = builder.build(root, ()) if root is not None else None
     return Document(file, text, data, builder.values, builder.keys), builder.finish()
 
@@ -290,9 +291,10 @@ def _tag(event: Any, kind: type[Node], value: str | None, resolver: Any) -> str:
 
 
 class _Builder:
-    def __init__(self, file: str, yaml: YAML) -> None:
+    def __init__(self, file: str, yaml: YAML, end: Span) -> None:
         self.file = file
         self.yaml = yaml
+        self.end = end  # where the text ends
         self.values: dict[Path, Span] = {}
         self.keys: dict[Path, Span] = {}
         self.diagnostics: list[Diagnostic] = []
@@ -314,7 +316,9 @@ class _Builder:
         return self.diagnostics
 
     def _span(self, node: Node) -> Span:
-        return Span(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+        span = Span(self.file, node.start_mark.line + 1, node.start_mark.column + 1)
+        # libyaml puts an empty value at the very end (`---` alone) on a line after the last
+        return min(span, self.end)
 
     def build(self, node: Node, path: Path) -> Any:
         self.values.setdefault(path, self._span(node))
