@@ -4,7 +4,6 @@
 checked document by `topology.resolve`; nothing here does I/O or validation.
 """
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,12 +32,12 @@ class NameFilter:
     exclude: tuple[str, ...]
 
     @cached_property
-    def _include(self) -> tuple[re.Pattern[str], ...]:
-        return _compiled(self.include)
+    def _include(self) -> patterns.Matcher:
+        return patterns.Matcher(self.include)
 
     @cached_property
-    def _exclude(self) -> tuple[re.Pattern[str], ...]:
-        return _compiled(self.exclude)
+    def _exclude(self) -> patterns.Matcher:
+        return patterns.Matcher(self.exclude)
 
     @cached_property
     def literals(self) -> frozenset[str] | None:
@@ -47,24 +46,11 @@ class NameFilter:
         return None if None in names else frozenset(n for n in names if n is not None)
 
     def admits(self, name: str) -> bool:
-        included = any(p.fullmatch(name) for p in self._include)
-        return included and not any(p.fullmatch(name) for p in self._exclude)
+        """In bounded time, whatever the patterns (topology.patterns matches with RE2)."""
+        return self._include.matches(name) and not self._exclude.matches(name)
 
     def to_dict(self) -> dict[str, list[str]]:
         return {"include": list(self.include), "exclude": list(self.exclude)}
-
-
-def _compiled(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """Each pattern on its own: joined into one regex, one pattern's inline flags (`(?i)`) or
-    group names would break or change the others. One that does not compile (reported as T202
-    when the file was resolved) matches nothing."""
-    compiled = []
-    for pattern in patterns:
-        try:
-            compiled.append(re.compile(pattern))
-        except (re.error, OverflowError, RecursionError):
-            continue
-    return tuple(compiled)
 
 
 @dataclass(frozen=True)

@@ -1,36 +1,144 @@
-"""Facts about the full-match regexes in filters: is one valid, literal, and what does it match.
+"""The full-match regexes in filters: is one usable, which names does it match, what is it like.
 
-The graph analysis reasons about names a filter lets through without seeing a live cluster. A
-literal pattern (`orders`, `payments\\.eu`) names exactly one topic; for any other pattern,
-`example` builds one name it matches, which is enough to show that two flows can collide.
+This module owns every match of a user's pattern against a name. Python's `re` (like Java's
+regex, which MM2 uses) backtracks: `(a+)+b` against forty `a`s runs for hours. Topo matches
+with RE2 instead, which never backtracks, so a match costs time linear in the name's length
+whatever the pattern; the price is RE2's syntax, which has no lookarounds, backreferences,
+possessive repeats or atomic groups. `problem` refuses those with a reason, at the pattern.
+
+Literal patterns (`orders`, `payments\\.eu`) name exactly one topic and are looked up in a set,
+so an include list of thousands of names costs one lookup per name, not one match per pattern.
+The graph analysis reasons about names a filter lets through without seeing a live cluster:
+`example` builds one name a pattern matches, which is enough to show that two flows collide.
 """
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 _EXAMPLE_CHAR = "x"
 # Longer examples are no use as topic names (Kafka allows 249 characters), and `x{100000000}`
 # would otherwise build a string of that length.
 _MAX_EXAMPLE = 1_000
 
+# Text with no regex syntax but escaped punctuation: checked and read without compiling, so
+# a list of 50,000 topic names costs a scan each rather than a compile each.
+_PLAIN = re.compile(r"(?:[^.^$*+?{}\[\]|()\\]|\\[^A-Za-z0-9])*")
+_ESCAPED = re.compile(r"\\(.)", re.DOTALL)
 
+
+def _bounded_options() -> Any:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would print its own copy of every error to stderr
+    return options
+
+
+_OPTIONS = _bounded_options()
+
+# RE2's error for a construct it lacks -> what the user is told, and what to do instead.
+_UNSUPPORTED = [
+    (
+        ("(?=", "(?!", "(?<=", "(?<!"),
+        "lookarounds are not supported",
+        "; list the names to leave out under exclude instead",
+    ),
+    (
+        (*(f"escape sequence: \\{digit}" for digit in "123456789"), "sequence: \\k", "(?P"),
+        "backreferences are not supported",
+        "",
+    ),
+    (("*+", "++", "?+", "}+"), "possessive repeats are not supported", "; drop the extra '+'"),
+    (("(?>",), "atomic groups are not supported", "; write (?:...) instead"),
+    (("\\Z",), "\\Z is not supported", "; it is not needed, filters match whole names"),
+    (("repetition size",), "a repeat count above 1000 is not supported", ""),
+    (("pattern too large",), "the pattern is too large", ""),
+]
+_WHY_RE2 = "topo matches filters with RE2, which runs in linear time and never backtracks"
+
+
+@cache
 def problem(pattern: str) -> str | None:
-    """Why the pattern does not compile, or None."""
+    """Why the pattern cannot be used as a filter, or None."""
+    if _PLAIN.fullmatch(pattern):
+        return None
     try:
         re.compile(pattern)
     except (re.error, OverflowError) as reason:  # `a{99999999999999999999}` overflows
         return str(reason)
     except RecursionError:
         return "too deeply nested for Python's regular expression parser"
+    return _bounded_problem(pattern)
+
+
+def _bounded_problem(pattern: str) -> str | None:
+    try:
+        re2.compile(pattern, _OPTIONS)
+    except re2.error as raised:
+        reason = raised.args[0].decode() if raised.args else "RE2 refuses it"
+        for keys, what, instead in _UNSUPPORTED:
+            if any(key in reason for key in keys):
+                return f"{what} ({_WHY_RE2}){instead}"
+        return f"{reason} ({_WHY_RE2})"
     return None
+
+
+class Matcher:
+    """Does a name fully match any of a list of patterns? In time linear in the name's length.
+
+    Literal patterns are a set lookup. The other patterns are joined into one RE2 regex, each in
+    its own group (RE2 keeps an inline flag such as `(?i)` inside the group it is written in), so
+    a name costs one call into RE2 however many regexes there are. Answers are remembered: the
+    analysis asks about the same names at every hop. Patterns with a `problem` (reported when
+    the file was resolved) match nothing.
+    """
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        names, regexes = set(), []
+        for pattern in patterns:
+            name = literal(pattern)
+            if name is not None:
+                names.add(name)
+            elif problem(pattern) is None:
+                regexes.append(pattern)
+        self.names = frozenset(names)
+        self.regexes = tuple(regexes)
+        self._joined = _joined(self.regexes) if regexes else None
+        self._answers: dict[str, bool] = {}
+
+    def matches(self, name: str) -> bool:
+        if name in self.names:
+            return True
+        if self._joined is None:
+            return False
+        answer = self._answers.get(name)
+        if answer is None:
+            answer = self._answers[name] = any(regex.fullmatch(name) for regex in self._joined)
+        return answer
+
+
+def _joined(regexes: tuple[str, ...]) -> tuple[Any, ...]:
+    """One RE2 regex for all, or one each if together they are too large for RE2's memory."""
+    try:
+        return (re2.compile("|".join(f"(?:{regex})" for regex in regexes), _OPTIONS),)
+    except re2.error:
+        return tuple(re2.compile(regex, _OPTIONS) for regex in regexes)
+
+
+def fullmatch(pattern: str, name: str) -> bool:
+    """Does the name fully match the pattern? False for a pattern with a `problem`."""
+    return Matcher((pattern,)).matches(name)
 
 
 @cache
 def literal(pattern: str) -> str | None:
     """The one string the pattern matches if it is a plain literal (escapes allowed), else None."""
+    if _PLAIN.fullmatch(pattern):
+        return _ESCAPED.sub(r"\1", pattern)
     if problem(pattern) is not None:
         return None
     parsed = sre_parse.parse(pattern)
@@ -70,7 +178,7 @@ def example(pattern: str) -> str | None:
         candidate = _build(list(parsed))
     except (_NoExample, RecursionError):
         return None
-    return candidate if re.fullmatch(pattern, candidate) else None
+    return candidate if fullmatch(pattern, candidate) else None
 
 
 class _NoExample(Exception):

@@ -10,8 +10,8 @@ Filters are regexes, so the names are not always finite. An `Arrival` keeps the 
 the filters are literal, and otherwise answers "could this name arrive?" by walking the chain.
 """
 
+import itertools
 from collections import deque
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -22,6 +22,9 @@ from topology.model import Edge, FlowKind, Naming
 # Enough for any real topology; a full mesh of many clusters with `.*` filters has more chains
 # than anyone can review, and analysis stops there with a warning rather than running for hours.
 MAX_ARRIVALS = 20_000
+# Edges tried per arrival allowed, on average, before the search stops: a chain in a mesh of n
+# clusters has n - 2 onward edges to try, most of them ending on a cluster already visited.
+STEPS_PER_ARRIVAL = 10
 
 
 @dataclass(frozen=True)
@@ -116,48 +119,72 @@ class Reach:
 
 
 def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
-    """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals."""
+    """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals.
+
+    It stops as soon as more chains than that are known, waiting or followed, and after
+    `limit * STEPS_PER_ARRIVAL` edges tried: in a large full mesh every chain has hundreds of
+    onward edges, so following even `limit` of them would take millions of steps. Either way
+    the first `limit` chains, shortest first, are what the checks see, and the result says the
+    search was cut short.
+    """
+    routes = _Routes(graph)
     found: list[Arrival] = []
-    frontier = deque(a for a in (_first(edge, graph) for edge in graph.edges()) if a is not None)
+    frontier = deque(a for a in map(routes.first, graph.edges()) if a is not None)
+    steps = limit * STEPS_PER_ARRIVAL
     while frontier:
-        if len(found) >= limit:  # truncated only if a chain is left over, not when it just fits
+        # More chains known than the limit (not merely as many), or no steps left.
+        if len(found) + len(frontier) > limit or steps <= 0:
+            found += itertools.islice(frontier, max(limit - len(found), 0))
             return Reach(tuple(found), truncated=True)
         arrival = frontier.popleft()
         found.append(arrival)
-        frontier.extend(_onward(arrival, graph))
+        onward = routes.onward(arrival)
+        steps -= len(onward)
+        frontier.extend(a for a in (_extend(arrival, e) for e in onward) if a is not None)
     return Reach(tuple(found), truncated=False)
 
 
-def _first(edge: Edge, graph: TopologyGraph) -> Arrival | None:
-    """The origin's own topics crossing their first edge."""
-    foreign = tuple(
-        f"{into.source}{into.settings.separator}"
-        for into in graph.edges_into(edge.source)
-        if into.settings.naming is Naming.PREFIX
-    )
-    literal = _literals(edge)
-    if literal is None:
-        return Arrival((edge,), None, foreign)
-    own = [n for n in literal if not (foreign and n.startswith(foreign)) and _passes(edge, n)]
-    names = frozenset(edge.settings.remote_name(edge.source, n) for n in own)
-    return Arrival((edge,), names, foreign) if names else None
+class _Routes:
+    """The graph's edges as the search reads them, each worked out once per cluster."""
 
+    def __init__(self, graph: TopologyGraph) -> None:
+        self._foreign: dict[str, tuple[str, ...]] = {}
+        self._out: dict[str, dict[int, list[Edge]]] = {}  # cluster -> flow -> edges out
+        for edge in graph.edges():
+            self._out.setdefault(edge.source, {}).setdefault(edge.flow, []).append(edge)
+            if edge.settings.naming is Naming.PREFIX:
+                prefix = f"{edge.source}{edge.settings.separator}"
+                known = self._foreign.setdefault(edge.target, ())
+                if prefix not in known:
+                    self._foreign[edge.target] = (*known, prefix)
+        # In an identity-named active-active mesh every member gets each record directly from
+        # its origin, so a record the mesh delivered is not forwarded by the same mesh.
+        self._mesh = {
+            flow.index
+            for flow in graph.topology.flows
+            if flow.kind is FlowKind.ACTIVE_ACTIVE and flow.settings.naming is Naming.IDENTITY
+        }
 
-def _onward(arrival: Arrival, graph: TopologyGraph) -> Iterator[Arrival]:
-    for edge in graph.edges_from(arrival.cluster):
-        if edge.target in arrival.path or _mesh_delivered(arrival.edges[-1], edge, graph):
-            continue
-        extended = _extend(arrival, edge)
-        if extended is not None:
-            yield extended
+    def first(self, edge: Edge) -> Arrival | None:
+        """The origin's own topics crossing their first edge."""
+        foreign = self._foreign.get(edge.source, ())
+        literal = _literals(edge)
+        if literal is None:
+            return Arrival((edge,), None, foreign)
+        own = [n for n in literal if not (foreign and n.startswith(foreign)) and _passes(edge, n)]
+        names = frozenset(edge.settings.remote_name(edge.source, n) for n in own)
+        return Arrival((edge,), names, foreign) if names else None
 
-
-def _mesh_delivered(last: Edge, onward: Edge, graph: TopologyGraph) -> bool:
-    return (
-        last.flow == onward.flow
-        and onward.settings.naming is Naming.IDENTITY
-        and graph.flow(onward).kind is FlowKind.ACTIVE_ACTIVE
-    )
+    def onward(self, arrival: Arrival) -> list[Edge]:
+        """The edges a chain may take next: never back into its own path."""
+        last = arrival.edges[-1].flow
+        return [
+            edge
+            for flow, edges in self._out.get(arrival.cluster, {}).items()
+            if not (flow == last and flow in self._mesh)
+            for edge in edges
+            if edge.target not in arrival.path
+        ]
 
 
 def _extend(arrival: Arrival, edge: Edge) -> Arrival | None:

@@ -9,12 +9,11 @@ is refused once anything it was computed from has changed, and only then.
 
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology import jobs, kafka_rules, observed
+from topology import jobs, kafka_rules, observed, patterns
 from topology.errors import TopoError
 from topology.model import Edge, Naming, Topology
 from topology.observed import STATE_TOPIC, Acl
@@ -411,7 +410,7 @@ class _Planner:
         current = {
             key: value
             for key, value in existing.configs.items()
-            if not _matches(excluded, key) and key not in disagreements
+            if not excluded.matches(key) and key not in disagreements
         }
         before: dict[str, str | None] = {}
         after: dict[str, str | None] = {}
@@ -601,21 +600,15 @@ def _flow_changes(
     return changes
 
 
-def _excludes(edge: Edge) -> tuple[re.Pattern[str], ...]:
-    return tuple(
-        re.compile(pattern)
-        for pattern in (*kafka_rules.CONFIG_EXCLUDES, *edge.settings.config_exclude)
-    )
-
-
-def _matches(patterns: tuple[re.Pattern[str], ...], key: str) -> bool:
-    return any(pattern.fullmatch(key) for pattern in patterns)
+def _excludes(edge: Edge) -> patterns.Matcher:
+    """MM2's config exclusion list and the flow's own, matched in bounded time."""
+    return patterns.Matcher((*kafka_rules.CONFIG_EXCLUDES, *edge.settings.config_exclude))
 
 
 def _copied_configs(contribution: _Contribution) -> dict[str, str]:
     """The source topic's own configs that pass MM2's exclusion list and the flow's."""
     excluded = _excludes(contribution.edge)
-    return {k: v for k, v in contribution.topic.configs.items() if not _matches(excluded, k)}
+    return {k: v for k, v in contribution.topic.configs.items() if not excluded.matches(k)}
 
 
 def _by(edges: tuple[str, ...]) -> str:
