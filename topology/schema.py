@@ -20,6 +20,9 @@ from topology.source import Document, Path
 
 FLOW_KINDS = ("mirror", "active-active", "aggregate")
 VERSION = 1
+# A mapping with thousands of unknown keys is one mistake (a file that is not a topology, or
+# one indented wrongly); past this many, one more diagnostic counts the rest.
+MAX_UNKNOWN_KEYS = 100
 
 
 @cache
@@ -132,15 +135,25 @@ def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
     kind = problem.validator
     if kind == "additionalProperties" and isinstance(problem.instance, dict):
         allowed = sorted(_rule_schema(problem).get("properties", {}))
-        return [
+        unknown = [key for key in problem.instance if key not in allowed]
+        found = [
             error(
                 "T101",
                 f"unknown key '{key}' in {where}{_suggest(key, allowed)}",
                 document.span((*path, key), key=True),
             )
-            for key in problem.instance
-            if key not in allowed
+            for key in unknown[:MAX_UNKNOWN_KEYS]
         ]
+        if len(unknown) > MAX_UNKNOWN_KEYS:
+            rest = len(unknown) - MAX_UNKNOWN_KEYS
+            found.append(
+                error(
+                    "T101",
+                    f"{rest:,} more unknown keys in {where} from here on are not listed",
+                    document.span((*path, unknown[MAX_UNKNOWN_KEYS]), key=True),
+                )
+            )
+        return found
     if kind == "required" and isinstance(problem.instance, dict):
         return [
             error("T102", f"{where} needs '{key}'", document.span(path, key=True))

@@ -269,3 +269,16 @@ def test_validate_refuses_the_jaas_setting_plan_would_refuse(tmp_path: Path, cli
     assert f"{file}:3:3: error[T205]: cluster east: client.sasl.jaas.config is a Java" in (
         result.stderr
     )
+
+
+def test_thousands_of_unknown_keys_are_reported_up_to_a_limit_then_counted() -> None:
+    from topology.analysis import analyse
+    from topology.schema import MAX_UNKNOWN_KEYS
+
+    text = VALID_TEXT + "".join(f"extra{i}: 1\n" for i in range(5_000))
+    unknown = [d for d in analyse(text, "t.yaml").diagnostics if d.code == "T101"]
+    assert len(unknown) == MAX_UNKNOWN_KEYS + 1
+    assert (
+        unknown[-1].message
+        == "4,900 more unknown keys in the top level from here on are not listed"
+    )

@@ -283,3 +283,9 @@ def test_the_c_parser_builds_what_the_pure_one_builds(
 def test_an_empty_value_is_located_after_its_colon_not_at_the_next_key() -> None:
     document = _parsed("clusters:\n\n  # none yet\nflows: []\n")
     assert document.values[("clusters",)] == at(1, 10)
+
+
+def test_numbers_read_without_the_constructor_equal_what_it_reads() -> None:
+    text = "a: [0, -5, +7, 007, 1_000, 0x1f, 0o17, 12345678901234567890, -0, 1.5, .inf, true, ~]\n"
+    fast = _parsed(text).data
+    assert fast == YAML(typ="safe", pure=True).load(text)
