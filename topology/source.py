@@ -141,6 +141,7 @@ _OPENERS = {
 }
 _GAVE_UP = (
     "expected ',' or ",
+    "did not find expected ',' or ",  # libyaml's words for the same
     "expected the node content, but found '<stream end>'",
     "found unexpected end of stream",
     "found unexpected document",
@@ -194,14 +195,21 @@ class _SyntaxError(YAMLError):
 def _compose(text: str, pure: YAML) -> Node | None:
     """The node tree, from ruamel's C parser (libyaml) when it is installed: five times faster
     on a large file, with the same nodes and marks. Its error messages differ, so a text it
-    refuses goes to the pure parser, which says what is wrong in the words we show."""
+    refuses goes to the pure parser, which says what is wrong in the words we show; unless the
+    text is so large that the pure parser would take seconds, when libyaml's words will do."""
     fast = YAML(typ="safe", pure=False)
     if fast.Parser is not Parser:
         try:
             return _Composer(fast).compose(fast.parse(text))
+        except _SyntaxError:
+            if len(text) > _PURE_MESSAGES_UP_TO:
+                raise
         except (YAMLError, ValueError):
             pass
     return _Composer(pure).compose(pure.parse(text))
+
+
+_PURE_MESSAGES_UP_TO = 1_000_000  # characters; the pure parser reads about a megabyte a second
 
 
 class _Composer:

@@ -289,3 +289,14 @@ def test_numbers_read_without_the_constructor_equal_what_it_reads() -> None:
     text = "a: [0, -5, +7, 007, 1_000, 0x1f, 0o17, 12345678901234567890, -0, 1.5, .inf, true, ~]\n"
     fast = _parsed(text).data
     assert fast == YAML(typ="safe", pure=True).load(text)
+
+
+@needs_c_parser
+def test_a_large_file_is_not_parsed_twice_and_libyaml_words_still_point_at_the_opener(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(source, "_PURE_MESSAGES_UP_TO", 10)
+    _, found = parse("version: 1\nflows: [a, b\nclusters: {}\n", FILE)
+    assert [(d.code, d.span) for d in found] == [("T001", at(2, 8))]
+    assert "this '[' is not closed before line 3 (did not find expected" in found[0].message
+    assert found[0].notes == (Note(at(3, 9), "the parser gave up here"),)
