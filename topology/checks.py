@@ -48,8 +48,26 @@ def _witness(first: Arrival, second: Arrival) -> str | None:
     return next((n for n in candidates if first.admits(n) and second.admits(n)), None)
 
 
-def _overlapping_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arrival]]:
-    """Pairs of arrivals whose names might overlap, without comparing every pair.
+def _candidate_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arrival]]:
+    """Pairs that might collide. An aggregate (or identity active-active) flow declares that
+    records from different origins merge, so arrivals whose last edge merges are paired only
+    with their own origin's and with the others; an identity mesh of 200 clusters would
+    otherwise pair 199 arrivals with each other on every cluster."""
+    plain = [a for a in arrivals if not a.edges[-1].merges]
+    merging: dict[str, list[Arrival]] = defaultdict(list)
+    for arrival in arrivals:
+        if arrival.edges[-1].merges:
+            merging[arrival.origin].append(arrival)
+    seen: set[tuple[int, int]] = set()
+    for group in merging.values() or [[]]:
+        yield from _overlapping_pairs(plain + group, seen)
+
+
+def _overlapping_pairs(
+    arrivals: list[Arrival], seen: set[tuple[int, int]]
+) -> Iterator[tuple[Arrival, Arrival]]:
+    """Pairs of arrivals whose names might overlap, without comparing every pair; each pair
+    once, remembered in `seen`.
 
     Finite arrivals meet through a name index; an open-ended arrival can only overlap another
     whose prefix is a prefix of its own (`east.` and `west.east.` never share a name).
@@ -60,7 +78,6 @@ def _overlapping_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arriv
     for arrival in finite:
         for name in arrival.names or ():
             by_name[name].append(arrival)
-    seen: set[tuple[int, int]] = set()
 
     def once(first: Arrival, second: Arrival) -> bool:
         key = (min(id(first), id(second)), max(id(first), id(second)))
@@ -88,7 +105,7 @@ def _overlapping_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arriv
 def _collisions(graph: TopologyGraph, arrivals: list[Arrival]) -> list[Diagnostic]:
     found = []
     reported: set[tuple[int, int]] = set()
-    pairs = sorted(_overlapping_pairs(arrivals), key=lambda p: p[0].origin != p[1].origin)
+    pairs = sorted(_candidate_pairs(arrivals), key=lambda p: p[0].origin != p[1].origin)
     for first, second in pairs:
         flows = (first.edges[-1].flow, second.edges[-1].flow)
         if flows in reported or first.edges[-1] == second.edges[-1]:
