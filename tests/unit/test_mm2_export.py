@@ -283,17 +283,30 @@ flows:
   - mirror: {from: east, to: west}
 """
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
+# security.protocol set twice, differently: once by security:, once under client:.
+PROTOCOL_TWICE = SCRAM_AND_JAAS.replace("{sasl.jaas.config: '%s'}", "{security.protocol: SSL}")
 
 
 def test_a_jaas_line_beside_scram_credentials_is_refused_not_dropped() -> None:
-    text = SCRAM_AND_JAAS % "${env:EAST_JAAS}"
-    document = analyse(text, "topology.yaml").document
-    result = export(topology_of(text), "topology.yaml", document)
+    # topo validate refuses client.sasl.jaas.config (T205); the export must not depend on
+    # that to keep the credentials, so the topology is given to it directly.
+    text = SCRAM_AND_JAAS.replace("    client: {sasl.jaas.config: '%s'}\n", "")
+    valid = topology_of(text)
+    east = replace(valid.clusters["east"], client={"sasl.jaas.config": "${env:EAST_JAAS}"})
+    result = export(replace(valid, clusters={**valid.clusters, "east": east}), "topology.yaml")
     assert not result.ok and result.text == ""
     (problem,) = result.diagnostics
     assert problem.code == "M019"
     assert "client.sasl.jaas.config and security.sasl" in problem.message
-    assert (problem.span.line, problem.span.column) == (8, 14)  # the client key itself
+    assert "drop the other's credentials" in problem.message
+
+
+def test_a_conflict_is_located_on_the_client_key() -> None:
+    analysis = analyse(PROTOCOL_TWICE, "topology.yaml")
+    assert analysis.topology is not None
+    result = export(analysis.topology, "topology.yaml", analysis.document)
+    (problem,) = result.diagnostics
+    assert problem.code == "M019" and (problem.span.line, problem.span.column) == (8, 14)
 
 
 def test_credentials_are_written_when_no_jaas_line_is_given() -> None:
@@ -316,7 +329,7 @@ def test_a_client_property_is_refused_where_it_contradicts_security() -> None:
 
 def test_cli_refuses_the_conflict_with_a_located_error(tmp_path: Path) -> None:
     source = tmp_path / "topology.yaml"
-    source.write_text(SCRAM_AND_JAAS % "${file:/run/secrets/jaas}")
+    source.write_text(PROTOCOL_TWICE)
     out = tmp_path / "mm2.properties"
     done = run_topo("export", "mm2", str(source), "-o", str(out))
     assert done.returncode == 1, done.stderr
