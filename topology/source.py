@@ -115,6 +115,12 @@ def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
             "than 10); the file is not read further"
         )
         return Document(file, text, None), [error("T001", problem, _at(file, deep.mark))]
+    except _TooMany as many:
+        problem = (
+            f"YAML: the document expands to more than {MAX_VALUES:,} values (aliases copy what "
+            "they refer to); the file is not read further"
+        )
+        return Document(file, text, None), [error("T001", problem, _at(file, many.mark))]
     except _SyntaxError as problem:
         return Document(file, text, None), [_syntax_error(problem.found, problem.open, file)]
     except ReaderError as problem:  # a character YAML forbids: located, not "position 878"
@@ -183,6 +189,12 @@ class _TooDeep(Exception):
         self.mark = mark
 
 
+class _TooMany(Exception):
+    def __init__(self, mark: Any) -> None:
+        super().__init__("too many values")
+        self.mark = mark
+
+
 class _SyntaxError(YAMLError):
     """ruamel's error, with the innermost flow collection open when it was raised."""
 
@@ -215,7 +227,9 @@ _PURE_MESSAGES_UP_TO = 1_000_000  # characters; the pure parser reads about a me
 class _Composer:
     """ruamel's composer, without recursion: nodes built from parser events on a stack, so no
     depth of nesting can overflow Python's or C's stack, and one deeper than MAX_DEPTH is
-    refused at the place it crosses the limit."""
+    refused at the place it crosses the limit. It also counts the values the document stands
+    for once aliases are copied, and stops at the alias that takes them past MAX_VALUES, so a
+    few lines that expand to billions cost nothing to refuse."""
 
     def __init__(self, yaml: YAML) -> None:
         # first character -> [(tag, regex)]: YAML 1.2's rules for an untagged plain scalar
@@ -226,6 +240,9 @@ class _Composer:
         self.keys: list[Node | None] = []  # per open collection: a key waiting for its value
         self.root: Node | None = None
         self.documents = 0
+        self.values = 0  # so far, with every alias counted as the values it copies
+        self.sizes: dict[Any, int] = {}  # anchor -> the values it stands for
+        self.opened_at: list[int] = []  # per open collection: `values` before it
 
     def compose(self, events: Iterable[Event]) -> Node | None:
         try:
@@ -240,9 +257,12 @@ class _Composer:
         node: Node
         if isinstance(event, ScalarEvent):
             node = _Scalar(self._scalar_tag(event), event.value, event.start_mark)
+            self._count(1, event)
         elif isinstance(event, CollectionStartEvent):
             if len(self.open) >= MAX_DEPTH:
                 raise _TooDeep(event.start_mark)
+            self.opened_at.append(self.values)
+            self._count(1, event)
             mapping = isinstance(event, MappingStartEvent)
             kind = _Mapping if mapping else _Sequence
             tag = _explicit_tag(event) or (_MAP_TAG if mapping else _SEQ_TAG)
@@ -255,6 +275,9 @@ class _Composer:
             node = self.open.pop()
             self.keys.pop()
             node.end_mark = event.end_mark
+            if node.anchor is not None:
+                self.sizes[node.anchor] = self.values - self.opened_at[-1]
+            self.opened_at.pop()
         elif isinstance(event, AliasEvent):
             if event.anchor not in self.anchors:
                 raise MarkedYAMLError(
@@ -262,6 +285,7 @@ class _Composer:
                     problem_mark=event.start_mark,
                 )
             node = self.anchors[event.anchor]
+            self._count(self.sizes.get(event.anchor, 1), event)  # 1: an alias to itself
         elif isinstance(event, DocumentStartEvent):
             self.documents += 1
             if self.documents > 1:
@@ -299,6 +323,13 @@ class _Composer:
     def _anchor(self, event: NodeEvent, node: Node) -> None:
         if event.anchor is not None:
             self.anchors[event.anchor] = node
+            node.anchor = event.anchor
+            self.sizes[event.anchor] = 1
+
+    def _count(self, values: int, event: Event) -> None:
+        self.values += values
+        if self.values > MAX_VALUES:
+            raise _TooMany(event.start_mark)
 
     def _add(self, node: Node) -> None:
         """Put a finished node where it belongs: the root, a list item, a key or its value."""

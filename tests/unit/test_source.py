@@ -300,3 +300,18 @@ def test_a_large_file_is_not_parsed_twice_and_libyaml_words_still_point_at_the_o
     assert [(d.code, d.span) for d in found] == [("T001", at(2, 8))]
     assert "this '[' is not closed before line 3 (did not find expected" in found[0].message
     assert found[0].notes == (Note(at(3, 9), "the parser gave up here"),)
+
+
+def test_a_billion_laughs_is_refused_at_the_alias_that_crosses_the_limit_before_building() -> None:
+    text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+    for previous, name in zip("abcdefgh", "bcdefghi", strict=True):
+        text += f"{name}: &{name} [{', '.join([f'*{previous}'] * 10)}]\n"
+    document, found = parse(text, FILE)
+    assert document.data is None
+    assert [(d.code, d.span) for d in found] == [("T001", at(6, 36))]  # 10^6 values reached
+    assert f"more than {source.MAX_VALUES:,} values" in found[0].message
+
+
+def test_aliases_below_the_limit_are_copied() -> None:
+    document = _parsed("a: &a {x: 1}\nb: [*a, *a]\n")
+    assert document.data == {"a": {"x": 1}, "b": [{"x": 1}, {"x": 1}]}
