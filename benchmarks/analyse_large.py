@@ -3,6 +3,7 @@
 Run by hand, never from the test suite:
 
     .venv/bin/python benchmarks/analyse_large.py [--runs 5] [--seed 7] [--keep topology.yaml]
+    .venv/bin/python benchmarks/analyse_large.py --bad   # the bad inputs that once hung
 
 The topology is generated (the same for the same seed) the way a platform team's file grows:
 ten regions of twenty clusters; in each region ten edge clusters aggregated into a regional hub
@@ -115,6 +116,7 @@ def _cold() -> None:
     """Forget what an earlier run compiled and left behind, so each run pays what a fresh
     process pays (a heap full of an earlier run's objects would slow the garbage collector)."""
     gc.collect()
+    patterns.problem.cache_clear()
     patterns.literal.cache_clear()
     patterns.example.cache_clear()
     patterns.leading_literal.cache_clear()
@@ -186,12 +188,57 @@ def describe(text: str, file: str) -> None:
     print("diagnostics:", ", ".join(f"{k} x{n}" for k, n in sorted(by_code.items())) or "none")
 
 
+BACKTRACKING = "a" * 60  # `(a+)+b` against this takes a backtracking engine ~2**60 steps
+
+
+def _mesh(size: int, naming: str) -> str:
+    clusters = "".join(f'  c{n:03d}: {{bootstrap: "10.1.0.{n}:9092"}}\n' for n in range(size))
+    members = ", ".join(f"c{n:03d}" for n in range(size))
+    return (
+        f"version: 1\nclusters:\n{clusters}flows:\n"
+        f"  - active-active: [{members}]\n    naming: {naming}\n"
+    )
+
+
+def bad_inputs() -> dict[str, str]:
+    """Files that each ran past 20 s once (tests/unit/test_analysis_bounds.py has them too)."""
+    two = 'version: 1\nclusters:\n  east: {bootstrap: "h:1"}\n  west: {bootstrap: "h:2"%s}\n'
+    names = ", ".join(f"t{number:05d}" for number in range(50_000))
+    return {
+        "backtracking include vs own topic": two % f", topics: [{BACKTRACKING}]"
+        + "flows:\n  - mirror: {from: east, to: west}\n    naming: identity\n"
+        + '    topics: {include: ["(a+)+b", "(a|aa)*c", "(x+x+)+y"]}\n',
+        "include of 50,000 names": two % ""
+        + f"flows:\n  - mirror: {{from: east, to: west}}\n    topics: {{include: [{names}]}}\n",
+        "prefix mesh of 200": _mesh(200, "prefix"),
+        "identity mesh of 200": _mesh(200, "identity"),
+    }
+
+
+def measure_bad(runs: int) -> None:
+    print(f"{'bad input':<36} {'best ms':>9} {'median ms':>10}  diagnostics")
+    for label, text in bad_inputs().items():
+        seconds = []
+        for _ in range(runs):
+            _cold()
+            started = time.perf_counter()
+            result = analysis.analyse(text, "bad.yaml")
+            seconds.append(time.perf_counter() - started)
+        codes = ", ".join(sorted({d.code for d in result.diagnostics})) or "none"
+        best, median = min(seconds) * 1000, statistics.median(seconds) * 1000
+        print(f"{label:<36} {best:>9.0f} {median:>10.0f}  {codes}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--keep", type=Path, help="also write the generated topology here")
+    parser.add_argument("--bad", action="store_true", help="time the bad inputs instead")
     options = parser.parse_args()
+    if options.bad:
+        measure_bad(options.runs)
+        return
 
     text = generate(options.seed)
     if options.keep:
