@@ -139,7 +139,7 @@ def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
         found = [
             error(
                 "T101",
-                f"unknown key '{key}' in {where}{_suggest(key, allowed)}",
+                f"unknown key {_brief(key)} in {where}{_suggest(key, allowed)}",
                 document.span((*path, key), key=True),
             )
             for key in unknown[:MAX_UNKNOWN_KEYS]
@@ -178,7 +178,7 @@ def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
         return [
             error(
                 "T104",
-                f"'{name}' is not a valid cluster name: use a letter or digit, then letters, "
+                f"{_brief(name)} is not a valid cluster name: use a letter or digit, then letters, "
                 "digits, '_' or '-' (at most 64)",
                 document.span((*path, name), key=True),
             )
@@ -187,23 +187,30 @@ def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
 
 
 def _value_problem(problem: ValidationError) -> str:
-    value, kind, rule = problem.instance, problem.validator, _rule(problem)
+    kind, rule = problem.validator, _rule(problem)
+    value = _brief(problem.instance)
     if kind == "enum":
-        return f"{value!r} is not one of {', '.join(map(str, rule))}"
+        return f"{value} is not one of {', '.join(map(str, rule))}"
     if kind == "const":
-        return f"must be {rule!r}, not {value!r}"
+        return f"must be {rule!r}, not {value}"
     if kind == "pattern":
         rule_text = _rule_schema(problem).get("description", f"pattern {rule}")
-        return f"{value!r} is not allowed here ({rule_text})"
+        return f"{value} is not allowed here ({rule_text})"
     if kind in ("minimum", "maximum"):
-        return f"{value!r} must be {'at least' if kind == 'minimum' else 'at most'} {rule}"
+        return f"{value} must be {'at least' if kind == 'minimum' else 'at most'} {rule}"
     if kind == "minItems":
         return f"needs at least {rule} item{'s' if rule != 1 else ''}"
     if kind == "minProperties":
         return f"needs at least {rule} entr{'ies' if rule != 1 else 'y'}"
     if kind == "minLength":
         return "must not be empty"
-    return problem.message
+    return _brief(problem.message)[1:-1] if len(problem.message) > 80 else problem.message
+
+
+def _brief(value: Any) -> str:
+    """`repr` for a message, cut short: a value of megabytes must not become a megabyte line."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(str(value)):,} characters)"
 
 
 def _rule(problem: ValidationError) -> Any:

@@ -282,3 +282,13 @@ def test_thousands_of_unknown_keys_are_reported_up_to_a_limit_then_counted() -> 
         unknown[-1].message
         == "4,900 more unknown keys in the top level from here on are not listed"
     )
+
+
+def test_a_megabyte_value_is_quoted_briefly_in_its_diagnostic() -> None:
+    from topology.analysis import analyse
+
+    text = VALID_TEXT.replace("version: 1", "version: 1\nname: " + "x" * 1_000_000)
+    [problem] = analyse(text, "t.yaml").diagnostics
+    assert problem.code == "T104"
+    assert "... (1,000,000 characters) is not allowed here" in problem.message
+    assert len(problem.message) < 500
