@@ -31,7 +31,8 @@ def mm2(
     from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
     from topology.cli.report import show
-    from topology.mm2 import yaml_out
+    from topology.mm2 import import_check, yaml_out
+    from topology.mm2.import_context import folded
     from topology.mm2.import_header import header
     from topology.mm2.importer import import_properties
     from topology.render import diagnostics as render
@@ -39,18 +40,21 @@ def mm2(
 
     result = import_properties(read_text(file), file)
     shown = Document(file, result.shown_text, None)  # secrets masked: lines are printed
-    show(result.diagnostics, shown)
+    show(folded(result.diagnostics), shown)
     if result.data is None:
         typer.echo(f"{render.summary(file, result.diagnostics)}; nothing imported", err=True)
         raise typer.Exit(1)
     text = yaml_out.render(result.data, header(result, file))
-    # The import must give a topology topo accepts; say so plainly if it does not.
+    # The import must give a topology topo accepts; say so plainly if it does not. Written
+    # to a file, its problems are shown there; on stdout, at the properties they came from.
     check = analyse(text, output or "<imported topology>")
     if output is None:
         typer.echo(text, nl=False)
+        moved = import_check.in_properties(check.diagnostics, check.document, result.origins, file)
+        show(folded(moved), shown)
     else:
         write_text(output, text)
-    show(check.diagnostics, check.document)
+        show(folded(check.diagnostics), check.document)
     _tell_env_vars(result.env_vars)
     flows = len(result.data["flows"])
     typer.echo(

@@ -6,6 +6,7 @@ and, where it sets none, the top-level bootstrap/security/ssl/sasl ones (MirrorM
 property passes through under `client:`, secrets as references.
 """
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -336,6 +337,8 @@ def _native(value: str) -> str | int | bool:
     """Numbers and booleans as YAML shows them; anything ambiguous stays text."""
     if value in ("true", "false"):
         return value == "true"
-    if value.isdigit() and str(int(value)) == value:
+    # ASCII digits only (isdigit() also takes '²', which int() refuses), and no longer than a
+    # Java long: a million-digit value stays text rather than hit Python's int-parsing limit.
+    if re.fullmatch(r"0|[1-9][0-9]{0,18}", value):
         return int(value)
     return value

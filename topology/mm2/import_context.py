@@ -5,10 +5,12 @@ topology: a reference the user already had (translated to topo's syntax), or a n
 A secret's value is never put into a message, a note or the topology.
 """
 
-from collections.abc import Mapping
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from topology.diagnostics import Diagnostic, Span, error, warning
+from topology.diagnostics import Diagnostic, Severity, Span, error, in_file_order, warning
 from topology.mm2 import references
 from topology.mm2.properties import Property
 
@@ -36,13 +38,13 @@ class Context:
         return Span(self.file, where.line, where.column)
 
     def error(self, code: str, message: str, where: Property | None) -> None:
-        self.diagnostics.append(error(code, message, self.span(where)))
+        self.diagnostics.append(error(code, brief(message), self.span(where)))
 
     def error_at(self, code: str, message: str, line: int, column: int) -> None:
-        self.diagnostics.append(error(code, message, Span(self.file, line, column)))
+        self.diagnostics.append(error(code, brief(message), Span(self.file, line, column)))
 
     def warn(self, code: str, message: str, where: Property | None) -> None:
-        self.diagnostics.append(warning(code, message, self.span(where)))
+        self.diagnostics.append(warning(code, brief(message), self.span(where)))
 
     def drop(self, code: str, message: str, where: Property) -> None:
         """Warn that a property is not imported, and list it in the output's header."""
@@ -79,7 +81,7 @@ class Context:
 
     def _generated(self, cluster: str, setting: str, where: Property, problem: str | None) -> str:
         name = self._free_name(references.env_name(cluster, setting))
-        purpose = f"cluster {cluster}: {setting} (was {where.key}, line {where.line})"
+        purpose = brief(f"cluster {cluster}: {setting} (was {where.key}, line {where.line})")
         self.env_vars[name] = EnvVar(name, purpose, generated=True)
         if problem is not None:
             self.warn(
@@ -101,3 +103,48 @@ class Context:
         if match and match["kind"] == "env" and match["name"] not in self.env_vars:
             name = match["name"]
             self.env_vars[name] = EnvVar(name, f"cluster {cluster}: {setting}", generated=False)
+
+
+# -- keeping output readable ----------------------------------------------------------------
+
+_LONG_WORD = re.compile(r"\S{101,}")
+_LONGEST_MESSAGE = 1000
+
+
+def brief(text: str) -> str:
+    """The text with any run of over 100 non-blank characters (a megabyte property name or
+    value quoted in a message) cut to its start and its length, and at most 1000 characters."""
+    if len(text) <= 100:  # nothing to cut: the usual message
+        return text
+    text = _LONG_WORD.sub(lambda match: f"{match[0][:60]}...({len(match[0])} characters)", text)
+    if len(text) > _LONGEST_MESSAGE:
+        text = f"{text[:_LONGEST_MESSAGE]}...({len(text)} characters)"
+    return text
+
+
+SHOWN_PER_CODE = 100
+
+
+def folded(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """What to print: the first SHOWN_PER_CODE diagnostics of each code, then one that counts
+    the rest, so a file of 200,000 unknown properties is not 200,000 warnings on the screen."""
+    seen: Counter[tuple[Severity, str]] = Counter()
+    shown: list[Diagnostic] = []
+    rest: dict[tuple[Severity, str], list[Diagnostic]] = {}
+    for diagnostic in diagnostics:
+        kind = (diagnostic.severity, diagnostic.code)
+        seen[kind] += 1
+        if seen[kind] <= SHOWN_PER_CODE:
+            shown.append(diagnostic)
+        else:
+            rest.setdefault(kind, []).append(diagnostic)
+    for (severity, code), more in rest.items():
+        lines = f"line {more[0].span.line}" + (
+            f" to line {more[-1].span.line}" if len(more) > 1 else ""
+        )
+        message = (
+            f"{len(more)} more {severity.value}s like the {code} ones above ({lines}), not "
+            "shown one by one"
+        )
+        shown.append(Diagnostic(severity, code, message, more[0].span))
+    return in_file_order(shown)

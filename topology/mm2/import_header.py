@@ -4,9 +4,11 @@ A reviewer reading the pull request that adds the imported file sees, without ru
 which environment variables hold the secrets and which MM2 properties did not make it across.
 """
 
+from topology.mm2.import_context import brief
 from topology.mm2.importer import ImportResult
 
 _WIDTH = 96
+_NAMES_LISTED = 100  # the warnings name every property; the header names the first ones
 
 
 def header(result: ImportResult, source: str) -> list[str]:
@@ -24,7 +26,10 @@ def header(result: ImportResult, source: str) -> list[str]:
             lines += _wrapped(note, first="  - ", rest="    ")
     if result.not_imported:
         lines += ["", "Not imported (no topo equivalent, or no effect in MM2; see the warnings):"]
-        lines += _wrapped(", ".join(result.not_imported), first="  ", rest="  ")
+        names = [brief(name) for name in result.not_imported[:_NAMES_LISTED]]
+        more = len(result.not_imported) - len(names)
+        text = ", ".join(names) + (f" and {more} more" if more > 0 else "")
+        lines += _wrapped(text, first="  ", rest="  ")
     return lines
 
 

@@ -134,7 +134,7 @@ class SettingsReader:
         text = prop.value.strip()
         if text == "-1":
             return None  # the broker's default.replication.factor
-        if not re.fullmatch(r"[0-9]+", text) or not 1 <= int(text) <= 32:
+        if not re.fullmatch(r"[0-9]{1,9}", text) or not 1 <= int(text) <= 32:
             self._once(
                 "M011", f"{prop.key}: '{text}' is not a replication factor (1-32, or -1)", prop
             )
@@ -176,6 +176,23 @@ class SettingsReader:
             self.context.error(code, message, prop)
         else:
             self.context.warn(code, message, prop)
+
+
+def setting_path(name: str) -> SettingPath | None:
+    """Where a mapped MM2 setting lands in a topology (`topics` -> ("topics", "include"))."""
+    name = vocabulary.OLD_NAMES.get(name, name)
+    if name in vocabulary.LIST_SETTINGS:
+        return vocabulary.LIST_SETTINGS[name]
+    if name in vocabulary.BOOLEAN_SETTINGS:
+        return vocabulary.BOOLEAN_SETTINGS[name]
+    return _SCALAR_PATHS.get(name)
+
+
+_SCALAR_PATHS: dict[str, SettingPath] = {
+    vocabulary.REPLICATION_FACTOR: ("replication_factor",),
+    vocabulary.POLICY_CLASS: ("naming",),
+    vocabulary.SEPARATOR: ("separator",),
+}
 
 
 def split_list(value: str) -> list[str]:

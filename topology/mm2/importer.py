@@ -25,8 +25,9 @@ from topology.mm2.import_clusters import (
     start_from,
 )
 from topology.mm2.import_context import Context, EnvVar
-from topology.mm2.import_settings import Flat, Parsed, SettingsReader, split_list
+from topology.mm2.import_settings import Flat, Parsed, SettingsReader, setting_path, split_list
 from topology.mm2.properties import Property
+from topology.source import Path
 
 _ALIAS = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _START_NAMES = ("source.consumer.auto.offset.reset", "consumer.auto.offset.reset")
@@ -41,6 +42,9 @@ class ImportResult:
     notes: tuple[str, ...]  # choices worth a line in the output's header
     not_imported: tuple[str, ...]  # property names warned about and left out
     shown_text: str  # the properties text with secret values masked, for showing lines
+    # Which property each part of the topology came from (a path and everything under it), so a
+    # problem topo finds in the imported topology is shown at the line the user wrote.
+    origins: dict[Path, Property]
 
     @property
     def ok(self) -> bool:
@@ -63,6 +67,7 @@ def import_properties(text: str, file: str) -> ImportResult:
         tuple(importer.notes),
         tuple(dict.fromkeys(p.key for p in sorted(context.not_imported, key=lambda p: p.line))),
         shown,
+        importer.origins,
     )
 
 
@@ -71,6 +76,7 @@ class _Importer:
         self.props = _last_wins(entries)
         self.context = Context(file, _providers(self.props))
         self.notes: list[str] = []
+        self.origins: dict[Path, Property] = {}
         self._duplicates(entries)
         self.settings = SettingsReader(self.context)
 
@@ -102,6 +108,8 @@ class _Importer:
         defaults = self.settings.defaults(global_settings)
         plans = grouping.group(self._with_overrides(edges, defaults), aliases)
         self._explain(plans)
+        self._remember_origins(clusters_prop, client_defaults, by_cluster, global_settings)
+        self._remember_flow_origins(plans, by_flow, global_settings)
         topology: dict[str, Any] = {
             "version": 1,
             "clusters": {alias: clusters[alias].entry for alias in aliases},
@@ -363,6 +371,54 @@ class _Importer:
             for edge in edges
         ]
 
+    # -- where each part of the topology came from ---------------------------------------------
+
+    def _remember_origins(
+        self,
+        clusters_prop: Property,
+        client_defaults: dict[str, Property],
+        by_cluster: dict[str, dict[str, Property]],
+        global_settings: Parsed,
+    ) -> None:
+        self.origins[()] = clusters_prop
+        for alias, own in by_cluster.items():
+            props = {**client_defaults, **own}
+            here: Path = ("clusters", alias)
+            self.origins[here] = props.get("bootstrap.servers", clusters_prop)
+            self.origins[(*here, "bootstrap")] = self.origins[here]
+            for name, prop in props.items():
+                self.origins[(*here, "client", name)] = prop
+            for under, names in _SECURITY_ORIGINS.items():
+                found = [props[name] for name in names if name in props]
+                if found:
+                    self.origins[(*here, "security", *under)] = found[0]
+        for name, (_, prop) in global_settings.items():
+            path = setting_path(name)
+            if path is not None:
+                self.origins[("defaults", *path)] = prop
+
+    def _remember_flow_origins(
+        self,
+        plans: list[grouping.FlowPlan],
+        by_flow: dict[tuple[str, str], dict[str, Property]],
+        global_settings: Parsed,
+    ) -> None:
+        for index, plan in enumerate(plans):
+            here: Path = ("flows", index)
+            first = plan.edges[0]
+            enabled = self.props.get(f"{first.source}->{first.target}.enabled")
+            if enabled is not None:
+                self.origins[here] = enabled
+            for edge in plan.edges:
+                for name, prop in by_flow.get((edge.source, edge.target), {}).items():
+                    path = setting_path(name)
+                    if path is not None:
+                        self.origins.setdefault((*here, *path), prop)
+            for name, (_, prop) in global_settings.items():
+                path = setting_path(name)
+                if path is not None:
+                    self.origins.setdefault((*here, *path), prop)
+
     def _explain(self, plans: list[grouping.FlowPlan]) -> None:
         edges = [edge for plan in plans for edge in plan.edges]
         for plan in plans:
@@ -384,6 +440,22 @@ class _Importer:
                 "M016", message, self.props.get(f"{first.source}->{first.target}.enabled")
             )
             self.notes.append(message)
+
+
+# The properties a cluster's security settings come from, the likeliest first.
+_SECURITY_ORIGINS: dict[tuple[str, ...], tuple[str, ...]] = {
+    (): ("security.protocol", "sasl.mechanism", "sasl.jaas.config"),
+    ("protocol",): ("security.protocol",),
+    ("sasl",): ("sasl.jaas.config", "sasl.mechanism"),
+    ("sasl", "mechanism"): ("sasl.mechanism", "sasl.jaas.config"),
+    ("sasl", "username"): ("sasl.jaas.config",),
+    ("sasl", "password"): ("sasl.jaas.config",),
+    ("tls",): ("ssl.truststore.location", "ssl.keystore.location"),
+    ("tls", "ca"): ("ssl.truststore.location",),
+    ("tls", "cert"): ("ssl.keystore.location",),
+    ("tls", "key"): ("ssl.keystore.location",),
+    ("tls", "key_password"): ("ssl.key.password",),
+}
 
 
 # -- helpers ------------------------------------------------------------------------------
