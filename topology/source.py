@@ -411,10 +411,11 @@ class _Builder:
         return self.diagnostics
 
     def _span(self, node: Node) -> Span:
-        line, column = node.start_mark.line + 1, node.start_mark.column + 1
-        if (line, column) > (self.end.line, self.end.column):
+        mark = node.start_mark
+        line = mark.line + 1
+        if line >= self.end.line and (line > self.end.line or mark.column >= self.end.column):
             return self.end  # libyaml puts an empty value at the very end (`---` alone) past it
-        return Span(self.file, line, column)
+        return Span(self.file, line, mark.column + 1)
 
     def build(self, node: Node, path: Path) -> Any:
         self.values.setdefault(path, self._span(node))
