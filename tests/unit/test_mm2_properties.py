@@ -102,3 +102,13 @@ def test_masking_hides_secret_values_and_keeps_the_line_count() -> None:
     masked = properties.mask(text, [e for e in entries if e.key == "b.password"])
     assert "hunter2" not in masked and "more" not in masked
     assert masked.splitlines() == ["a=1", "b.password = ****", "", "c=3"]
+
+
+def test_half_a_surrogate_pair_is_a_located_error() -> None:
+    # A whole pair is one character (Java strings are UTF-16); half of one cannot be written to
+    # YAML (libyaml refuses the escape), so the import says so instead of writing a broken file.
+    entries, problems = properties.parse("a = \\ud83d\\ude00\nb = x\\ud800y\n")
+    assert entries[0].value == "\U0001f600"
+    assert [(p.line, p.message) for p in problems] == [
+        (2, "'\\ud800' is half of a UTF-16 surrogate pair, which no YAML file can hold")
+    ]

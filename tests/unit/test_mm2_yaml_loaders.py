@@ -101,7 +101,7 @@ def test_tricky_strings_as_keys_and_values_in_blocks_and_inline(value: str) -> N
 # Any text, as keys and values, in both contexts and in the header comment.
 any_text = st.text(st.characters(codec="utf-8"), max_size=12)
 tree = st.recursive(
-    st.one_of(any_text, st.integers(), st.booleans()),
+    st.one_of(any_text, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False)),
     lambda children: st.one_of(
         st.lists(children, max_size=4), st.dictionaries(any_text, children, max_size=4)
     ),
@@ -109,7 +109,7 @@ tree = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(clusters=st.dictionaries(any_text, tree, min_size=1, max_size=3), note=any_text)
 def test_any_strings_read_the_same_in_every_loader(clusters: dict[str, Any], note: str) -> None:
     data = {"version": 1, "clusters": clusters, "flows": []}
@@ -145,3 +145,12 @@ def test_imported_topologies_read_the_same_in_every_loader(
     if result.data is None:  # refused with a located error: nothing written, nothing to load
         return
     assert_every_loader_agrees(yaml_out.render(result.data, header(result, "mm2.properties")))
+
+
+def test_keys_too_long_for_a_simple_key_are_written_as_explicit_keys() -> None:
+    long_key = "k" * 2000
+    data = {"version": 1, "clusters": {"a": {"client": {long_key: "v", "x": {long_key: [1]}}}}}
+    text = yaml_out.render(data)
+    assert f"? {long_key}\n" in text
+    assert_every_loader_agrees(text)
+    assert parse(text, "out.yaml")[0].data == data

@@ -148,12 +148,22 @@ def _unescape(text: str) -> tuple[str, str | None]:
         before = _ESCAPE.sub(replace, text[:start])
         digits = text[start + 2 : start + 6]
         return _join_surrogates(before), f"malformed \\uXXXX escape '\\u{digits}'"
-    return _join_surrogates(unescaped), None
+    joined = _join_surrogates(unescaped)
+    lone = _SURROGATE.search(joined)
+    if lone:
+        # Half a UTF-16 pair is no character: UTF-8 and YAML cannot hold it (libyaml refuses
+        # the escape), so the topology could not be written.
+        half = f"\\u{ord(lone[0]):04x}"
+        return joined, f"'{half}' is half of a UTF-16 surrogate pair, which no YAML file can hold"
+    return joined, None
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _join_surrogates(text: str) -> str:
     """Java strings are UTF-16: `\\ud83d\\ude00` is one character, and so it is here."""
-    if not any("\ud800" <= char <= "\udfff" for char in text):
+    if not _SURROGATE.search(text):
         return text
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
