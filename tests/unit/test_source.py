@@ -315,3 +315,14 @@ def test_a_billion_laughs_is_refused_at_the_alias_that_crosses_the_limit_before_
 def test_aliases_below_the_limit_are_copied() -> None:
     document = _parsed("a: &a {x: 1}\nb: [*a, *a]\n")
     assert document.data == {"a": {"x": 1}, "b": [{"x": 1}, {"x": 1}]}
+
+
+@pytest.mark.parametrize("text", ["a: " + "[" * 100_000, "- " * 100_000 + "x\n"])
+def test_the_pure_parser_alone_also_refuses_deep_nesting(
+    text: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _pure_only(monkeypatch)  # as without ruamel.yaml.clib
+    document, found = parse(text, FILE)
+    assert document.data is None
+    assert [d.code for d in found] == ["T001"]
+    assert f"more than {source.MAX_DEPTH} levels deep" in found[0].message
