@@ -292,3 +292,13 @@ def test_a_megabyte_value_is_quoted_briefly_in_its_diagnostic() -> None:
     assert problem.code == "T104"
     assert "... (1,000,000 characters) is not allowed here" in problem.message
     assert len(problem.message) < 500
+
+
+def test_a_file_that_is_not_utf8_is_located_at_the_bad_byte(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_bytes(b'version: 1\nclusters:\n  ea\xffst: {bootstrap: "1.2.3.4:9"}\n')
+    done = run_topo("validate", str(file))
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert (
+        done.stderr.strip() == f"error: {file}:3:5: not UTF-8 text (invalid start byte, byte 0xff)"
+    )

@@ -32,8 +32,8 @@ FUZZ = settings(
 )
 # A diagnostic's first line, or a note under it.
 LOCATED = re.compile(r"^.+:\d+:\d+: (error\[[A-Z]\d{3}\]|warning\[[A-Z]\d{3}\]|note): ")
-# The one error the loader never sees: the file is not text. It names the byte, not a line.
-NOT_TEXT = re.compile(r"^error: .+: not UTF-8 text \(.+ at byte \d+\)$")
+# The one error the loader never sees: the file is not text. Still located, at the bad byte.
+NOT_TEXT = re.compile(r"^error: .+:\d+:\d+: not UTF-8 text \(.+, byte 0x[0-9a-f]{2}\)$")
 
 
 @contextmanager

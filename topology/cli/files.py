@@ -11,17 +11,28 @@ def read_text(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
     try:
-        return Path(path).read_text(encoding="utf-8")
+        data = Path(path).read_bytes()
+        return data.decode("utf-8")
     except FileNotFoundError:
         raise TopoError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise TopoError(f"{path}: is a directory, not a topology file") from None
     except UnicodeDecodeError as problem:
+        line, column = _line_column(data, problem.start)
         raise TopoError(
-            f"{path}: not UTF-8 text ({problem.reason} at byte {problem.start})"
+            f"{path}:{line}:{column}: not UTF-8 text ({problem.reason}, byte "
+            f"0x{data[problem.start]:02x})"
         ) from None
     except OSError as problem:
         raise TopoError(f"{path}: cannot read it ({problem.strerror})") from None
+
+
+def _line_column(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of a byte offset in text decoded up to it."""
+    before = data[:offset]
+    line_start = before.rfind(b"\n") + 1
+    column = len(before[line_start:].decode("utf-8", "replace")) + 1
+    return before.count(b"\n") + 1, column
 
 
 def write_text(path: str, text: str) -> None:
