@@ -97,15 +97,19 @@ class Document:
         if span is None:
             return ""
         found = _TOKEN.match(self.line(span.line), span.column - 1)
-        return found.group() if found else ""
+        return found.group().rstrip() if found else ""
 
 
-# A scalar's text up to where a flow collection, a comment or the line would end it.
-_TOKEN = re.compile(r"[^\s,#\]}]*")
+# A scalar's text (with its tag, if any) up to where a flow collection, a comment or the line
+# would end it.
+_TOKEN = re.compile(r"[^,#\]}]*")
 
 
 def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
     """Parse YAML text; a syntax error becomes a diagnostic and the data is None."""
+    # A byte-order mark (Windows editors, PowerShell) is not part of the text: the parser skips
+    # it, so line 1's columns and the text we show and re-read must skip it too.
+    text = text.removeprefix("\ufeff")
     yaml = YAML(typ="safe", pure=True)
     try:
         root = _compose(text, yaml)

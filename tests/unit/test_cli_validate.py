@@ -189,6 +189,16 @@ def test_deep_json_that_is_no_plan_is_read_as_a_topology_and_refused(tmp_path: P
     assert f"{file}:1:101: error[T001]" in result.stderr
 
 
+def test_an_unclosed_string_full_of_escaped_quotes_is_scanned_once(tmp_path: Path) -> None:
+    """apply first asks whether a file is a saved plan; that scan was quadratic on an unclosed
+    string of escaped quotes (80 KB: 38 s). A hang here is caught by the test timeout."""
+    file = tmp_path / "q.json"
+    file.write_text('{"format_version": "1", "changes": "' + '\\"' * 500_000)
+    result = run_topo("apply", str(file), "--dry-run")
+    assert result.returncode == 1, result.stderr[-2000:]
+    assert "Traceback" not in result.stderr and f"{file}:1:" in result.stderr
+
+
 def test_an_unclosed_bracket_points_at_it_and_at_where_parsing_stopped(tmp_path: Path) -> None:
     file = tmp_path / "t.yaml"
     file.write_text("version: 1\nclusters:\n  east: {bootstrap: 'h:1'\nflows: []\n")
@@ -302,3 +312,28 @@ def test_a_file_that_is_not_utf8_is_located_at_the_bad_byte(tmp_path: Path) -> N
     assert (
         done.stderr.strip() == f"error: {file}:3:5: not UTF-8 text (invalid start byte, byte 0xff)"
     )
+
+
+VALID_PAIR = (
+    "version: 1\n"
+    "clusters:\n"
+    '  east: {bootstrap: "1.2.3.4:9092"}\n'
+    '  west: {bootstrap: "1.2.3.5:9092"}\n'
+    "flows:\n"
+    "  - mirror: {from: east, to: west}\n"
+)
+
+
+def test_a_file_starting_with_a_byte_order_mark_is_read_as_without_it(tmp_path: Path) -> None:
+    file = tmp_path / "bom.yaml"
+    file.write_bytes(b"\xef\xbb\xbf" + VALID_PAIR.encode())
+    result = run_topo("validate", str(file))
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_tagged_version_is_named_as_written(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(VALID_PAIR.replace("version: 1", "version: !!int 1  # tagged"))
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert f"{file}:1:10: error[T004]: version !!int 1 is not supported" in result.stderr

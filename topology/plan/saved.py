@@ -24,8 +24,10 @@ class SavedPlanError(TopoError):
 # topo's plans nest fewer than 10 levels. A deeper file is refused before json.loads, which
 # raises RecursionError near 1,000 levels (and everything after it would recurse as deep).
 MAX_DEPTH = 100
-# A JSON string (skipped whole, so brackets inside one do not count) or a bracket.
-_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+# A JSON string (skipped whole, so brackets inside one do not count) or a bracket. The closing
+# quote is optional: an unclosed string then runs to the end of the text in one match, instead
+# of being tried again from every quote after it (quadratic on a file full of \").
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 
 
 @cache
