@@ -75,7 +75,7 @@ def apply(
     if dry_run:
         _dry_run(plan)
         raise typer.Exit(0)
-    _refuse_without_engine(plan, once)
+    _refuse_without_engine(plan, loaded, once)
     jobs = _Jobs(loaded, once)
     _execute(plan, configs, jobs)
     if once:
@@ -129,14 +129,17 @@ def _topology_of(plan: Plan, plan_file: str) -> str:
     return str(beside)
 
 
-def _refuse_without_engine(plan: Plan, once: bool) -> None:
-    """Replication needs the `spark` extra: say so before the first change, not halfway."""
+def _refuse_without_engine(plan: Plan, loaded: "Loaded", once: bool) -> None:
+    """Replication needs the `spark` extra: say so before the first change, not halfway. A
+    flow change (re)starts the driver with every flow the topology has; with none left it only
+    stops the running one, which needs no Spark."""
+    from topology.jobs import specs_of
     from topology.spark import installed
 
     flows = sum(1 for change in plan.changes if change.resource is Resource.FLOW)
     if once:
         installed.require("topo apply --once")
-    elif flows:
+    elif flows and specs_of(loaded.topology):
         installed.require(
             f"this plan starts replication ({flows} flow change(s)); that",
             " (nothing was changed; to apply only topics, configs, partitions and ACLs, set "
