@@ -291,6 +291,25 @@ def test_explicit_patterns_review_matching_files_only(
     assert "active-active" not in body and "aggregation" not in body
 
 
+def test_a_symlink_out_of_the_repository_is_never_quoted(
+    tmp_path: Path, repository: tuple[Path, str], github: tuple[FakeGitHub, str]
+) -> None:
+    """A pull request may add `x.yaml -> /a/runner/file`; with explicit patterns it counts as a
+    topology, but nothing of the file it points at reaches the comment."""
+    repo, base = repository
+    fake, api_url = github
+    secret = tmp_path / "runner-secret.txt"
+    secret.write_text("runner-only: hunter2-not-for-prs\n")
+    (repo / "examples" / "leak.yaml").symlink_to(secret)
+    commit_all(repo, "link")
+
+    run(environment(tmp_path, base, api_url, files="examples/*.yaml"), repo)
+
+    body = fake.ours()[0]["body"]
+    assert "`examples/leak.yaml`" in body
+    assert "hunter2" not in body and "runner-only" not in body
+
+
 def test_no_topology_changes_add_no_comment(
     tmp_path: Path, repository: tuple[Path, str], github: tuple[FakeGitHub, str]
 ) -> None:

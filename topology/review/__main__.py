@@ -133,9 +133,14 @@ def _post(
 
 
 def _read(repository: Path, path: str) -> str | None:
+    """The changed file's text in the checkout; None for a symlink that leads out of the
+    repository (a pull request must not get a runner's files quoted into its comment)."""
+    file = repository / path
     try:
-        return (repository / path).read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        if not file.resolve().is_relative_to(repository.resolve()):
+            return None
+        return file.read_text(encoding="utf-8", errors="replace")
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
         return None
 
 
