@@ -17,6 +17,24 @@ from topology.reach import Arrival, Reach
 
 def check(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
     found: list[Diagnostic] = []
+    slow = reach.slow
+    if slow is None:
+        try:
+            found += _reached(graph, reach)
+        except patterns.SlowPatternError as raised:
+            slow = raised
+    if slow is not None:
+        # The checks that match names would be partial: the slow pattern is the one to fix.
+        found = [_too_slow(graph, slow)]
+    found += _java_only_client_settings(graph)
+    if reach.truncated and slow is None:
+        found.append(_stopped(graph, reach))
+    return found
+
+
+def _reached(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
+    """The rules over the names each chain carries (they match names against filters)."""
+    found: list[Diagnostic] = []
     for cluster in graph.clusters:
         arrivals = reach.on(cluster)
         found += _collisions(graph, arrivals)
@@ -25,17 +43,48 @@ def check(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
     found += _several_paths(graph, reach)
     found += _long_names(graph, reach)
     found += _replicates_nothing(graph)
-    found += _java_only_client_settings(graph)
-    if reach.truncated:
-        found.append(
-            warning(
-                "T309",
-                f"stopped after {len(reach.arrivals)} replication chains; topics travel through "
-                "very many multi-hop paths, so narrow the topics filters of the mesh",
-                graph.topology.flows[0].span,
-            )
-        )
     return found
+
+
+def _stopped(graph: TopologyGraph, reach: Reach) -> Diagnostic:
+    if reach.budget_spent:
+        message = (
+            f"stopped after trying {reach.tried} onward edges, which found "
+            f"{len(reach.arrivals)} replication chains (the search's step budget): most edges "
+            "tried carried nothing onward, and the checks saw only the chains found; narrow the "
+            "topics filters of the flows through the busiest clusters"
+        )
+    else:
+        message = (
+            f"stopped after {len(reach.arrivals)} replication chains; topics travel through "
+            "very many multi-hop paths, so narrow the topics filters of the mesh"
+        )
+    return warning("T309", message, graph.topology.flows[0].span)
+
+
+def _too_slow(graph: TopologyGraph, slow: patterns.SlowPatternError) -> Diagnostic:
+    """T202 at the first flow whose topic filters hold the pattern that ran past its limit."""
+    flows = graph.topology.flows
+    place = next(
+        (
+            (flow, f"topics.{side}")
+            for flow in flows
+            for side, written in (
+                ("include", flow.settings.topics.include),
+                ("exclude", flow.settings.topics.exclude),
+            )
+            if slow.pattern in written
+        ),
+        (flows[0], "topics"),
+    )
+    flow, where = place
+    return error(
+        "T202",
+        f"'{slow.pattern}' took too long to match topic names (it backtracks catastrophically: "
+        f"'{slow.shown}' ran past {patterns.MATCH_TIMEOUT} s) in flows[{flow.index}] "
+        f"({flow.name}) {where}; {patterns.SLOW_FIX}",
+        flow.span,
+    )
 
 
 def _witness(first: Arrival, second: Arrival) -> str | None:

@@ -46,7 +46,8 @@ class NameFilter:
         return None if None in names else frozenset(n for n in names if n is not None)
 
     def admits(self, name: str) -> bool:
-        """In bounded time, whatever the patterns (topology.patterns matches with RE2)."""
+        """In bounded time, whatever the patterns: topology.patterns matches with RE2, or with a
+        time limit per match (SlowPatternError past it) for what RE2 cannot take."""
         return self._include.matches(name) and not self._exclude.matches(name)
 
     def to_dict(self) -> dict[str, list[str]]:

@@ -22,8 +22,11 @@ from topology.model import Edge, FlowKind, Naming
 # Enough for any real topology; a full mesh of many clusters with `.*` filters has more chains
 # than anyone can review, and analysis stops there with a warning rather than running for hours.
 MAX_ARRIVALS = 20_000
-# Edges tried per arrival allowed, on average, before the search stops: a chain in a mesh of n
-# clusters has n - 2 onward edges to try, most of them ending on a cluster already visited.
+# The step budget: onward edges tried (an edge is tried when the chain's names might pass it;
+# literal filters are looked up by name, so an edge none of the names can pass costs nothing).
+# Every two-edge path of the graph may be tried once, plus this many per arrival allowed on
+# average for longer chains; a topology whose chains fit the limit fits the budget unless most
+# of what it tries carries nothing onward, and then the warning says the budget stopped it.
 STEPS_PER_ARRIVAL = 10
 
 
@@ -102,10 +105,14 @@ class Arrival:
 
 @dataclass(frozen=True)
 class Reach:
-    """Every arrival on every cluster, and whether the search stopped at its limit."""
+    """Every arrival on every cluster, and whether (and why) the search stopped short."""
 
     arrivals: tuple[Arrival, ...]
     truncated: bool
+    tried: int = 0  # onward edges tried
+    budget_spent: bool = False  # truncated by the step budget, not by the number of chains
+    # A backtracking filter that ran past patterns.MATCH_TIMEOUT: the search stopped there.
+    slow: patterns.SlowPatternError | None = None
 
     @cached_property
     def _by_cluster(self) -> dict[str, list[Arrival]]:
@@ -121,27 +128,36 @@ class Reach:
 def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
     """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals.
 
-    It stops as soon as more chains than that are known, waiting or followed, and after
-    `limit * STEPS_PER_ARRIVAL` edges tried: in a large full mesh every chain has hundreds of
-    onward edges, so following even `limit` of them would take millions of steps. Either way
-    the first `limit` chains, shortest first, are what the checks see, and the result says the
-    search was cut short.
+    It stops as soon as more chains than that are known, waiting or followed, and when the
+    step budget is spent: every two-edge path of the graph plus `limit * STEPS_PER_ARRIVAL`
+    onward edges tried. Either way the first `limit` chains, shortest first, are what the
+    checks see, and the result says the search was cut short and why. A filter that
+    backtracks past its time limit stops the search too (`slow`).
     """
     routes = _Routes(graph)
     found: list[Arrival] = []
-    frontier = deque(a for a in map(routes.first, graph.edges()) if a is not None)
-    steps = limit * STEPS_PER_ARRIVAL
-    while frontier:
-        # More chains known than the limit (not merely as many), or no steps left.
-        if len(found) + len(frontier) > limit or steps <= 0:
-            found += itertools.islice(frontier, max(limit - len(found), 0))
-            return Reach(tuple(found), truncated=True)
-        arrival = frontier.popleft()
-        found.append(arrival)
-        onward = routes.onward(arrival)
-        steps -= len(onward)
-        frontier.extend(a for a in (_extend(arrival, e) for e in onward) if a is not None)
-    return Reach(tuple(found), truncated=False)
+    tried = 0
+    try:
+        frontier = deque(a for a in map(routes.first, graph.edges()) if a is not None)
+        budget = routes.two_edge_paths + limit * STEPS_PER_ARRIVAL
+        while frontier:
+            # More chains known than the limit (not merely as many), or no steps left.
+            too_many = len(found) + len(frontier) > limit
+            if too_many or tried >= budget:
+                found += itertools.islice(frontier, max(limit - len(found), 0))
+                return Reach(tuple(found), True, tried, budget_spent=not too_many)
+            arrival = frontier.popleft()
+            found.append(arrival)
+            onward = routes.onward(arrival)
+            tried += len(onward)
+            frontier.extend(a for a in (_extend(arrival, e) for e in onward) if a is not None)
+    except patterns.SlowPatternError as slow:
+        return Reach(tuple(found), False, tried, slow=slow)
+    return Reach(tuple(found), False, tried)
+
+
+# Where an edge is among its source's edges out: (the flow's turn, the edge's turn).
+_Place = tuple[int, int]
 
 
 class _Routes:
@@ -150,13 +166,32 @@ class _Routes:
     def __init__(self, graph: TopologyGraph) -> None:
         self._foreign: dict[str, tuple[str, ...]] = {}
         self._out: dict[str, dict[int, list[Edge]]] = {}  # cluster -> flow -> edges out
-        for edge in graph.edges():
-            self._out.setdefault(edge.source, {}).setdefault(edge.flow, []).append(edge)
+        # cluster -> name -> the edges out whose literal includes name it, and the edges out
+        # with a real regex among their includes; each edge keyed by its place in `_out`.
+        self._by_name: dict[str, dict[str, list[tuple[_Place, Edge]]]] = {}
+        self._open: dict[str, list[tuple[_Place, Edge]]] = {}
+        into: dict[str, int] = {}
+        rank: dict[str, dict[int, int]] = {}  # cluster -> flow -> its turn among the flows out
+        for number, edge in enumerate(graph.edges()):
+            flows = self._out.setdefault(edge.source, {})
+            turns = rank.setdefault(edge.source, {})
+            place = (turns.setdefault(edge.flow, len(turns)), number)
+            flows.setdefault(edge.flow, []).append(edge)
+            into[edge.target] = into.get(edge.target, 0) + 1
+            names = _literals(edge)
+            if names is None:
+                self._open.setdefault(edge.source, []).append((place, edge))
+            else:
+                index = self._by_name.setdefault(edge.source, {})
+                for name in names:
+                    index.setdefault(name, []).append((place, edge))
             if edge.settings.naming is Naming.PREFIX:
                 prefix = f"{edge.source}{edge.settings.separator}"
                 known = self._foreign.setdefault(edge.target, ())
                 if prefix not in known:
                     self._foreign[edge.target] = (*known, prefix)
+        self._degree = {c: sum(map(len, flows.values())) for c, flows in self._out.items()}
+        self.two_edge_paths = sum(n * self._degree.get(c, 0) for c, n in into.items())
         # In an identity-named active-active mesh every member gets each record directly from
         # its origin, so a record the mesh delivered is not forwarded by the same mesh.
         self._mesh = {
@@ -176,11 +211,26 @@ class _Routes:
         return Arrival((edge,), names, foreign) if names else None
 
     def onward(self, arrival: Arrival) -> list[Edge]:
-        """The edges a chain may take next: never back into its own path."""
+        """The edges a chain may take next: never back into its own path, and never out
+        through literal filters that name none of the chain's topics."""
         last = arrival.edges[-1].flow
+        cluster = arrival.cluster
+        if arrival.names is not None and len(arrival.names) < self._degree.get(cluster, 0):
+            # Look the chain's few names up rather than try every edge out of a hub.
+            index = self._by_name.get(cluster, {})
+            chosen = dict(self._open.get(cluster, ()))
+            for name in arrival.names:
+                chosen.update(index.get(name, ()))
+            candidates = [chosen[place] for place in sorted(chosen)]
+            return [
+                edge
+                for edge in candidates
+                if not (edge.flow == last and edge.flow in self._mesh)
+                and edge.target not in arrival.path
+            ]
         return [
             edge
-            for flow, edges in self._out.get(arrival.cluster, {}).items()
+            for flow, edges in self._out.get(cluster, {}).items()
             if not (flow == last and flow in self._mesh)
             for edge in edges
             if edge.target not in arrival.path

@@ -88,3 +88,70 @@ def test_an_identity_mesh_of_200_clusters_reaches_the_limit_quickly_too() -> Non
     assert result.reach is not None and result.reach.truncated
     assert all(len(arrival.edges) == 1 for arrival in result.reach.arrivals)
     assert [d.code for d in result.diagnostics] == ["T309"]
+
+
+def test_a_hub_with_480_spokes_is_analysed_in_full_without_a_t309() -> None:
+    # 960 chains; the hub's 480 arrivals each have 479 edges onward that carry nothing (the
+    # literal filter names `orders`, the hub receives `sN.orders`). Counting those as steps once
+    # stopped the search with a false "very many multi-hop paths".
+    spokes = range(480)
+    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n'
+                       for n in spokes)  # fmt: skip
+    flows = "".join(
+        f"  - active-active: [hub, s{n}]\n    topics: {{include: ['orders']}}\n" for n in spokes
+    )
+    text = (
+        f'version: 1\nclusters:\n  hub: {{bootstrap: "10.0.0.1:9092"}}\n{clusters}flows:\n{flows}'
+    )
+    result = analyse(text, "t.yaml")
+    assert result.diagnostics == ()
+    assert result.reach is not None and not result.reach.truncated
+    assert len(result.reach.arrivals) == 960
+
+
+def test_a_hub_with_regex_filters_that_reject_onward_edges_is_analysed_in_full() -> None:
+    # Regex filters are not looked up by name: the hub tries 479 edges for each arrival, and
+    # the step budget (every two-edge path, plus more) leaves room for all of them.
+    spokes = range(300)
+    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n'
+                       for n in spokes)  # fmt: skip
+    flows = "".join(
+        f"  - active-active: [hub, s{n}]\n    topics: {{include: ['svc{n}-.*']}}\n" for n in spokes
+    )
+    text = (
+        f'version: 1\nclusters:\n  hub: {{bootstrap: "10.0.0.1:9092"}}\n{clusters}flows:\n{flows}'
+    )
+    result = analyse(text, "t.yaml")
+    assert [d.code for d in result.diagnostics] == []
+    assert result.reach is not None and not result.reach.truncated
+
+
+def test_the_step_budget_has_its_own_message() -> None:
+    from topology import checks, graph, reach, resolve, source
+
+    text = _mesh(12, "prefix").replace(
+        "naming: prefix", "naming: prefix\n    topics: {include: ['x.*']}"
+    )
+    document, _ = source.parse(text, "t.yaml")
+    topology, _ = resolve.resolve(document)
+    built, _ = graph.build(topology)
+    limited = reach.reach(built, limit=20)
+    assert limited.truncated
+    stopped = reach.Reach(limited.arrivals, True, tried=5_000, budget_spent=True)
+    [warning] = [d.message for d in checks.check(built, stopped) if d.code == "T309"]
+    assert warning.startswith("stopped after trying 5000 onward edges, which found 20")
+
+
+def test_a_backtracking_lookaround_against_a_long_topic_name_is_a_located_t202() -> None:
+    # RE2 cannot take the lookbehind, so the backtracking engine matches it, and on a run of
+    # `a`s it backtracks past its time limit: an error naming the pattern, not a hang.
+    text = HEADER % f", topics: [{RUN}]" + (
+        "  - mirror: {from: east, to: west}\n    naming: identity\n"
+        '    topics: {include: ["(a|aa)+(?<!x)b"]}\n'
+    )
+    [slow] = [d.headline() for d in analyse(text, "t.yaml").diagnostics]
+    assert slow.startswith(
+        "t.yaml:7:5: error[T202]: '(a|aa)+(?<!x)b' took too long to match topic names "
+        "(it backtracks catastrophically"
+    )
+    assert "flows[0] (east->west) topics.include" in slow

@@ -589,3 +589,40 @@ def test_cli_help_lists_the_formats() -> None:
     for group in ("import", "export"):
         done = run_topo(group, "--help")
         assert done.returncode == 0 and "mm2" in done.stdout
+
+
+# -- Java regexes RE2 cannot take ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("regex", "included", "excluded"),
+    [
+        ("(?!internal).*", "orders", "internal"),  # the common Java lookahead idiom
+        ("(?!.*\\.internal$).*", "orders", "orders.internal"),
+        ("(\\w)\\1.*", "aardvark", "orders"),  # a backreference
+        ("[a-z]*+", "orders", "orders-1"),  # a possessive repeat
+        ("(?>orders|payments)\\Z", "payments", "payments-eu"),
+    ],
+)
+def test_a_java_regex_re2_cannot_take_imports_validates_and_matches_as_java_would(
+    regex: str, included: str, excluded: str
+) -> None:
+    escaped = regex.replace("\\", "\\\\")  # a backslash is an escape in .properties
+    result = run(FLOW + f"a->b.topics = {escaped}\n")
+    assert codes(result, Severity.ERROR) == [], [d.headline() for d in result.diagnostics]
+    assert result.data is not None
+    text = yaml_out.render(result.data, header(result, "mm2.properties"))
+    analysis = analyse(text, "topology.yaml")
+    assert analysis.ok, [d.headline() for d in analysis.diagnostics]
+    assert analysis.topology is not None
+    [flow] = analysis.topology.flows
+    assert flow.settings.topics.include == (regex,)
+    assert flow.settings.topics.admits(included)
+    assert not flow.settings.topics.admits(excluded)
+
+
+def test_a_java_regex_topo_reads_otherwise_is_refused_without_calling_it_invalid() -> None:
+    result = run(FLOW + "a->b.topics = [[:alpha:]]+\n")
+    [message] = messages(result, "M011")
+    assert "cannot be used" in message and "not a valid regex" not in message
+    assert "':alph'" in message

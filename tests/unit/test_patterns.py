@@ -4,7 +4,17 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from topology.patterns import Matcher, example, fullmatch, leading_literal, literal, problem
+from topology import patterns
+from topology.patterns import (
+    Matcher,
+    SlowPatternError,
+    engine,
+    example,
+    fullmatch,
+    leading_literal,
+    literal,
+    problem,
+)
 
 
 @pytest.mark.parametrize(
@@ -122,22 +132,94 @@ def test_a_pattern_that_backtracks_catastrophically_is_matched_in_linear_time(
     assert not fullmatch(pattern, char * 100_000)
 
 
+# Java regexes (MM2's filters are java.util.regex) that RE2 cannot take: each is matched by the
+# backtracking engine instead, as Java would match it.
+JAVA_ONLY = [
+    ("(?!internal).*", "orders", "internal"),
+    ("(?<=a)b", None, "b"),
+    ("a(?<=a)b", "ab", "b"),
+    ("(a)\\1", "aa", "ab"),
+    ("(?P<n>a)(?P=n)", "aa", "a"),
+    ("a*+b", "aab", "aa"),
+    ("a*+a", None, "aaa"),  # the possessive repeat gives nothing back
+    ("(?>a|ab)c", "ac", "abc"),  # the atomic group keeps its first choice
+    ("a\\Z", "a", "ab"),
+    ("a{1001}", "a" * 1001, "a" * 1000),
+    ("\\u0041", "A", "u0041"),
+    ("(?x) orders \\. .* # a comment", "orders.eu", "orders .eu"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "matching", "other"), JAVA_ONLY)
+def test_what_re2_cannot_take_is_matched_by_the_backtracking_engine_as_java_would(
+    pattern: str, matching: str | None, other: str
+) -> None:
+    assert problem(pattern) is None
+    assert engine(pattern) in ("backtracking", "literal")
+    matcher = Matcher((pattern,))
+    assert matching is None or matcher.matches(matching)
+    assert not matcher.matches(other)
+
+
+def test_re2_matches_every_pattern_it_takes() -> None:
+    assert engine("(a+)+b") == "re2" and engine("(?i)orders") == "re2"
+    assert engine("(?!internal).*") == "backtracking" and engine("orders") == "literal"
+
+
+# Catastrophic for a backtracking engine, and out of RE2's reach: the lookaround keeps them
+# from RE2, the nested repeat makes them backtrack past any limit on a long run of `a`s.
+CATASTROPHIC_LOOKAROUNDS = ["(?=(a|aa)+b).*", "(a|aa)+(?<!x)b", "(?=(a|a)*b).*"]
+
+
+@pytest.mark.parametrize("pattern", CATASTROPHIC_LOOKAROUNDS)
+def test_a_backtracking_pattern_past_its_time_limit_is_an_error_naming_it(pattern: str) -> None:
+    assert engine(pattern) == "backtracking"
+    with pytest.raises(SlowPatternError) as raised:
+        Matcher((pattern,)).matches("a" * 100)
+    assert raised.value.pattern == pattern
+    assert str(raised.value).startswith(f"'{pattern}' took too long to match 'aaaa")
+    assert "backtracks catastrophically" in str(raised.value)
+
+
+def test_a_backtracking_pattern_is_not_tried_when_a_linear_one_matches() -> None:
+    assert Matcher(("a+", "(?=(a|aa)+b).*")).matches("a" * 100)
+
+
 @pytest.mark.parametrize(
     ("pattern", "reason"),
     [
-        ("(?!internal).*", "lookarounds are not supported"),
-        ("(?<=a)b", "lookarounds are not supported"),
-        ("(a)\\1", "backreferences are not supported"),
-        ("(?P<n>a)(?P=n)", "backreferences are not supported"),
-        ("a*+", "possessive repeats are not supported"),
-        ("(?>a)b", "atomic groups are not supported"),
-        ("a{1001}", "a repeat count above 1000"),
+        # Python reads {,3} as {0,3}, RE2 as the text, Java refuses it
+        ("a{,3}", "'{,3}' has no lower bound: Java refuses it and RE2 reads it as text"),
+        ("${topic}", "does not start a repeat count"),
+        ("orders{eu}", "does not start a repeat count"),
+        # Java: the characters ':alph'; RE2: a POSIX class; Python: '[:alph' then ']'
+        ("[[:alpha:]]", "nested set"),
+        ("[a-z&&[^aeiou]]", "nested class and an intersection"),
+        ("(?#why)orders", "Java has no (?#...) comments"),
+        ("y{100000000}", "repeat counts are too large for topo"),
     ],
 )
-def test_what_re2_cannot_match_is_a_problem_that_says_why(pattern: str, reason: str) -> None:
+def test_what_java_refuses_or_reads_otherwise_is_a_problem_that_says_why(
+    pattern: str, reason: str
+) -> None:
     found = problem(pattern) or ""
-    assert reason in found and "RE2" in found
+    assert reason in found
+    assert "not supported" not in found
     assert not Matcher((pattern,)).matches("a")  # reported when resolved; here it matches nothing
+
+
+@pytest.mark.parametrize("pattern", ["a{2}", "a{2,}", "a{1,3}", "[{]", "\\{x\\}", "[]{]"])
+def test_a_brace_that_is_a_repeat_count_or_escaped_is_fine(pattern: str) -> None:
+    assert problem(pattern) is None
+
+
+def test_a_matcher_remembers_a_bounded_number_of_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(patterns, "ANSWERS_KEPT", 100)
+    matcher = Matcher(("console-consumer-.*", "(?!internal).*"))
+    for number in range(1_000):  # a driver asking about ever new consumer group ids
+        assert matcher.matches(f"console-consumer-{number}")
+    assert matcher._answer is not None
+    assert matcher._answer.cache_info().currsize == 100  # type: ignore[attr-defined]
 
 
 def test_a_matcher_looks_literal_names_up_and_matches_the_regexes() -> None:

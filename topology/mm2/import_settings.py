@@ -121,7 +121,8 @@ class SettingsReader:
         for regex in regexes:
             reason = patterns.problem(regex)
             if reason:
-                self._once("M011", f"{prop.key}: '{regex}' is not a valid regex: {reason}", prop)
+                verdict = "is not a valid regex" if patterns.is_invalid(regex) else "cannot be used"
+                self._once("M011", f"{prop.key}: '{regex}' {verdict}: {reason}", prop)
         return regexes
 
     def boolean(self, prop: Property) -> bool:
