@@ -26,7 +26,6 @@ def check(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
     if slow is not None:
         # The checks that match names would be partial: the slow pattern is the one to fix.
         found = [_too_slow(graph, slow)]
-    found += _java_only_client_settings(graph)
     if reach.truncated and slow is None:
         found.append(_stopped(graph, reach))
     return found
@@ -323,22 +322,3 @@ def _replicates_nothing(graph: TopologyGraph) -> list[Diagnostic]:
                 )
             )
     return found
-
-
-# Client properties only Java clients read. topo's admin client (librdkafka) refuses them
-# ("Java JAAS configuration is not supported"), so `plan` would fail on a file `validate` passed.
-_JAVA_ONLY_CLIENT_SETTINGS = {"sasl.jaas.config": "security.sasl (mechanism, username, password)"}
-
-
-def _java_only_client_settings(graph: TopologyGraph) -> list[Diagnostic]:
-    return [
-        error(
-            "T205",
-            f"cluster {cluster.name}: client.{key} is a Java client setting that topo's Kafka "
-            f"client (librdkafka) refuses; write the credentials as {instead} instead",
-            cluster.span,
-        )
-        for cluster in graph.topology.clusters.values()
-        for key, instead in _JAVA_ONLY_CLIENT_SETTINGS.items()
-        if key in cluster.client
-    ]

@@ -33,6 +33,27 @@ from topology.source import Document, Path
 DEFAULT_TOPICS = NameFilter(include=(".*",), exclude=(r".*[-.]internal", r".*\.replica", "__.*"))
 DEFAULT_GROUPS = NameFilter(include=(".*",), exclude=("console-consumer-.*", "connect-.*", "__.*"))
 _NEEDS_CREDENTIALS = {"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"}
+# Client properties only Java clients read. topo's own Kafka client (librdkafka) refuses them
+# ("Java JAAS configuration is not supported"), so `plan` would fail on a file `validate` passed.
+JAVA_ONLY_CLIENT_SETTINGS = ("sasl.jaas.config",)
+
+
+def java_login_advice(mechanism: str | None) -> str:
+    """What to write instead of a JAAS line (sasl.jaas.config), for the SASL mechanism: the
+    librdkafka properties of that login (names as in librdkafka's CONFIGURATION.md)."""
+    if mechanism == "GSSAPI":
+        return (
+            "for Kerberos (GSSAPI) write librdkafka's client properties instead: "
+            "sasl.kerberos.service.name, sasl.kerberos.principal and sasl.kerberos.keytab"
+        )
+    if mechanism == "OAUTHBEARER":
+        return (
+            "for OAUTHBEARER write librdkafka's client properties instead: "
+            "sasl.oauthbearer.method: oidc, sasl.oauthbearer.client.id, "
+            "sasl.oauthbearer.client.secret (as ${env:NAME}), "
+            "sasl.oauthbearer.token.endpoint.url and sasl.oauthbearer.scope"
+        )
+    return "write the credentials as security.sasl (mechanism, username, password) instead"
 
 
 def resolve(document: Document) -> tuple[Topology, list[Diagnostic]]:
@@ -83,6 +104,16 @@ class _Resolver:
         security = self._security(name, raw.get("security", {}), (*where, "security"))
         client = raw.get("client", {})
         for key, value in client.items():
+            if key in JAVA_ONLY_CLIENT_SETTINGS:
+                mechanism = security.sasl.mechanism if security.sasl else None
+                self.diagnostics.append(
+                    error(
+                        "T205",
+                        f"cluster {name}: client.{key} is a Java client setting that topo's "
+                        f"Kafka client (librdkafka) refuses; {java_login_advice(mechanism)}",
+                        self.document.span((*where, "client", key), key=True),
+                    )
+                )
             if isinstance(value, str):
                 self._reference_syntax(value, (*where, "client", key))
                 if secrets.SECRET_KEY.search(key):

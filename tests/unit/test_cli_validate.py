@@ -276,7 +276,8 @@ def test_validate_refuses_the_jaas_setting_plan_would_refuse(tmp_path: Path, cli
     )
     result = run_topo("validate", str(file))
     assert result.returncode == 1
-    assert f"{file}:3:3: error[T205]: cluster east: client.sasl.jaas.config is a Java" in (
+    # At the key itself, not at the cluster.
+    assert f"{file}:3:37: error[T205]: cluster east: client.sasl.jaas.config is a Java" in (
         result.stderr
     )
 

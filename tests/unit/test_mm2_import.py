@@ -232,14 +232,160 @@ def test_pem_keystore_and_hostname_verification() -> None:
     }
 
 
-def test_oauthbearer_passes_its_jaas_through_as_a_secret() -> None:
-    cluster = data(
-        FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = OAUTHBEARER\n"
-        "a.sasl.jaas.config = org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
-        ' required clientId="x" clientSecret="s";\n'
-    )["clusters"]["a"]
-    assert cluster["security"] == {"protocol": "SASL_SSL", "sasl": {"mechanism": "OAUTHBEARER"}}
-    assert cluster["client"] == {"sasl.jaas.config": "${env:A_SASL_JAAS_CONFIG}"}
+KRB5 = "com.sun.security.auth.module.Krb5LoginModule"
+OAUTH = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+GSSAPI = FLOW + (
+    "a.security.protocol = SASL_SSL\na.sasl.mechanism = GSSAPI\n"
+    f"a.sasl.jaas.config = {KRB5} required useKeyTab=true storeKey=true "
+    'keyTab="/etc/security/mm2.keytab" principal="mm2/host@EXAMPLE.COM" serviceName="kafka";\n'
+)
+OAUTHBEARER = FLOW + (
+    "a.security.protocol = SASL_SSL\na.sasl.mechanism = OAUTHBEARER\n"
+    "a.sasl.login.callback.handler.class = org.apache.kafka.common.security.oauthbearer."
+    "secured.OAuthBearerLoginCallbackHandler\n"
+    "a.sasl.oauthbearer.token.endpoint.url = https://idp.example.com/token\n"
+    f'a.sasl.jaas.config = {OAUTH} required clientId="mm2-app" clientSecret="s3cr3t-Oauth" '
+    'scope="kafka";\n'
+)
+# librdkafka's properties for each login (its CONFIGURATION.md), in the T205 and M009 advice.
+KERBEROS_ADVICE = (
+    "for Kerberos (GSSAPI) write librdkafka's client properties instead: "
+    "sasl.kerberos.service.name, sasl.kerberos.principal and sasl.kerberos.keytab"
+)
+OAUTH_ADVICE = (
+    "for OAUTHBEARER write librdkafka's client properties instead: sasl.oauthbearer.method: "
+    "oidc, sasl.oauthbearer.client.id, sasl.oauthbearer.client.secret (as ${env:NAME}), "
+    "sasl.oauthbearer.token.endpoint.url and sasl.oauthbearer.scope"
+)
+
+
+def test_a_kerberos_jaas_line_becomes_librdkafka_properties() -> None:
+    result = run(GSSAPI)
+    cluster = data(GSSAPI)["clusters"]["a"]
+    assert cluster["security"] == {"protocol": "SASL_SSL", "sasl": {"mechanism": "GSSAPI"}}
+    assert cluster["client"] == {
+        "sasl.kerberos.keytab": "/etc/security/mm2.keytab",
+        "sasl.kerberos.principal": "mm2/host@EXAMPLE.COM",
+        "sasl.kerberos.service.name": "kafka",
+    }
+    assert codes(result) == []  # useKeyTab and storeKey are what librdkafka's kinit does
+    assert result.origins[("clusters", "a", "client", "sasl.kerberos.principal")].line == 7
+
+
+def test_a_kerberos_service_name_property_wins_over_the_jaas_option() -> None:
+    text = GSSAPI.replace('serviceName="kafka"', 'serviceName="other" debug=true') + (
+        "a.sasl.kerberos.service.name = kafka\n"
+    )
+    result = run(text)
+    assert data(text)["clusters"]["a"]["client"]["sasl.kerberos.service.name"] == "kafka"
+    assert messages(result, "M009") == [
+        "a.sasl.jaas.config: login option 'debug' of Krb5LoginModule has no librdkafka "
+        "equivalent and is not imported"
+    ]
+
+
+def test_an_oauthbearer_jaas_line_becomes_oidc_properties_with_references() -> None:
+    result = run(OAUTHBEARER)
+    client = data(OAUTHBEARER)["clusters"]["a"]["client"]
+    assert client["sasl.oauthbearer.method"] == "oidc"
+    assert client["sasl.oauthbearer.client.id"] == "${env:A_SASL_OAUTHBEARER_CLIENT_ID}"
+    assert client["sasl.oauthbearer.client.secret"] == "${env:A_SASL_OAUTHBEARER_CLIENT_SECRET}"
+    assert client["sasl.oauthbearer.scope"] == "kafka"
+    assert "sasl.oauthbearer.token.endpoint.url" in client
+    assert "sasl.jaas.config" not in client
+    assert "sasl.login.callback.handler.class" not in client  # a Java class: dropped, said so
+    assert "a.sasl.login.callback.handler.class" in result.not_imported
+    assert {"A_SASL_OAUTHBEARER_CLIENT_ID", "A_SASL_OAUTHBEARER_CLIENT_SECRET"} <= {
+        v.name for v in result.env_vars
+    }
+    text = yaml_out.render(data(OAUTHBEARER), header(result, "mm2.properties"))
+    assert "mm2-app" not in text and "s3cr3t-Oauth" not in text
+    assert all("s3cr3t-Oauth" not in d.message for d in result.diagnostics)
+
+
+def test_an_oauthbearer_login_without_a_token_endpoint_says_to_set_one() -> None:
+    text = OAUTHBEARER.replace("a.sasl.oauthbearer.token.endpoint.url", "# endpoint")
+    (message,) = messages(run(text), "M016")
+    assert "set a.sasl.oauthbearer.token.endpoint.url" in message
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "jaas", "reason", "advice"),
+    [
+        ("GSSAPI", "${env:A_JAAS}", "comes whole from a config provider", KERBEROS_ADVICE),
+        ("GSSAPI", f"{KRB5} required useTicketCache=true;", "sets none of", KERBEROS_ADVICE),
+        ("GSSAPI", f"{OAUTH} required;", "holds OAuthBearerLoginModule", KERBEROS_ADVICE),
+        ("OAUTHBEARER", "not a login line", "is not a login module line", OAUTH_ADVICE),
+        (
+            "OAUTHBEARER",
+            f'{OAUTH} required unsecuredLoginStringClaim_sub="admin";',
+            "sets none of clientId, clientSecret, scope",
+            OAUTH_ADVICE,
+        ),
+    ],
+)
+def test_a_jaas_line_topo_cannot_map_is_dropped_saying_what_to_write(
+    mechanism: str, jaas: str, reason: str, advice: str
+) -> None:
+    text = FLOW + (
+        "config.providers = env\n"
+        "config.providers.env.class = org.apache.kafka.common.config.provider."
+        "EnvVarConfigProvider\n"
+        f"a.security.protocol = SASL_SSL\na.sasl.mechanism = {mechanism}\n"
+        f"a.sasl.jaas.config = {jaas}\n"
+    )
+    result = run(text)
+    (message,) = messages(result, "M009")
+    assert message.startswith(f"a.sasl.jaas.config {reason}")
+    assert message.endswith(f"so it is not imported: {advice}")
+    (warning,) = [d for d in result.diagnostics if d.code == "M009"]
+    assert warning.span.line == 9  # the JAAS line
+    assert "a.sasl.jaas.config" in result.not_imported
+    assert "client" not in data(text)["clusters"]["a"]
+    assert analyse(yaml_out.render(data(text)), "t.yaml").ok
+
+
+@pytest.mark.parametrize(("name", "text"), [("gssapi", GSSAPI), ("oauthbearer", OAUTHBEARER)])
+def test_cli_imports_kerberos_and_oauth_logins_that_validate(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    source = tmp_path / f"{name}.properties"
+    source.write_text(text)
+    out = tmp_path / f"{name}.yaml"
+    done = run_topo("import", "mm2", str(source), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "T205" not in done.stderr and "does not pass" not in done.stderr
+    written = out.read_text()
+    assert "sasl.jaas.config" not in written.split("version: 1", 1)[1]
+    assert "s3cr3t-Oauth" not in written + done.stderr and "mm2-app" not in written
+    checked = run_topo("validate", str(out))
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize(
+    ("sasl", "advice"),
+    [
+        ("{mechanism: GSSAPI}", KERBEROS_ADVICE),
+        ("{mechanism: OAUTHBEARER}", OAUTH_ADVICE),
+        (
+            "{mechanism: PLAIN, username: u, password: '${env:P}'}",
+            "write the credentials as security.sasl (mechanism, username, password) instead",
+        ),
+    ],
+)
+def test_t205_is_at_the_jaas_key_and_advises_by_mechanism(sasl: str, advice: str) -> None:
+    text = (
+        "version: 1\nclusters:\n  east:\n    bootstrap: 'h:1'\n"
+        f"    security: {{protocol: SASL_SSL, sasl: {sasl}}}\n"
+        "    client:\n      client.id: mm2\n      sasl.jaas.config: '${env:JAAS}'\n"
+        "  west: {bootstrap: 'h:2'}\nflows:\n  - mirror: {from: east, to: west}\n"
+    )
+    (problem,) = [d for d in analyse(text, "t.yaml").diagnostics if d.code == "T205"]
+    assert (problem.span.line, problem.span.column) == (8, 7)
+    assert problem.message == (
+        "cluster east: client.sasl.jaas.config is a Java client setting that topo's Kafka "
+        f"client (librdkafka) refuses; {advice}"
+    )
 
 
 def test_a_jaas_line_from_a_provider_asks_for_username_and_password() -> None:
@@ -577,6 +723,18 @@ def test_cli_refuses_a_config_topo_would_not_run(tmp_path: Path) -> None:
     done = run_topo("import", "mm2", str(source))
     assert done.returncode == 1
     assert "error[T304]" in done.stderr and "does not pass topo validate" in done.stderr
+    assert done.stderr.rstrip().endswith("topo does not: fix flows[0] as the errors say")
+
+
+def test_the_closing_line_names_the_cluster_or_flow_in_error() -> None:
+    from topology.mm2 import import_check
+
+    text = (
+        "version: 1\nclusters:\n  east: {bootstrap: 'h:1', client: {sasl.jaas.config: x}}\n"
+        "  west: {bootstrap: 'h:2'}\nflows:\n  - mirror: {from: east, to: west}\n"
+    )
+    check = analyse(text, "t.yaml")
+    assert import_check.subjects(check.diagnostics, check.document) == "cluster east"
 
 
 def test_cli_missing_file_is_one_line(tmp_path: Path) -> None:

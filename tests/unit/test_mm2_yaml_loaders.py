@@ -78,6 +78,8 @@ TRICKY = [
     "1.0e+3", ".inf", "-.Inf", ".NaN", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "=", "<<",
     "a:b", "a: b", "a:", ":a", "a,b", "[a]", "{a}", "a#b", "a #b", "#a", "&a", "*a", "!a", "|",
     ">", "%a", "@a", "`a", "'a'", '"a"', "-", "- a", "? a", "a\nb", "a\tb", " a", "a ", "a\\b",
+    "?", ":", "- ", "-a", "--", "-_", "?a", ": a", ":-", "#", "a#", "!", "!!str", "&", "*", "|-",
+    ">-", "%", "@", "`", "[", "]", "{", "}", ",", "'", '"', "[-]", "---", "...", "- - a", "-\t",
     "\x85", "\u2028", "\ufeff", "\x00", "\x7f", "é", "日本", "\U0001f600", "${env:A_B}",
     "host-1:9092,host-2:9092", "127.0.0.1:19092",
 ]  # fmt: skip
@@ -91,26 +93,41 @@ def test_tricky_strings_as_keys_and_values_in_blocks_and_inline(value: str) -> N
             value: {"bootstrap": value, "client": {value: value}},
             "b": {"bootstrap": value, "client": {"x": [value] * 40}},  # long: a block list
         },
-        "flows": [{"mirror": {"from": value, "to": "b"}, "topics": {"include": [value]}}],
+        "flows": [
+            {"mirror": {"from": value, "to": "b"}, "topics": {"include": [value]}},
+            # Regex lists, inline and long enough to be blocks: `- -` was a nested list.
+            {"topics": {"include": [value] * 40, "exclude": [value, "x"]}},
+            {"topics": {"exclude": [value] * 40, "include": [[value] * 40, [value]]}},
+        ],
     }
     text = yaml_out.render(data, header=[f"from {value}", value])
     assert_every_loader_agrees(text)
     assert parse(text, "out.yaml")[0].data == data
 
 
-# Any text, as keys and values, in both contexts and in the header comment.
-any_text = st.text(st.characters(codec="utf-8"), max_size=12)
+# Any text, as keys and values, in both contexts and in the header comment; and short strings of
+# YAML's indicators (with a letter, a space, a tab and a dot), which random text seldom is.
+INDICATORS = "-?:,[]{}#&*!|>'\"%@`~=<. \ta"
+any_text = st.one_of(
+    st.text(st.characters(codec="utf-8"), max_size=12),
+    st.text(st.sampled_from(INDICATORS), max_size=4),
+)
+# Keys: any text, or the keys under which strings are regexes (written by their own rule).
+any_key = st.one_of(any_text, st.sampled_from(["include", "exclude"]))
 tree = st.recursive(
     st.one_of(any_text, st.integers(), st.booleans(), st.none(), st.floats(allow_nan=False)),
     lambda children: st.one_of(
-        st.lists(children, max_size=4), st.dictionaries(any_text, children, max_size=4)
+        st.lists(children, max_size=4),
+        st.dictionaries(any_key, children, max_size=4),
+        # As long as a list must be to be written as a block, rather than inline.
+        st.lists(any_text, min_size=1, max_size=3).map(lambda items: items * 30),
     ),
     max_leaves=12,
 )
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(clusters=st.dictionaries(any_text, tree, min_size=1, max_size=3), note=any_text)
+@given(clusters=st.dictionaries(any_key, tree, min_size=1, max_size=3), note=any_text)
 def test_any_strings_read_the_same_in_every_loader(clusters: dict[str, Any], note: str) -> None:
     data = {"version": 1, "clusters": clusters, "flows": []}
     text = yaml_out.render(data, header=[note])

@@ -65,9 +65,10 @@ def mm2(
         err=True,
     )
     if not check.ok:
+        subjects = import_check.subjects(check.diagnostics, check.document)
         typer.echo(
             "error: the imported topology does not pass topo validate (see above); MM2 "
-            "accepted this config, topo does not: fix the flows it names",
+            f"accepted this config, topo does not: fix {subjects} as the errors say",
             err=True,
         )
         raise typer.Exit(1)

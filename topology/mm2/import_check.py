@@ -9,7 +9,7 @@ the topology it is about.
 
 from collections.abc import Iterable, Mapping
 
-from topology.diagnostics import Diagnostic, Span
+from topology.diagnostics import Diagnostic, Severity, Span
 from topology.mm2.properties import Property
 from topology.source import Document, Path
 
@@ -31,6 +31,26 @@ def in_properties(
             Diagnostic(diagnostic.severity, diagnostic.code, diagnostic.message + where, span)
         )
     return moved
+
+
+def subjects(diagnostics: Iterable[Diagnostic], imported: Document) -> str:
+    """What the errors are about, for the import's closing line: `cluster east`, `flows[0]`
+    (`the clusters and flows above` when they are many), or `the topology` as a whole."""
+    paths = _paths_by_span(imported)
+    named: dict[str, None] = {}
+    for diagnostic in diagnostics:
+        if diagnostic.severity is not Severity.ERROR:
+            continue
+        path = paths.get(diagnostic.span, ())
+        if len(path) >= 2 and path[0] == "clusters":
+            named[f"cluster {path[1]}"] = None
+        elif len(path) >= 2 and path[0] == "flows":
+            named[f"flows[{path[1]}]"] = None
+        else:
+            named["the topology"] = None
+    if len(named) > 3:
+        return "the clusters and flows they name"
+    return " and ".join(named) or "the topology"
 
 
 def _paths_by_span(document: Document) -> dict[Span, Path]:

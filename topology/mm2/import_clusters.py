@@ -15,9 +15,34 @@ from topology import kafka_rules, secrets
 from topology.mm2 import references, vocabulary
 from topology.mm2.import_context import Context
 from topology.mm2.properties import Property
+from topology.resolve import java_login_advice
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
+# The login module of each mechanism without username and password, and its options that
+# librdkafka has a property for (librdkafka's CONFIGURATION.md names).
+_JAVA_LOGINS = {
+    "GSSAPI": (
+        "Krb5LoginModule",
+        {
+            "principal": "sasl.kerberos.principal",
+            "keyTab": "sasl.kerberos.keytab",
+            "serviceName": "sasl.kerberos.service.name",
+        },
+    ),
+    "OAUTHBEARER": (
+        "OAuthBearerLoginModule",
+        {
+            "clientId": "sasl.oauthbearer.client.id",
+            "clientSecret": "sasl.oauthbearer.client.secret",
+            "scope": "sasl.oauthbearer.scope",
+        },
+    ),
+}
+# Written as references only: a client id is half of the login, the secret the other half.
+_JAAS_SECRETS = {"sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret"}
+# Krb5LoginModule switches that say "log in from the keytab", which librdkafka's kinit does.
+_IMPLIED_OPTIONS = {"useKeyTab", "storeKey", "doNotPrompt"}
 
 
 def is_secret(name: str) -> bool:
@@ -32,6 +57,8 @@ class ClusterSettings:
     start: str | None = None  # from <alias>.consumer.auto.offset.reset, for flows out of it
     exactly_once: bool = False  # from <alias>.exactly.once.source.support, for flows into it
     entry: dict[str, Any] = field(default_factory=dict)
+    # client properties made from another property (a JAAS line's options): name -> that one
+    client_origins: dict[str, Property] = field(default_factory=dict)
 
 
 def import_cluster(
@@ -135,10 +162,94 @@ class _ClusterImport:
         if mechanism in references.LOGIN_MODULES:
             sasl.update(self._credentials(mechanism, jaas_prop))
         elif jaas_prop is not None:
-            self._client("sasl.jaas.config", jaas_prop)
+            self._java_login(mechanism, jaas_prop, props)
+        if mechanism == "OAUTHBEARER":
+            self._oidc_handler(props)
         for name, prop in props.items():
             self._client(name, prop)
         return sasl
+
+    def _java_login(self, mechanism: str, jaas_prop: Property, props: dict[str, Property]) -> None:
+        """A GSSAPI or OAUTHBEARER JAAS line as the librdkafka properties of the same login.
+
+        topo's Kafka client (librdkafka) refuses sasl.jaas.config (T205). Krb5LoginModule's
+        principal, keyTab and serviceName, and OAuthBearerLoginModule's clientId, clientSecret
+        and scope have librdkafka names; the client id and secret become references. A line
+        that yields none of them is dropped, saying what to write instead.
+        """
+        jaas = references.parse_jaas(jaas_prop.value)
+        module = jaas.module.rsplit(".", 1)[-1] if jaas is not None else None
+        expected = _JAVA_LOGINS[mechanism]
+        if jaas is None or module != expected[0]:
+            if jaas is None and references.contains_reference(jaas_prop.value):
+                reason = "comes whole from a config provider, so topo cannot read the login in it"
+            elif jaas is None:
+                reason = "is not a login module line topo can read"
+            else:
+                reason = f"holds {module}, not the {expected[0]} SASL {mechanism} uses"
+            self._drop_jaas(mechanism, jaas_prop, reason)
+            return
+        mapped: dict[str, str] = {}
+        unknown: list[str] = []
+        for option, value in jaas.options.items():
+            name = expected[1].get(option)
+            if name is None:
+                if option not in _IMPLIED_OPTIONS:
+                    unknown.append(option)
+            elif name in props or name in mapped:
+                continue  # the property the user wrote wins over the JAAS option
+            else:
+                mapped[name] = value
+        if not mapped:
+            self._drop_jaas(mechanism, jaas_prop, f"sets none of {', '.join(expected[1])}")
+            return
+        if mechanism == "OAUTHBEARER" and "sasl.oauthbearer.method" not in props:
+            self.client["sasl.oauthbearer.method"] = "oidc"
+            self.settings.client_origins["sasl.oauthbearer.method"] = jaas_prop
+        for name, value in mapped.items():
+            if name in _JAAS_SECRETS:
+                self.client[name] = self.context.secret(self.alias, name, value, jaas_prop)
+            else:
+                self.client[name] = self.context.value(self.alias, name, value, jaas_prop)
+            self.settings.client_origins[name] = jaas_prop
+        if unknown:
+            self.context.warn(
+                "M009",
+                f"{jaas_prop.key}: login option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(o) for o in unknown)} of {expected[0]} "
+                f"{'have' if len(unknown) > 1 else 'has'} no librdkafka equivalent and "
+                f"{'are' if len(unknown) > 1 else 'is'} not imported",
+                jaas_prop,
+            )
+        if mechanism == "OAUTHBEARER" and "sasl.oauthbearer.token.endpoint.url" not in props:
+            self.context.warn(
+                "M016",
+                f"{jaas_prop.key}: topo's Kafka client fetches OAUTHBEARER tokens itself "
+                "(sasl.oauthbearer.method: oidc) and needs the token endpoint: set "
+                f"{self.alias}.sasl.oauthbearer.token.endpoint.url, or client "
+                "sasl.oauthbearer.token.endpoint.url in the topology",
+                jaas_prop,
+            )
+
+    def _drop_jaas(self, mechanism: str, jaas_prop: Property, reason: str) -> None:
+        self.context.drop(
+            "M009",
+            f"{jaas_prop.key} {reason}; topo's Kafka client (librdkafka) reads no JAAS line, so "
+            f"it is not imported: {java_login_advice(mechanism)}",
+            jaas_prop,
+        )
+
+    def _oidc_handler(self, props: dict[str, Property]) -> None:
+        """Java's OIDC token fetcher is a class; librdkafka's is `sasl.oauthbearer.method`."""
+        for name in ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class"):
+            prop = props.pop(name, None)
+            if prop is not None:
+                self.context.drop(
+                    "M009",
+                    f"{prop.key} names a Java class; topo's Kafka client (librdkafka) fetches "
+                    "OAUTHBEARER tokens itself with sasl.oauthbearer.method: oidc; not imported",
+                    prop,
+                )
 
     def _credentials(self, mechanism: str, jaas_prop: Property | None) -> dict[str, str]:
         """username and password from a PLAIN or SCRAM login module line."""

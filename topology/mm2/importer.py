@@ -108,7 +108,9 @@ class _Importer:
         defaults = self.settings.defaults(global_settings)
         plans = grouping.group(self._with_overrides(edges, defaults), aliases)
         self._explain(plans)
-        self._remember_origins(clusters_prop, client_defaults, by_cluster, global_settings)
+        self._remember_origins(
+            clusters_prop, client_defaults, by_cluster, global_settings, clusters
+        )
         self._remember_flow_origins(plans, by_flow, global_settings)
         topology: dict[str, Any] = {
             "version": 1,
@@ -379,6 +381,7 @@ class _Importer:
         client_defaults: dict[str, Property],
         by_cluster: dict[str, dict[str, Property]],
         global_settings: Parsed,
+        clusters: dict[str, ClusterSettings],
     ) -> None:
         self.origins[()] = clusters_prop
         for alias, own in by_cluster.items():
@@ -386,7 +389,7 @@ class _Importer:
             here: Path = ("clusters", alias)
             self.origins[here] = props.get("bootstrap.servers", clusters_prop)
             self.origins[(*here, "bootstrap")] = self.origins[here]
-            for name, prop in props.items():
+            for name, prop in {**props, **clusters[alias].client_origins}.items():
                 self.origins[(*here, "client", name)] = prop
             for under, names in _SECURITY_ORIGINS.items():
                 found = [props[name] for name in names if name in props]

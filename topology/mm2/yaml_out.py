@@ -26,8 +26,9 @@ _SIMPLE_KEY = 1000  # YAML 1.1 loaders refuse a key longer than 1024 characters 
 _REFERENCE = re.compile(r"\$\{(env|file):[^}]+\}")
 # Where regexes live: their strings are quoted even when YAML would not need it.
 _REGEX_PARENTS = {"include", "exclude"}
-_REGEX_PLAIN = re.compile(r"[A-Za-z0-9_-]+")
-# Plain (unquoted) only from characters that are no indicator anywhere, in any YAML version.
+# Plain (unquoted) only from characters that are no indicator anywhere, in any YAML version, and
+# never starting with `-`: a lone `-` in a block list is `- -`, a nested list to every loader.
+_REGEX_PLAIN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
 _FLOW_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./-]*")
 # In a block, `,` is text and so is a `:` not followed by a space (host:port lists).
 _BLOCK_PLAIN = re.compile(r"[A-Za-z0-9_./][A-Za-z0-9_./,-]*(?::[A-Za-z0-9_./,-]+)*")
