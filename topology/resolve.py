@@ -245,11 +245,13 @@ class _Resolver:
         for index, pattern in enumerate(raw):
             reason = patterns.problem(pattern)
             if reason:
-                self._error(
-                    "T202",
-                    f"'{pattern}' is not a valid regular expression: {reason}",
-                    (*where, index),
+                # Say "not valid" only of what is no regex at all; Java may well accept the rest.
+                verdict = (
+                    "is not a valid regular expression"
+                    if patterns.is_invalid(pattern)
+                    else "cannot be used as a filter"
                 )
+                self._error("T202", f"'{pattern}' {verdict}: {reason}", (*where, index))
         return tuple(raw)
 
     # -- helpers --------------------------------------------------------------------------

@@ -299,3 +299,16 @@ def test_example_when_not_none_fully_matches(pattern: str) -> None:
 )
 def test_leading_literal_is_text_every_match_starts_with(pattern: str, lead: str) -> None:
     assert leading_literal(pattern) == lead
+
+
+def test_validate_says_invalid_only_of_what_is_no_regex_at_all() -> None:
+    from topology.analysis import analyse
+
+    text = (
+        "version: 1\nclusters:\n"
+        '  east: {bootstrap: "1.2.3.4:9"}\n  west: {bootstrap: "1.2.3.5:9"}\n'
+        'flows:\n  - mirror: {from: east, to: west}\n    topics: {include: ["a{,3}", "("]}\n'
+    )
+    messages = [d.message for d in analyse(text, "t.yaml").diagnostics if d.code == "T202"]
+    assert messages[0].startswith("'a{,3}' cannot be used as a filter: ")
+    assert messages[1].startswith("'(' is not a valid regular expression: ")
