@@ -13,8 +13,11 @@ from pathlib import Path
 from topology.errors import TopoError
 
 _REFERENCE = re.compile(r"\$\{(?P<kind>env|file):(?P<name>[^}]+)\}")
-# Client properties whose values are secrets when they are written inline.
-SECRET_KEY = re.compile(r"(password|secret|jaas|token|credential)", re.IGNORECASE)
+# Client properties whose values are secrets when they are written inline. An OAuth token
+# endpoint's URL (`sasl.oauthbearer.token.endpoint.url`) is an address, not a token.
+SECRET_KEY = re.compile(
+    r"(password|secret|jaas|token(?!\.endpoint\.url)|credential)", re.IGNORECASE
+)
 
 
 class SecretError(TopoError):

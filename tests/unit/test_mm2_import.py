@@ -291,7 +291,8 @@ def test_an_oauthbearer_jaas_line_becomes_oidc_properties_with_references() -> N
     assert client["sasl.oauthbearer.client.id"] == "${env:A_SASL_OAUTHBEARER_CLIENT_ID}"
     assert client["sasl.oauthbearer.client.secret"] == "${env:A_SASL_OAUTHBEARER_CLIENT_SECRET}"
     assert client["sasl.oauthbearer.scope"] == "kafka"
-    assert "sasl.oauthbearer.token.endpoint.url" in client
+    # An address, not a secret: written as it was, not turned into a variable.
+    assert client["sasl.oauthbearer.token.endpoint.url"] == "https://idp.example.com/token"
     assert "sasl.jaas.config" not in client
     assert "sasl.login.callback.handler.class" not in client  # a Java class: dropped, said so
     assert "a.sasl.login.callback.handler.class" in result.not_imported
