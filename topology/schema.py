@@ -199,6 +199,11 @@ def _explain(problem: ValidationError, document: Document) -> list[Diagnostic]:
                 document.span(path),
             )
         ]
+    # jsonschema reports a bad name as the `pattern` (or other rule) under `propertyNames`,
+    # at the mapping: point at the name's own key.
+    if kind != "propertyNames" and "propertyNames" in problem.relative_schema_path:
+        key = document.span((*path, str(problem.instance)), key=True)
+        return [error("T104", f"{where}: {_value_problem(problem)}", key)]
     if kind == "propertyNames":
         # The failing name is the instance; point at that key.
         name = str(problem.instance)
