@@ -167,7 +167,7 @@ class _InlineSecret:
     """A secret written in the file: compared by value, so a changed one is a change, but shown
     only as being there (not even its length, which narrows a guess)."""
 
-    value: Any
+    value: Any = field(repr=False)  # never in a traceback or a debug print either
 
     def __str__(self) -> str:
         return INLINE_SECRET

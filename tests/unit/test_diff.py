@@ -83,3 +83,10 @@ def test_exit_codes() -> None:
     result = run_topo("diff", base, broken)
     assert result.returncode == 1
     assert "error[T001]" in result.stderr
+
+
+def test_an_inline_secret_is_never_in_its_wrappers_text() -> None:
+    from topology.diff import _InlineSecret
+
+    assert "hunter2" not in repr(_InlineSecret("hunter2")) + str(_InlineSecret("hunter2"))
+    assert _InlineSecret("a") != _InlineSecret("b")  # a changed secret is still a change
