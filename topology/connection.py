@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from topology import model, secrets
+from topology.errors import TopoError
 
 
 def _read_text(path: Path) -> str:
@@ -79,34 +80,110 @@ def _under(base: Path, path: str) -> Path:
     return found if found.is_absolute() else base / found
 
 
-# librdkafka's names for what the Java client (Spark's Kafka connector) spells differently.
+# librdkafka's names for what the Java client (Spark's Kafka connector) spells differently, or
+# does not know: they are translated below, never passed on.
 _LIBRDKAFKA_ONLY = {
     "sasl.username", "sasl.password", "ssl.ca.location", "ssl.certificate.location",
     "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
+    "enable.sasl.oauthbearer.unsecure.jwt", "sasl.oauthbearer.config",
+    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions",
 }  # fmt: skip
 _LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
 }
+OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+OAUTH_LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
 
-def java_client_config(librdkafka: Mapping[str, str]) -> dict[str, str]:
+class JavaClientError(TopoError):
+    """A cluster's settings that Spark's Java Kafka client cannot be given."""
+
+
+def java_client_config(
+    librdkafka: Mapping[str, str], *, read_file: Callable[[Path], str] = _read_text
+) -> dict[str, str]:
     """The Java client's settings for a cluster, from its librdkafka settings (secrets already
-    resolved): SASL credentials become a JAAS line, a CA file a PEM trust store. Client
-    certificates (mutual TLS) are passed through as librdkafka names and not translated."""
+    resolved). Every login topo validates is translated: SASL credentials and OAUTHBEARER
+    become a JAAS line, a CA file a PEM trust store, a client certificate and key (mutual TLS)
+    a PEM key store given inline, so no file holding a key is written anywhere."""
     config = {k: v for k, v in librdkafka.items() if k not in _LIBRDKAFKA_ONLY}
-    module = _LOGIN_MODULES.get(librdkafka.get("sasl.mechanism", ""))
+    mechanism = librdkafka.get("sasl.mechanism", "")
+    module = _LOGIN_MODULES.get(mechanism)
     if module is not None and "sasl.username" in librdkafka:
         user = _jaas_quoted(librdkafka["sasl.username"])
         password = _jaas_quoted(librdkafka.get("sasl.password", ""))
         config["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
+    if mechanism == "OAUTHBEARER":
+        config |= _oauthbearer(librdkafka)
     if "ssl.ca.location" in librdkafka:
         config["ssl.truststore.type"] = "PEM"
         config["ssl.truststore.location"] = librdkafka["ssl.ca.location"]
+    if "ssl.certificate.location" in librdkafka:
+        config |= _key_store(librdkafka, read_file)
     if librdkafka.get("ssl.endpoint.identification.algorithm") == "none":
         config["ssl.endpoint.identification.algorithm"] = ""
     return config
+
+
+def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
+    """OAUTHBEARER for the Java client: Kafka's unsecured test tokens, or OIDC client
+    credentials against a token endpoint (validate refuses anything else)."""
+    if librdkafka.get("sasl.oauthbearer.method", "default").lower() == "oidc":
+        options = {
+            "clientId": librdkafka.get("sasl.oauthbearer.client.id", ""),
+            "clientSecret": librdkafka.get("sasl.oauthbearer.client.secret", ""),
+        }
+        if "sasl.oauthbearer.scope" in librdkafka:
+            options["scope"] = librdkafka["sasl.oauthbearer.scope"]
+        return {
+            "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
+            "sasl.jaas.config": _jaas_line(OAUTH_MODULE, options),
+        }
+    claims = dict(
+        part.split("=", 1)
+        for part in librdkafka.get("sasl.oauthbearer.config", "").split()
+        if "=" in part
+    )
+    options = {"unsecuredLoginStringClaim_sub": claims.get("principal", "")}
+    if "scope" in claims:
+        options["unsecuredLoginListClaim_scope"] = claims["scope"]
+    return {"sasl.jaas.config": _jaas_line(OAUTH_MODULE, options)}
+
+
+def _key_store(librdkafka: Mapping[str, str], read_file: Callable[[Path], str]) -> dict[str, str]:
+    """A client certificate and key as the Java client's inline PEM key store."""
+    certificate_file = Path(librdkafka["ssl.certificate.location"])
+    key_file = Path(librdkafka.get("ssl.key.location", ""))
+    try:
+        certificate, key = read_file(certificate_file), read_file(key_file)
+    except (OSError, UnicodeDecodeError) as problem:
+        shown = getattr(problem, "strerror", None) or type(problem).__name__
+        raise JavaClientError(
+            f"the client certificate {certificate_file} or its key {key_file} cannot be read "
+            f"({shown})"
+        ) from None
+    if "-----BEGIN PRIVATE KEY-----" not in key and "-----BEGIN ENCRYPTED PRIVATE KEY" not in key:
+        raise JavaClientError(
+            f"the client key {key_file} is not a PKCS#8 PEM key, the only form Spark's Java "
+            "Kafka client reads; convert it with `openssl pkcs8 -topk8 -nocrypt -in KEY -out "
+            "KEY.p8` (or -v2 aes-256-cbc to encrypt it, with tls.key_password)"
+        )
+    store = {
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.certificate.chain": certificate.strip(),
+        "ssl.keystore.key": key.strip(),
+    }
+    if "ENCRYPTED PRIVATE KEY" in key and "ssl.key.password" in librdkafka:
+        store["ssl.key.password"] = librdkafka["ssl.key.password"]
+    return store
+
+
+def _jaas_line(module: str, options: Mapping[str, str]) -> str:
+    written = " ".join(f'{name}="{_jaas_quoted(value)}"' for name, value in options.items())
+    return f"{module} required {written};"
 
 
 def _jaas_quoted(value: str) -> str:

@@ -135,3 +135,101 @@ def test_the_topologys_own_settings_win_over_a_client_property() -> None:
 def test_the_bootstrap_may_be_a_reference() -> None:
     config = client_config(cluster(bootstrap="${env:EAST_BOOTSTRAP}"), {"EAST_BOOTSTRAP": "h:1"})
     assert config["bootstrap.servers"] == "h:1"
+
+
+# -- the Java client (Spark's Kafka connector) ----------------------------------------------
+
+KEY = "-----BEGIN PRIVATE KEY-----\nMIIB\n-----END PRIVATE KEY-----\n"
+CERT = "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"
+
+
+def test_java_mutual_tls_gets_the_certificate_and_key_inline_never_a_file() -> None:
+    from topology.connection import java_client_config
+
+    files = {Path("/c/alice.crt"): CERT, Path("/c/alice.key"): KEY}
+    java = java_client_config(
+        {
+            "bootstrap.servers": "h:9093",
+            "security.protocol": "SSL",
+            "ssl.ca.location": "/c/ca.pem",
+            "ssl.certificate.location": "/c/alice.crt",
+            "ssl.key.location": "/c/alice.key",
+            "ssl.key.password": "unused for a plain key",
+        },
+        read_file=files.__getitem__,
+    )
+    assert java == {
+        "bootstrap.servers": "h:9093",
+        "security.protocol": "SSL",
+        "ssl.truststore.type": "PEM",
+        "ssl.truststore.location": "/c/ca.pem",
+        "ssl.keystore.type": "PEM",
+        "ssl.keystore.certificate.chain": CERT.strip(),
+        "ssl.keystore.key": KEY.strip(),
+    }
+
+
+def test_java_mutual_tls_passes_the_key_password_of_an_encrypted_key() -> None:
+    from topology.connection import java_client_config
+
+    encrypted = KEY.replace("PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
+    files = {Path("c.crt"): CERT, Path("k.pem"): encrypted}
+    java = java_client_config(
+        {"ssl.certificate.location": "c.crt", "ssl.key.location": "k.pem",
+         "ssl.key.password": "pw"},  # fmt: skip
+        read_file=files.__getitem__,
+    )
+    assert java["ssl.key.password"] == "pw"
+
+
+def test_java_mutual_tls_refuses_a_pkcs1_key_with_how_to_convert_it() -> None:
+    from topology.connection import JavaClientError, java_client_config
+
+    rsa = KEY.replace("PRIVATE KEY", "RSA PRIVATE KEY")
+    files = {Path("c.crt"): CERT, Path("k.pem"): rsa}
+    with pytest.raises(JavaClientError, match="not a PKCS#8 PEM key.*openssl pkcs8"):
+        java_client_config(
+            {"ssl.certificate.location": "c.crt", "ssl.key.location": "k.pem"},
+            read_file=files.__getitem__,
+        )
+
+
+def test_java_oauthbearer_unsecured_tokens_name_the_principal_in_jaas() -> None:
+    from topology.connection import java_client_config
+
+    java = java_client_config(
+        {
+            "security.protocol": "SASL_SSL",
+            "sasl.mechanism": "OAUTHBEARER",
+            "enable.sasl.oauthbearer.unsecure.jwt": "true",
+            "sasl.oauthbearer.config": "principal=alice scope=repl",
+        }
+    )
+    assert java == {
+        "security.protocol": "SASL_SSL",
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+        'required unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope="repl";',
+    }
+
+
+def test_java_oauthbearer_oidc_uses_kafkas_login_handler_and_client_credentials() -> None:
+    from topology.connection import OAUTH_LOGIN_HANDLER, java_client_config
+
+    java = java_client_config(
+        {
+            "sasl.mechanism": "OAUTHBEARER",
+            "sasl.oauthbearer.method": "oidc",
+            "sasl.oauthbearer.client.id": "topo",
+            "sasl.oauthbearer.client.secret": 's"cret',
+            "sasl.oauthbearer.scope": "kafka",
+            "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
+        }
+    )
+    assert java == {
+        "sasl.mechanism": "OAUTHBEARER",
+        "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
+        "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
+        "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
+        'required clientId="topo" clientSecret="s\\"cret" scope="kafka";',
+    }

@@ -1,9 +1,12 @@
 """`topo lab up | down | status`: local single-node Kafka clusters for trying topo and tests."""
 
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from topology.lab.manager import LabStatus
 
 app = typer.Typer(
     help="Local single-node Apache Kafka clusters (KRaft) for trying topo and for tests.",
@@ -28,16 +31,67 @@ def up(
     tls: Annotated[
         bool, typer.Option("--tls", help="TLS listener with a certificate from the lab CA.")
     ] = False,
+    mtls: Annotated[
+        bool,
+        typer.Option(
+            "--mtls",
+            help="Clients log in with a certificate from the lab CA (implies --tls); with "
+            "--sasl on its own port, PORT+3.",
+        ),
+    ] = False,
+    mechanism: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mechanism",
+            help="SASL mechanism to offer, repeatable: SCRAM-SHA-512 (default), PLAIN, "
+            "OAUTHBEARER (Kafka's unsecured test tokens). Implies --sasl.",
+        ),
+    ] = None,
+    user: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--user",
+            help="Also make this user (repeatable): a password or certificate, no ACLs.",
+        ),
+    ] = None,
 ) -> None:
     """Start clusters (running ones are left alone); print `NAME HOST:PORT` for each."""
     from topology.errors import TopoError
     from topology.lab import manager
+    from topology.lab.spec import SCRAM_MECHANISM
 
     if port is not None and len(names) != 1:
         raise TopoError("--port applies to one cluster; start the others separately")
-    requests = [manager.UpRequest(name=n, port=port, sasl=sasl, tls=tls) for n in names]
+    mechanisms = tuple(dict.fromkeys(m.upper() for m in mechanism or [SCRAM_MECHANISM]))
+    sasl = sasl or bool(mechanism)
+    tls = tls or mtls
+    requests = [
+        manager.UpRequest(n, port, sasl, tls, mtls, mechanisms, tuple(user or ())) for n in names
+    ]
     for cluster in manager.up(requests, report=_progress):
         typer.echo(f"{cluster.name} {cluster.bootstrap}")
+
+
+@app.command()
+def connect(
+    name: Annotated[str, typer.Argument(help="A lab cluster.")],
+    user: Annotated[str, typer.Option("--user", help="Log in as this lab user.")] = "admin",
+    mechanism: Annotated[
+        str | None, typer.Option("--mechanism", help="One of the cluster's SASL mechanisms.")
+    ] = None,
+    mtls: Annotated[
+        bool, typer.Option("--mtls", help="Log in with the user's certificate instead of SASL.")
+    ] = False,
+) -> None:
+    """Print the topology `clusters:` entry that reaches a lab cluster as a user (secrets as
+    `${file:...}` references, never values)."""
+    from topology.lab import manager
+    from topology.mm2 import yaml_out
+
+    entry = manager.topology_entry(
+        name, user, mechanism=mechanism.upper() if mechanism else None, mtls=mtls or None
+    )
+    typer.echo(yaml_out.render({name: entry}), nl=False)
 
 
 @app.command()
@@ -72,9 +126,18 @@ def status(
         _progress("no lab clusters")
         return
     rows = [("NAME", "BOOTSTRAP", "PROTOCOL", "PID", "RUNNING")] + [
-        (c.name, c.bootstrap, c.security_protocol, str(c.pid or "-"), "yes" if c.running else "no")
+        (c.name, c.bootstrap, _protocol(c), str(c.pid or "-"), "yes" if c.running else "no")
         for c in clusters
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         typer.echo("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _protocol(cluster: "LabStatus") -> str:
+    shown = cluster.security_protocol
+    if cluster.sasl_mechanisms:
+        shown += f" ({'/'.join(cluster.sasl_mechanisms)})"
+    if cluster.mtls_bootstrap:
+        shown += f", mTLS on {cluster.mtls_bootstrap}"
+    return shown

@@ -2,9 +2,16 @@
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin._scram import (
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialAlteration,
+    UserScramCredentialUpsertion,
+)
 
 from topology.errors import KafkaUnavailableError
 from topology.kafka import client, records
@@ -59,3 +66,18 @@ def wait_until_serving(
             last = problem
             time.sleep(0.5)
     raise KafkaUnavailableError(f"not serving after {timeout:.0f}s ({last})")
+
+
+def upsert_scram_users(
+    config: dict[str, str], passwords: Mapping[str, str], mechanism: str, timeout: float = 30.0
+) -> None:
+    """Create or reset SCRAM logins (user -> password) as the cluster's admin."""
+    kind = ScramMechanism[mechanism.replace("-", "_")]
+    admin = AdminClient(client.quiet(config))
+    alterations: list[UserScramCredentialAlteration] = [
+        UserScramCredentialUpsertion(user, ScramCredentialInfo(kind, 8192), password.encode())
+        for user, password in passwords.items()
+    ]
+    for user, future in admin.alter_user_scram_credentials(alterations).items():
+        with client.failures_named(config, f"making SCRAM user {user}"):
+            future.result(timeout)

@@ -10,19 +10,24 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from topology import maven
 from topology.errors import KafkaUnavailableError, LabError
 from topology.lab import process, state, tls
 from topology.lab.spec import (
     ADMIN_USER,
+    BROKER_USER,
     HOST,
     SCRAM_MECHANISM,
+    Credentials,
     LabCluster,
     check_name,
+    check_security,
     client_config,
     default_port,
     server_properties,
+    topology_cluster,
 )
 
 BROKER_JARS = "kafka-broker"
@@ -38,6 +43,9 @@ class UpRequest:
     port: int | None = None
     sasl: bool = False
     tls: bool = False
+    mtls: bool = False
+    mechanisms: tuple[str, ...] = (SCRAM_MECHANISM,)
+    users: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -48,12 +56,17 @@ class LabStatus:
     pid: int | None
     running: bool
     log_file: str
+    sasl_mechanisms: tuple[str, ...] = ()
+    mtls_bootstrap: str | None = None
+    users: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, object]:
         return {
             "name": self.name, "bootstrap": self.bootstrap,
             "security_protocol": self.security_protocol, "pid": self.pid,
             "running": self.running, "log_file": self.log_file,
+            "sasl_mechanisms": list(self.sasl_mechanisms),
+            "mtls_bootstrap": self.mtls_bootstrap, "users": list(self.users),
         }  # fmt: skip
 
 
@@ -63,10 +76,43 @@ def config_path(name: str) -> Path:
 
 def admin_config(name: str) -> dict[str, str]:
     """librdkafka settings to reach a lab cluster as its admin (for tests and the demo)."""
-    record = _known(name)
-    password = state.password_file(name).read_text().strip() if record.cluster.sasl else None
-    ca = str(tls.ca_pem()) if record.cluster.tls else None
-    return client_config(record.cluster, admin_password=password, ca_pem=ca)
+    return user_config(name, ADMIN_USER)
+
+
+def user_config(
+    name: str, user: str, *, mechanism: str | None = None, mtls: bool | None = None
+) -> dict[str, str]:
+    """librdkafka settings to reach a lab cluster as one of its users: with a password (the
+    first SASL mechanism unless `mechanism` says), or a certificate (`mtls`, or a cluster
+    whose only login is one)."""
+    return client_config(
+        _known(name).cluster, credentials(name, user), mechanism=mechanism, mtls=mtls
+    )
+
+
+def topology_entry(
+    name: str, user: str, *, mechanism: str | None = None, mtls: bool | None = None
+) -> dict[str, Any]:
+    """What a topology's `clusters.<name>` says to reach a lab cluster as `user`."""
+    cluster = _known(name).cluster
+    who = credentials(name, user)
+    password = str(state.user_password_file(name, user)) if cluster.sasl else None
+    return topology_cluster(cluster, who, password, mechanism=mechanism, mtls=mtls)
+
+
+def credentials(name: str, user: str) -> Credentials:
+    """Where a user's secrets are: paths and, for SASL, the password itself (tests only)."""
+    cluster = _known(name).cluster
+    if user not in cluster.principals:
+        known = ", ".join(cluster.principals) if cluster.authorizes else "none"
+        raise LabError(f"lab cluster {name} has no user {user!r} (users: {known})")
+    password_file = state.user_password_file(name, user)
+    password = password_file.read_text().strip() if cluster.sasl else None
+    certificate = key = None
+    if cluster.mtls:
+        certificate, key = (str(path) for path in tls.user_files(name, user))
+    ca = str(tls.ca_pem()) if cluster.tls else None
+    return Credentials(user, password, ca, certificate, key)
 
 
 def is_running(name: str) -> bool:
@@ -96,6 +142,8 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
         pid = pids.get(cluster.name) or _known(cluster.name).pid
         assert pid is not None
         _wait_until_serving(cluster, pid)
+        if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms and cluster.users:
+            _add_scram_users(cluster)
     return [status_of(cluster.name) for cluster in clusters]
 
 
@@ -125,13 +173,17 @@ def status() -> list[LabStatus]:
 def status_of(name: str) -> LabStatus:
     record = _known(name)
     running = process.is_broker(record.pid, config_path(name))
+    cluster = record.cluster
     return LabStatus(
         name=name,
-        bootstrap=record.cluster.bootstrap,
-        security_protocol=record.cluster.security_protocol,
+        bootstrap=cluster.bootstrap,
+        security_protocol=cluster.security_protocol,
         pid=record.pid if running else None,
         running=running,
         log_file=str(state.server_log(name)),
+        sasl_mechanisms=cluster.mechanisms if cluster.sasl else (),
+        mtls_bootstrap=cluster.mtls_bootstrap,
+        users=cluster.principals if cluster.authorizes else (),
     )
 
 
@@ -148,13 +200,22 @@ def _desired(request: UpRequest) -> LabCluster:
     name = check_name(request.name)
     record = state.load(name)
     port = request.port or (record.cluster.port if record else default_port(name))
-    wanted = LabCluster(name=name, port=port, sasl=request.sasl, tls=request.tls)
+    users = tuple(dict.fromkeys((*(record.cluster.users if record else ()), *request.users)))
+    mechanisms = request.mechanisms if request.sasl else (SCRAM_MECHANISM,)
+    asked = LabCluster(name, port, request.sasl, request.tls, request.mtls, mechanisms, users)
+    wanted = check_security(asked)
     if record is None:
         return wanted
-    if (record.cluster.sasl, record.cluster.tls) != (wanted.sasl, wanted.tls):
+    if _security(record.cluster) != _security(wanted):
         raise LabError(
-            f"lab cluster {name} exists as {record.cluster.security_protocol}, not "
-            f"{wanted.security_protocol}; remove it first with `topo lab down {name} --purge`"
+            f"lab cluster {name} exists as {_security(record.cluster)}, not "
+            f"{_security(wanted)}; remove it first with `topo lab down {name} --purge`"
+        )
+    if users != record.cluster.users and is_running(name):
+        added = ", ".join(u for u in users if u not in record.cluster.users)
+        raise LabError(
+            f"lab cluster {name} is running without user(s) {added}; stop it with "
+            f"`topo lab down {name}`, then `up` again with --user"
         )
     if record.cluster.port != port and is_running(name):
         raise LabError(
@@ -164,25 +225,43 @@ def _desired(request: UpRequest) -> LabCluster:
     return wanted
 
 
+def _security(cluster: LabCluster) -> str:
+    """How clients log in, in words: what must match for a cluster to be reused."""
+    shown = cluster.security_protocol
+    if cluster.sasl:
+        shown += f" ({'/'.join(cluster.mechanisms)})"
+    if cluster.mtls:
+        shown += " with client certificates"
+    return shown
+
+
 def _check_ports_free(cluster: LabCluster) -> None:
-    for port in (cluster.port, cluster.controller_port):
+    for port in cluster.ports:
         if process.port_in_use(HOST, port):
             raise LabError(
                 f"port {port} for lab cluster {cluster.name} is in use by another process; "
                 f"choose other ports with `topo lab up {cluster.name} --port N` "
-                "(it uses N and N+1)"
+                f"(it uses N to N+{len(cluster.ports) - 1})"
             )
 
 
 def _start(cluster: LabCluster, java_bin: str, lib: Path) -> int:
     name = cluster.name
     data = state.data_dir(name)
-    password = _admin_password(name) if cluster.sasl else None
+    passwords = _passwords(cluster)
     tls_files = tls.broker_files(name) if cluster.tls else None
+    if cluster.mtls:
+        for user in cluster.principals:
+            tls.user_files(name, user)
     config = config_path(name)
-    state.write_private(config, server_properties(cluster, str(data), password, tls_files))
+    state.write_private(config, server_properties(cluster, str(data), passwords, tls_files))
     if not (data / "meta.properties").exists():
-        scram = f"{SCRAM_MECHANISM}=[name={ADMIN_USER},password={password}]" if password else None
+        # The admin's SCRAM login must exist before the broker serves: the probe uses it.
+        scram = (
+            f"{SCRAM_MECHANISM}=[name={ADMIN_USER},password={passwords[ADMIN_USER]}]"
+            if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms
+            else None
+        )
         process.format_storage(java_bin, lib, config, state.console_log(name), scram)
     pid = process.start_broker(java_bin, lib, config, state.logs_dir(name), state.console_log(name))
     state.save(state.LabRecord(cluster=cluster, pid=pid))
@@ -212,17 +291,33 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
 def _wait_ports_released(cluster: LabCluster) -> None:
     deadline = time.monotonic() + PORT_RELEASE_TIMEOUT
     while time.monotonic() < deadline:
-        if not any(process.port_in_use(HOST, p) for p in (cluster.port, cluster.controller_port)):
+        if not any(process.port_in_use(HOST, p) for p in cluster.ports):
             return
         time.sleep(0.2)
     raise LabError(f"lab cluster {cluster.name} stopped but port {cluster.port} is still held")
 
 
-def _admin_password(name: str) -> str:
-    """The cluster's SASL admin password: made once, kept in a file only the owner reads."""
-    path = state.password_file(name)
+def _passwords(cluster: LabCluster) -> dict[str, str]:
+    """Every SASL password the broker config needs, by user."""
+    users = list(cluster.principals) if cluster.sasl else []
+    if cluster.authorizes:
+        users.append(BROKER_USER)
+    return {user: _password(cluster.name, user) for user in users}
+
+
+def _password(name: str, user: str) -> str:
+    """A user's SASL password: made once, kept in a file only the owner reads."""
+    path = state.user_password_file(name, user)
     if path.exists():
         return path.read_text().strip()
     password = secrets.token_urlsafe(24)
     state.write_private(path, password + "\n")
     return password
+
+
+def _add_scram_users(cluster: LabCluster) -> None:
+    """SCRAM logins live in the cluster's metadata: made (again) through the admin API."""
+    from topology.kafka import probe
+
+    passwords = {user: _password(cluster.name, user) for user in cluster.users}
+    probe.upsert_scram_users(admin_config(cluster.name), passwords, SCRAM_MECHANISM)

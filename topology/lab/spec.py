@@ -5,7 +5,9 @@ Pure: no files, no processes. `process.py` and `manager.py` act on these values.
 
 import re
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from topology.errors import LabError
 
@@ -13,6 +15,18 @@ HOST = "127.0.0.1"
 ADMIN_USER = "admin"
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 NAME_PATTERN = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}")
+USER_PATTERN = NAME_PATTERN
+# The broker's own principal on its internal and controller listeners (SASL PLAIN, loopback).
+BROKER_USER = "broker"
+RESERVED_USERS = (ADMIN_USER, BROKER_USER)
+MECHANISMS = (SCRAM_MECHANISM, "PLAIN", "OAUTHBEARER")
+_LOGIN_MODULES = {
+    SCRAM_MECHANISM: "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
+    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
+}
+# Certificates name their user in the subject (CN=alice); this makes the principal User:alice.
+PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
 
 # Default client ports are spread over 10000..31990 in steps of 10, below Linux's ephemeral
 # range (32768+) so an outgoing connection never holds a lab port by chance.
@@ -37,20 +51,55 @@ def default_port(name: str) -> int:
 
 @dataclass(frozen=True)
 class LabCluster:
-    """A lab cluster as the user asked for it. The controller listens on `port + 1`."""
+    """A lab cluster as the user asked for it.
+
+    Ports: `port` for clients, `port + 1` for the KRaft controller and, on a cluster that
+    authenticates, `port + 2` for the broker's own traffic and `port + 3` for clients with
+    certificates when the client port speaks SASL (`--sasl --mtls`).
+    """
 
     name: str
     port: int
     sasl: bool = False
     tls: bool = False
+    mtls: bool = False  # clients authenticate with a certificate from the lab CA
+    mechanisms: tuple[str, ...] = (SCRAM_MECHANISM,)  # offered on the SASL client listener
+    users: tuple[str, ...] = ()  # made by the lab besides `admin`; no ACLs, not super users
 
     @property
     def controller_port(self) -> int:
         return self.port + 1
 
     @property
+    def internal_port(self) -> int:
+        return self.port + 2
+
+    @property
+    def mtls_port(self) -> int:
+        """Where clients authenticate with a certificate: the client port unless it is SASL."""
+        return self.port + 3 if self.sasl else self.port
+
+    @property
+    def authorizes(self) -> bool:
+        """Clients authenticate, and the StandardAuthorizer checks every request's ACLs."""
+        return self.sasl or self.mtls
+
+    @property
+    def ports(self) -> tuple[int, ...]:
+        ports = [self.port, self.controller_port]
+        if self.authorizes:
+            ports.append(self.internal_port)
+        if self.sasl and self.mtls:
+            ports.append(self.mtls_port)
+        return tuple(ports)
+
+    @property
     def bootstrap(self) -> str:
         return f"{HOST}:{self.port}"
+
+    @property
+    def mtls_bootstrap(self) -> str | None:
+        return f"{HOST}:{self.mtls_port}" if self.mtls else None
 
     @property
     def security_protocol(self) -> str:
@@ -61,6 +110,33 @@ class LabCluster:
         if self.tls:
             return "SSL"
         return "PLAINTEXT"
+
+    @property
+    def principals(self) -> tuple[str, ...]:
+        """Every user of this cluster: the admin first."""
+        return (ADMIN_USER, *self.users)
+
+
+def check_security(cluster: LabCluster) -> LabCluster:
+    """The cluster if its security options make sense together, else a LabError."""
+    if cluster.mtls and not cluster.tls:
+        raise LabError("--mtls needs --tls: client certificates are checked over TLS")
+    unknown = [m for m in cluster.mechanisms if m not in MECHANISMS]
+    if unknown:
+        raise LabError(
+            f"SASL mechanism {unknown[0]} is not one the lab offers ({', '.join(MECHANISMS)})"
+        )
+    if not cluster.mechanisms:
+        raise LabError("a SASL lab cluster needs at least one mechanism")
+    for user in cluster.users:
+        if not USER_PATTERN.fullmatch(user) or user in RESERVED_USERS:
+            raise LabError(
+                f"lab user name {user!r} is not valid: use 1-40 lowercase letters, digits, "
+                f"'-' or '_' (not {' or '.join(RESERVED_USERS)})"
+            )
+    if cluster.users and not cluster.authorizes:
+        raise LabError("--user needs --sasl or --mtls: a PLAINTEXT or TLS cluster has no users")
+    return cluster
 
 
 @dataclass(frozen=True)
@@ -75,25 +151,39 @@ class TlsFiles:
 def server_properties(
     cluster: LabCluster,
     data_dir: str,
-    admin_password: str | None = None,
+    passwords: Mapping[str, str] | None = None,
     tls: TlsFiles | None = None,
 ) -> str:
-    """The broker's server.properties: a combined broker+controller node sized for a laptop."""
-    if cluster.sasl and not admin_password:
+    """The broker's server.properties: a combined broker+controller node sized for a laptop.
+
+    `passwords` holds the password of every SASL user by name: `admin`, the cluster's users,
+    and `broker` (the broker's own login on its internal and controller listeners).
+    """
+    passwords = passwords or {}
+    if cluster.authorizes and BROKER_USER not in passwords:
+        raise ValueError("a lab cluster that authenticates needs the broker's password")
+    if cluster.sasl and ADMIN_USER not in passwords:
         raise ValueError("a SASL lab cluster needs its admin password")
     if cluster.tls and tls is None:
         raise ValueError("a TLS lab cluster needs its PEM files")
+    listeners = {"CLIENT": (cluster.port, cluster.security_protocol)}
+    if cluster.authorizes:
+        listeners["INTERNAL"] = (cluster.internal_port, "SASL_PLAINTEXT")
+    if cluster.sasl and cluster.mtls:
+        listeners["MTLS"] = (cluster.mtls_port, "SSL")
+    advertised = ",".join(f"{name}://{HOST}:{port}" for name, (port, _) in listeners.items())
+    controller = "SASL_PLAINTEXT" if cluster.authorizes else "PLAINTEXT"
+    protocols = {name: protocol for name, (_, protocol) in listeners.items()}
+    protocols["CONTROLLER"] = controller
     props: dict[str, str] = {
         "process.roles": "broker,controller",
         "node.id": "1",
         "controller.quorum.voters": f"1@{HOST}:{cluster.controller_port}",
-        "listeners": f"CLIENT://{HOST}:{cluster.port},CONTROLLER://{HOST}:{cluster.controller_port}",
-        "advertised.listeners": f"CLIENT://{cluster.bootstrap}",
+        "listeners": f"{advertised},CONTROLLER://{HOST}:{cluster.controller_port}",
+        "advertised.listeners": advertised,
         "controller.listener.names": "CONTROLLER",
-        "inter.broker.listener.name": "CLIENT",
-        "listener.security.protocol.map": (
-            f"CLIENT:{cluster.security_protocol},CONTROLLER:PLAINTEXT"
-        ),
+        "inter.broker.listener.name": "INTERNAL" if cluster.authorizes else "CLIENT",
+        "listener.security.protocol.map": ",".join(f"{n}:{p}" for n, p in protocols.items()),
         "log.dirs": data_dir,
         # One node: every internal topic has one replica; fewer partitions start faster.
         "offsets.topic.replication.factor": "1",
@@ -115,23 +205,10 @@ def server_properties(
         "log.cleaner.threads": "1",
         "num.recovery.threads.per.data.dir": "1",
     }
+    if cluster.authorizes:
+        props |= _authorization(cluster, passwords)
     if cluster.sasl:
-        assert admin_password is not None
-        jaas = (
-            "org.apache.kafka.common.security.scram.ScramLoginModule required "
-            f'username="{ADMIN_USER}" password="{admin_password}";'
-        )
-        props |= {
-            "sasl.enabled.mechanisms": SCRAM_MECHANISM,
-            "sasl.mechanism.inter.broker.protocol": SCRAM_MECHANISM,
-            f"listener.name.client.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": jaas,
-            # An authorizer, so ACLs are enforced and ACL sync can be tested for real. The
-            # controller listener is loopback-only PLAINTEXT; its ANONYMOUS principal is the
-            # broker itself registering with its own controller.
-            "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-            "super.users": f"User:{ADMIN_USER};User:ANONYMOUS",
-            "allow.everyone.if.no.acl.found": "false",
-        }
+        props |= _sasl_client_listener(cluster, passwords)
     if cluster.tls:
         assert tls is not None
         props |= {
@@ -143,27 +220,160 @@ def server_properties(
             "ssl.client.auth": "none",
             "ssl.endpoint.identification.algorithm": "https",
         }
+    if cluster.mtls:
+        listener = "mtls" if cluster.sasl else "client"
+        props |= {
+            f"listener.name.{listener}.ssl.client.auth": "required",
+            "ssl.principal.mapping.rules": PRINCIPAL_FROM_CN,
+        }
     return "".join(f"{key}={value}\n" for key, value in props.items())
 
 
+def _authorization(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[str, str]:
+    """ACLs enforced for every client; only `admin` and the broker itself are super users.
+
+    The broker talks to itself (transaction markers, say) on the INTERNAL listener and to its
+    controller on CONTROLLER, both loopback SASL PLAIN as `broker`: no listener grants
+    anything to an unauthenticated (ANONYMOUS) connection.
+    """
+    broker = _jaas("PLAIN", BROKER_USER, passwords[BROKER_USER])
+    broker = broker[:-1] + f" {_jaas_user(BROKER_USER, passwords[BROKER_USER])};"
+    return {
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": f"User:{ADMIN_USER};User:{BROKER_USER}",
+        "allow.everyone.if.no.acl.found": "false",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "sasl.mechanism.controller.protocol": "PLAIN",
+        "listener.name.internal.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.internal.plain.sasl.jaas.config": broker,
+        "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.controller.plain.sasl.jaas.config": broker,
+    }
+
+
+def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[str, str]:
+    props = {"listener.name.client.sasl.enabled.mechanisms": ",".join(cluster.mechanisms)}
+    for mechanism in cluster.mechanisms:
+        key = f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"
+        if mechanism == "PLAIN":  # users are listed in the JAAS line: user_<name>="<password>"
+            users = " ".join(_jaas_user(user, passwords[user]) for user in cluster.principals)
+            props[key] = f"{_LOGIN_MODULES['PLAIN']} required {users};"
+        elif mechanism == "OAUTHBEARER":
+            # Kafka's unsecured JWS tokens (its own test login): the token names the principal
+            # and carries no signature. For trying topo and tests only, as the lab is.
+            claim = f'unsecuredLoginStringClaim_sub="{BROKER_USER}"'
+            props[key] = f"{_LOGIN_MODULES['OAUTHBEARER']} required {claim};"
+        else:  # SCRAM users live in the cluster metadata; the broker needs no login here
+            props[key] = f"{_LOGIN_MODULES[mechanism]} required;"
+    return props
+
+
+def _jaas(mechanism: str, user: str, password: str) -> str:
+    return f'{_LOGIN_MODULES[mechanism]} required username="{user}" password="{password}";'
+
+
+def _jaas_user(user: str, password: str) -> str:
+    return f'user_{user}="{password}"'
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """How one user reaches a lab cluster: a password (SCRAM, PLAIN), or a certificate."""
+
+    user: str = ADMIN_USER
+    password: str | None = None
+    ca_pem: str | None = None
+    certificate: str | None = None  # PEM file of the user's certificate, for mutual TLS
+    key: str | None = None  # its PKCS#8 private key (unencrypted, mode 0600)
+
+
 def client_config(
-    cluster: LabCluster, admin_password: str | None = None, ca_pem: str | None = None
+    cluster: LabCluster,
+    credentials: Credentials | None = None,
+    *,
+    mechanism: str | None = None,
+    mtls: bool | None = None,
 ) -> dict[str, str]:
-    """librdkafka settings for connecting to a lab cluster as its admin."""
+    """librdkafka settings for connecting to a lab cluster as `credentials.user`.
+
+    `mechanism` picks one of the cluster's SASL mechanisms (its first by default); `mtls`
+    picks the certificate listener of a cluster that has both (SASL by default).
+    """
+    who = credentials or Credentials()
+    if mtls and not cluster.mtls:
+        raise LabError(f"lab cluster {cluster.name} takes no client certificates (no --mtls)")
+    if mechanism and not cluster.sasl:
+        raise LabError(f"lab cluster {cluster.name} has no SASL login (no --sasl)")
+    use_mtls = cluster.mtls and (mtls if mtls is not None else not cluster.sasl)
+    if use_mtls:
+        if not (who.ca_pem and who.certificate and who.key):
+            raise ValueError("a mutual-TLS lab cluster needs the lab CA and a client certificate")
+        return {
+            "bootstrap.servers": f"{HOST}:{cluster.mtls_port}",
+            "security.protocol": "SSL",
+            "ssl.ca.location": who.ca_pem,
+            "ssl.certificate.location": who.certificate,
+            "ssl.key.location": who.key,
+        }
     config = {
         "bootstrap.servers": cluster.bootstrap,
         "security.protocol": cluster.security_protocol,
     }
     if cluster.sasl:
-        if not admin_password:
-            raise ValueError("a SASL lab cluster needs its admin password")
-        config |= {
-            "sasl.mechanism": SCRAM_MECHANISM,
-            "sasl.username": ADMIN_USER,
-            "sasl.password": admin_password,
-        }
+        chosen = mechanism or cluster.mechanisms[0]
+        if chosen not in cluster.mechanisms:
+            offered = ", ".join(cluster.mechanisms)
+            raise LabError(f"lab cluster {cluster.name} offers SASL {offered}, not {chosen}")
+        config["sasl.mechanism"] = chosen
+        if chosen == "OAUTHBEARER":
+            config |= {
+                "enable.sasl.oauthbearer.unsecure.jwt": "true",
+                "sasl.oauthbearer.config": f"principal={who.user}",
+            }
+        else:
+            if not who.password:
+                raise ValueError("a SASL lab cluster needs the user's password")
+            config |= {"sasl.username": who.user, "sasl.password": who.password}
     if cluster.tls:
-        if not ca_pem:
+        if not who.ca_pem:
             raise ValueError("a TLS lab cluster needs the lab CA")
-        config["ssl.ca.location"] = ca_pem
+        config["ssl.ca.location"] = who.ca_pem
     return config
+
+
+def topology_cluster(
+    cluster: LabCluster,
+    credentials: Credentials,
+    password_file: str | None,
+    *,
+    mechanism: str | None = None,
+    mtls: bool | None = None,
+) -> dict[str, Any]:
+    """The entry of a topology's `clusters:` that reaches this lab cluster as a user. The
+    password is a `${file:...}` reference, never the value."""
+    config = client_config(cluster, credentials, mechanism=mechanism, mtls=mtls)
+    entry: dict[str, Any] = {"bootstrap": config["bootstrap.servers"]}
+    protocol = config["security.protocol"]
+    if protocol == "PLAINTEXT":
+        return entry
+    security: dict[str, Any] = {"protocol": protocol}
+    client: dict[str, Any] = {}
+    if "sasl.mechanism" in config:
+        sasl: dict[str, Any] = {"mechanism": config["sasl.mechanism"]}
+        if config["sasl.mechanism"] == "OAUTHBEARER":
+            client = {
+                "enable.sasl.oauthbearer.unsecure.jwt": True,
+                "sasl.oauthbearer.config": config["sasl.oauthbearer.config"],
+            }
+        else:
+            sasl |= {"username": credentials.user, "password": f"${{file:{password_file}}}"}
+        security["sasl"] = sasl
+    if "ssl.ca.location" in config:
+        tls = {"ca": config["ssl.ca.location"]}
+        if "ssl.certificate.location" in config:
+            tls |= {"cert": config["ssl.certificate.location"], "key": config["ssl.key.location"]}
+        security["tls"] = tls
+    entry["security"] = security
+    if client:
+        entry["client"] = client
+    return entry

@@ -3,6 +3,8 @@
 <lab>/<name>/cluster.json        this module's record (name, port, security, pid)
 <lab>/<name>/server.properties   the broker config (mode 0600: it may hold a password)
 <lab>/<name>/admin.password      the SASL admin password (mode 0600), with --sasl
+<lab>/<name>/broker.password     the broker's own login (mode 0600), with --sasl or --mtls
+<lab>/<name>/users/              each user's password, or certificate and key (mode 0600)
 <lab>/<name>/data/               the KRaft log dirs
 <lab>/<name>/logs/server.log     the broker's log; logs/stdout.log its console
 <lab>/ca/ca.pem                  the lab CA, with --tls (one CA for every lab cluster)
@@ -14,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from topology import paths
-from topology.lab.spec import LabCluster
+from topology.lab.spec import SCRAM_MECHANISM, LabCluster
 
 RECORD_FILE = "cluster.json"
 
@@ -49,6 +51,19 @@ def password_file(name: str) -> Path:
     return cluster_dir(name) / "admin.password"
 
 
+def users_dir(name: str) -> Path:
+    return cluster_dir(name) / "users"
+
+
+def user_password_file(name: str, user: str) -> Path:
+    """Where a user's SASL password is kept; the admin's is `admin.password`, as before."""
+    if user == "admin":
+        return password_file(name)
+    if user == "broker":
+        return cluster_dir(name) / "broker.password"
+    return users_dir(name) / f"{user}.password"
+
+
 def ca_dir() -> Path:
     return paths.lab_dir() / "ca"
 
@@ -59,7 +74,13 @@ def load(name: str) -> LabRecord | None:
     except FileNotFoundError:
         return None
     cluster = LabCluster(
-        name=raw["name"], port=raw["port"], sasl=raw.get("sasl", False), tls=raw.get("tls", False)
+        name=raw["name"],
+        port=raw["port"],
+        sasl=raw.get("sasl", False),
+        tls=raw.get("tls", False),
+        mtls=raw.get("mtls", False),
+        mechanisms=tuple(raw.get("mechanisms", [SCRAM_MECHANISM])),
+        users=tuple(raw.get("users", [])),
     )
     return LabRecord(cluster=cluster, pid=raw.get("pid"))
 

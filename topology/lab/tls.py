@@ -35,6 +35,27 @@ def broker_files(name: str) -> TlsFiles:
     )
 
 
+def user_files(name: str, user: str) -> tuple[Path, Path]:
+    """A user's client certificate and unencrypted PKCS#8 key (mode 0600) for a cluster with
+    --mtls, signed by the lab CA with subject CN=<user>: Kafka's principal is User:<user>."""
+    folder = state.users_dir(name)
+    certificate, key = folder / f"{user}.crt", folder / f"{user}.key"
+    if certificate.exists() and key.exists():
+        return certificate, key
+    _ensure_ca()
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    request = folder / f"{user}.csr"
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={user}",
+             "-keyout", str(key), "-out", str(request))  # fmt: skip
+    key.chmod(0o600)
+    _openssl("x509", "-req", "-in", str(request), "-CA", str(ca_pem()),
+             "-CAkey", str(state.ca_dir() / "ca.key"), "-CAcreateserial", "-days", VALID_DAYS,
+             "-out", str(certificate))  # fmt: skip
+    request.unlink()
+    return certificate, key
+
+
 def _ensure_ca() -> None:
     folder = state.ca_dir()
     if ca_pem().exists() and (folder / "ca.key").exists():
