@@ -55,6 +55,80 @@ def more_clusters(lab: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     return {name: manager.admin_config(name) for name in names}
 
 
+class SecuredLab:
+    """Two lab clusters that authenticate every client and authorize every request, as
+    production clusters do: SASL_SSL (SCRAM-SHA-512, PLAIN, OAUTHBEARER) on the client port,
+    mutual TLS on PORT+3, StandardAuthorizer with only `admin` (and the broker) super users.
+    Users without any ACL: `topo` and `app`."""
+
+    source = "itest-secure-a"
+    target = "itest-secure-b"
+    users = ("topo", "app")
+    mechanisms = ("SCRAM-SHA-512", "OAUTHBEARER", "PLAIN")
+
+    def admin_config(self, name: str) -> dict[str, str]:
+        from topology.lab import manager
+
+        return manager.admin_config(name)
+
+    def user_config(
+        self, name: str, user: str, *, mechanism: str | None = None, mtls: bool | None = None
+    ) -> dict[str, str]:
+        from topology.lab import manager
+
+        return manager.user_config(name, user, mechanism=mechanism, mtls=mtls)
+
+    def entry(
+        self, name: str, user: str = "admin", *, mechanism: str | None = None, mtls: bool = False
+    ) -> dict[str, object]:
+        """The topology's `clusters.<alias>` for reaching `name` as `user`."""
+        from topology.lab import manager
+
+        return manager.topology_entry(name, user, mechanism=mechanism, mtls=mtls or None)
+
+    def bootstrap(self, name: str) -> str:
+        return self.admin_config(name)["bootstrap.servers"]
+
+    def secrets(self) -> list[str]:
+        """Every password and private key of both clusters: none may appear outside them."""
+        from topology.lab import state
+
+        found = []
+        for name in (self.source, self.target):
+            for path in (state.cluster_dir(name)).rglob("*"):
+                if path.suffix in (".password", ".key"):
+                    found += _secret_parts(path.read_text())
+        return found
+
+
+def _secret_parts(text: str) -> list[str]:
+    """A password whole; a PEM key as each of its base64 lines (any one would leak it)."""
+    lines = [line for line in text.strip().splitlines() if not line.startswith("-----")]
+    return [line for line in lines if len(line) >= 16]
+
+
+@pytest.fixture(scope="session")
+def secured_lab(lab_dir: Path) -> SecuredLab:
+    """The secured pair, started together on first use and shared by the session's tests."""
+    from topology.lab import manager
+
+    secured = SecuredLab()
+    manager.up(
+        [
+            manager.UpRequest(
+                name,
+                sasl=True,
+                tls=True,
+                mtls=True,
+                mechanisms=secured.mechanisms,
+                users=secured.users,
+            )
+            for name in (secured.source, secured.target)
+        ]
+    )
+    return secured
+
+
 @pytest.fixture
 def source(lab: dict[str, dict[str, str]]) -> dict[str, str]:
     return lab[SOURCE_CLUSTER]

@@ -14,4 +14,7 @@ BASE_CONF: Mapping[str, str] = {
     "spark.driver.memory": "1g",
     "spark.sql.session.timeZone": "UTC",
     "spark.log.level": "WARN",
+    # Spark's own list plus the Kafka client's secrets (JAAS lines, PEM keys): their values are
+    # shown as *********(redacted) wherever Spark prints settings or options.
+    "spark.redaction.regex": r"(?i)secret|password|token|access[.]?key|jaas|keystore\.key",
 }

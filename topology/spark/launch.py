@@ -47,18 +47,52 @@ def _spark_submit() -> str:
 
 
 def command(submission: Submission, mode: str, report: Callable[[str], None]) -> list[str]:
+    """The spark-submit command line. Spark settings go in a private properties file, not on
+    the command line: any user of the machine can read a process's arguments, and a setting
+    (an object store's key, say) may be a secret."""
     installed.require("running replication")
     jars = kafka_connector_jars(report=report)
     jars.append(interceptor_jar(jars))
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
     conf.update(submission.spark_conf)
-    folder = jobstate.folder(submission.owner)
+    folder = private_folder(submission.owner)
+    settings = folder / SPARK_PROPERTIES
+    write_private(
+        settings, "".join(f"{key}={_escaped(value)}\n" for key, value in sorted(conf.items()))
+    )
     args = [_spark_submit(), "--master", submission.master, "--name", f"topo-{submission.owner}",
+            "--properties-file", str(settings),
             "--jars", ",".join(str(jar) for jar in jars)]  # fmt: skip
-    for key, value in sorted(conf.items()):
-        args += ["--conf", f"{key}={value}"]
     topology = ["--topology", submission.topology_file, "--sha256", submission.topology_sha256]
     return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode, *topology]
+
+
+SPARK_PROPERTIES = "spark.properties"
+
+
+def private_folder(owner: str) -> Path:
+    """The job's state folder, readable by its owner only (it holds logs and settings)."""
+    folder = jobstate.folder(owner)
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    return folder
+
+
+def write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+    path.chmod(0o600)
+
+
+def _escaped(value: str) -> str:
+    """A value as java.util.Properties reads it back: backslashes and line ends escaped."""
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+
+
+def _forget_settings(owner: str) -> None:
+    """spark-submit has read its settings once the driver runs (or has exited)."""
+    (jobstate.folder(owner) / SPARK_PROPERTIES).unlink(missing_ok=True)
 
 
 def _environment() -> dict[str, str]:
@@ -71,8 +105,7 @@ def _environment() -> dict[str, str]:
 
 def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Driver:
     """Start the continuous driver detached; return once it reports its flows running."""
-    folder = jobstate.folder(submission.owner)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder(submission.owner)
     args = command(submission, "continuous", report)
     (folder / jobstate.STATUS).unlink(missing_ok=True)
     with (folder / jobstate.LOG).open("ab") as log:
@@ -93,15 +126,23 @@ def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Dri
     jobstate.write_driver(submission.owner, driver)
     report(f"starting the replication driver ({submission.runner}, {submission.master}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip
+    try:
+        _wait_until_running(submission.owner, process, folder)
+    finally:
+        _forget_settings(submission.owner)
+    return driver
+
+
+def _wait_until_running(owner: str, process: "subprocess.Popen[bytes]", folder: Path) -> None:
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise TopoError(
                 f"the replication driver exited ({process.returncode}): {_last_line(folder)}"
             )
-        status = jobstate.status(submission.owner)
+        status = jobstate.status(owner)
         if status is not None and status.get("state") == "running":
-            return driver
+            return
         time.sleep(0.5)
     raise TopoError(f"the replication driver did not start in {STARTUP_TIMEOUT:.0f}s; see "
                     f"{folder / jobstate.LOG}")  # fmt: skip
@@ -109,8 +150,7 @@ def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Dri
 
 def run_once(submission: Submission, report: Callable[[str], None]) -> int:
     """Copy what the sources hold now; the driver's progress lines are relayed to `report`."""
-    folder = jobstate.folder(submission.owner)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_folder(submission.owner)
     args = command(submission, "once", report)
     with (folder / jobstate.LOG).open("ab") as log:
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -129,6 +169,8 @@ def run_once(submission: Submission, report: Callable[[str], None]) -> int:
             process.send_signal(signal.SIGTERM)
             process.wait(STOP_TIMEOUT)
             raise
+        finally:
+            _forget_settings(submission.owner)
     if code != 0:
         report(
             f"the driver exited with {code}: {_last_line(folder)} (log: {folder / jobstate.LOG})"

@@ -1,0 +1,205 @@
+"""Replication between clusters that authenticate every client and authorize every request,
+end to end on the session's secured lab pair (SASL_SSL with SCRAM, PLAIN and OAUTHBEARER, and
+mutual TLS on its own port; StandardAuthorizer on): every copy compared record by record, and
+no password or private key anywhere topo writes or any process shows.
+"""
+
+import json
+import os
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.conftest import SecuredLab
+from tests.helpers import run_topo
+from tests.integration.test_offsets import committed, consume_part, rest, resume, seen
+from tests.integration.test_replication import (
+    STATUS_SCHEMA,
+    Topology,
+    contents,
+    expected,
+    varied,
+    wait_for,
+)
+from topology import jobstate
+from topology.kafka import records
+from topology.mm2 import yaml_out
+
+if TYPE_CHECKING:
+    from tests.spark_cluster import StandaloneSpark
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+class SecuredTopology(Topology):
+    """A test's topology over the secured pair: each alias logs in its own way."""
+
+    def __init__(self, folder: Path, lab: SecuredLab, logins: dict[str, dict[str, object]]):
+        names = {alias: str(login.pop("cluster")) for alias, login in logins.items()}
+        super().__init__(folder, {alias: lab.admin_config(n) for alias, n in names.items()})
+        self.entries = {
+            alias: lab.entry(names[alias], **login)  # type: ignore[arg-type]
+            for alias, login in logins.items()
+        }
+
+    def write(self, flows: str, extra: str = "") -> None:
+        clusters = yaml_out.render({"clusters": self.entries}).rstrip("\n")
+        lines = ["version: 1", clusters, "defaults:", "  replication_factor: 1",
+                 f'  topics: {{include: ["{self.prefix}-.*"]}}']  # fmt: skip
+        self.file.write_text("\n".join([*lines, extra, "flows:", flows]) + "\n")
+
+
+def leaks(secrets: Iterable[str], texts: Iterable[str]) -> list[str]:
+    """Which secrets appear in any of the texts (never the secret itself: its length)."""
+    everything = "\n".join(texts)
+    return [f"a secret of {len(s)} characters" for s in secrets if s in everything]
+
+
+def written_by_topo() -> list[str]:
+    """Every file of every replication job: state, status, logs, Spark checkpoints."""
+    state = Path(os.environ["TOPO_STATE_DIR"])
+    found = [p.read_bytes().decode(errors="replace") for p in state.rglob("*") if p.is_file()]
+    assert found, "no job state to scan"
+    return found
+
+
+def command_lines() -> list[str]:
+    """Every process's command line: world-readable in /proc."""
+    lines = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            lines.append(cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue
+    return lines
+
+
+def job_folder_is_private(owner: str) -> bool:
+    """Logs, settings and checkpoints of a job are readable by its user only."""
+    return jobstate.folder(owner).stat().st_mode & 0o077 == 0
+
+
+@pytest.fixture
+def scram_pair(tmp_path: Path, secured_lab: SecuredLab) -> Iterator[SecuredTopology]:
+    made = SecuredTopology(
+        tmp_path, secured_lab,
+        {"a": {"cluster": secured_lab.source}, "b": {"cluster": secured_lab.target}},
+    )  # fmt: skip
+    yield made
+    made.stop()
+
+
+def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over(
+    scram_pair: SecuredTopology, secured_lab: SecuredLab
+) -> None:
+    t = scram_pair
+    a, b = t.clusters["a"], t.clusters["b"]
+    assert t.entries["a"]["security"] == {
+        "protocol": "SASL_SSL",
+        "sasl": {"mechanism": "SCRAM-SHA-512", "username": "admin",
+                 "password": t.entries["a"]["security"]["sasl"]["password"]},  # type: ignore[index]
+        "tls": t.entries["a"]["security"]["tls"],  # type: ignore[index]
+    }  # fmt: skip
+    orders = t.topic("orders")
+    records.create_topic(a, orders, 3)
+    records.create_topic(b, orders, 2)
+    records.produce(a, varied(orders, 24, partitions=3, tag="a"))
+    records.produce(b, varied(orders, 10, partitions=2, tag="b"))
+    group = f"{t.prefix}-orders"
+    t.write("  - active-active: [a, b]")
+    shown = [t.apply()]
+
+    remote = f"a.{orders}"
+    assert contents(wait_for(b, remote, 24)) == expected(records.read_topic(a, orders), "a")
+    assert contents(wait_for(a, f"b.{orders}", 10)) == expected(records.read_topic(b, orders), "b")
+
+    # Discovery: a topic made after the start is created on the target and copied.
+    late = t.topic("late")
+    records.create_topic(a, late, 2)
+    records.produce(a, varied(late, 8, partitions=2, tag="l"))
+    assert contents(wait_for(b, f"a.{late}", 8)) == expected(records.read_topic(a, late), "a")
+
+    # Checkpoints and group offset sync reach the idle group on b.
+    consume_part(a, group, orders, {0: 3, 1: 2, 2: 4})
+    deadline = time.monotonic() + 90
+    while committed(b, group, remote, 3) != {0: 3, 1: 2, 2: 4}:
+        assert time.monotonic() < deadline, "the group was never synced to b"
+        time.sleep(2)
+    status = t.status()
+    deadline = time.monotonic() + 60
+    while any(f["latency_ms"] is None for f in status["flows"]) and time.monotonic() < deadline:
+        time.sleep(1)
+        status = t.status()
+    STATUS_SCHEMA.validate(status)
+    assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
+        "a->b": "running", "b->a": "running",
+    }  # fmt: skip
+    assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
+    offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
+    assert offsets.returncode == 0, offsets.stderr
+    assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {("a", "b")}
+    plan = run_topo("plan", str(t.file), "--format", "json")
+    assert plan.returncode == 0, plan.stderr
+    shown += [json.dumps(status), offsets.stdout, offsets.stderr, plan.stdout, plan.stderr]
+
+    # While it runs: no secret in any command line, job file or output; job files private.
+    secrets = secured_lab.secrets()
+    assert len(secrets) >= 8  # both clusters' admin, broker and user passwords, and keys
+    assert leaks(secrets, [*command_lines(), *written_by_topo(), *shown]) == []
+    assert job_folder_is_private(t.prefix)
+
+    t.stop()
+    moved = run_topo("failover", str(t.file), "--from", "a", "--to", "b", "--group", group)
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert committed(b, group, remote, 3) == {0: 3, 1: 2, 2: 4}
+    assert seen(resume(b, group, remote, 3)) == seen(rest(a, orders, {0: 3, 1: 2, 2: 4}))
+    assert leaks(secrets, [moved.stdout, moved.stderr, *written_by_topo()]) == []
+
+
+def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
+    tmp_path: Path, secured_lab: SecuredLab, spark_cluster: "StandaloneSpark"
+) -> None:
+    t = SecuredTopology(
+        tmp_path, secured_lab,
+        {"src": {"cluster": secured_lab.source, "mtls": True},
+         "dst": {"cluster": secured_lab.target}},
+    )  # fmt: skip
+    assert set(t.entries["src"]["security"]["tls"]) == {"ca", "cert", "key"}  # type: ignore[index]
+    src, dst = t.clusters["src"], t.clusters["dst"]
+    orders = t.topic("orders")
+    records.create_topic(src, orders, 3)
+    records.produce(src, varied(orders, 21, partitions=3))
+    t.write(
+        "  - mirror: {from: src, to: dst}",
+        extra=f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n",
+    )
+    log = t.apply("--once")
+    assert contents(records.read_topic(dst, f"src.{orders}")) == expected(
+        records.read_topic(src, orders), "src"
+    )
+    assert leaks(secured_lab.secrets(), [log, *written_by_topo()]) == []
+
+
+def test_an_oauthbearer_source_copies_exactly_once_into_a_scram_target(
+    tmp_path: Path, secured_lab: SecuredLab
+) -> None:
+    t = SecuredTopology(
+        tmp_path, secured_lab,
+        {"src": {"cluster": secured_lab.source, "mechanism": "OAUTHBEARER"},
+         "dst": {"cluster": secured_lab.target}},
+    )  # fmt: skip
+    assert t.entries["src"]["client"] == {
+        "enable.sasl.oauthbearer.unsecure.jwt": True,
+        "sasl.oauthbearer.config": "principal=admin",
+    }
+    src, dst = t.clusters["src"], t.clusters["dst"]
+    orders = t.topic("orders")
+    records.create_topic(src, orders, 2)
+    records.produce(src, varied(orders, 16, partitions=2))
+    t.write("  - mirror: {from: src, to: dst}\n    delivery: exactly-once")
+    t.apply("--once")
+    copied = records.read_topic(dst, f"src.{orders}")  # read_committed
+    assert contents(copied) == expected(records.read_topic(src, orders), "src")
