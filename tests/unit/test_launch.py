@@ -5,13 +5,13 @@ from pathlib import Path
 
 import pytest
 
-from topology.spark import launch
+from topology.spark import installed, launch
 
 
 @pytest.fixture
 def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch.Submission:
     monkeypatch.setenv("TOPO_STATE_DIR", str(tmp_path / "state"))
-    monkeypatch.setattr(launch.installed, "require", lambda _doing: None)
+    monkeypatch.setattr(installed, "require", lambda _doing: None)
     monkeypatch.setattr(launch, "kafka_connector_jars", lambda report: [Path("/jars/k.jar")])
     monkeypatch.setattr(launch, "interceptor_jar", lambda jars: Path("/jars/i.jar"))
     monkeypatch.setattr(launch, "_spark_submit", lambda: "/spark/bin/spark-submit")
