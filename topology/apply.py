@@ -1,10 +1,11 @@
 """Apply: run a plan's changes in its order and account for every one of them.
 
 This module decides nothing about *what* to change (the plan did) and does no I/O itself: the
-caller passes the function that executes one change against its cluster. It keeps going on the
-other clusters when one fails, skips the rest of a failed cluster's changes (they may depend on
-the one that failed), and reports exactly what was done, what failed and what was not tried, so
-a partial apply can be understood and a re-run converges.
+caller passes the function that executes one change against its cluster, and the guard
+(`topology.plan.guard`) that must accept the whole plan before the first change runs. It keeps
+going on the other clusters when one fails, skips the rest of a failed cluster's changes (they
+may depend on the one that failed), and reports exactly what was done, what failed and what
+was not tried, so a partial apply can be understood and a re-run converges.
 """
 
 import time
@@ -58,12 +59,18 @@ def run(
     plan: Plan,
     execute: Callable[[Change], None],
     *,
+    guard: Callable[[Plan], None] | None = None,
     on_start: Listener = lambda number, total, change: None,
     on_done: Callable[[Step], None] = lambda step: None,
     clock: Callable[[], float] = time.monotonic,
 ) -> Report:
     """Execute every change of `plan` in order. A KeyboardInterrupt stops the run; the report
-    then marks the interrupted change and every later one as not attempted."""
+    then marks the interrupted change and every later one as not attempted.
+
+    `guard` sees the whole plan first; the TopoError it raises for a change it refuses stops
+    the run there, with nothing executed (it propagates: no report, nothing was attempted)."""
+    if guard is not None:
+        guard(plan)
     total = len(plan.changes)
     report = Report(total)
     failed_clusters: dict[str, str] = {}

@@ -1,0 +1,276 @@
+"""The last check before apply changes anything: every change against the planner's rules.
+
+Pure: the plan to execute, the topology, the clusters as apply observed them just now, and
+the plan the planner makes from those (`expected`) in; a `GuardError` out for the first change
+it refuses, before any change runs (`topology.apply.run(guard=...)`).
+
+A plan reaches apply from the planner (`topo apply topology.yaml`) or from a file anyone who
+can write it could have edited (`topo apply plan.json`, checked first by `plan.saved`). The
+guard holds either to what topo would do itself:
+
+- every change is on a cluster of the topology (a flow change: on its flow's target), once;
+- a topic or ACL is deleted only under `allow_delete`, only when an ownership record on that
+  cluster says this topology (the plan's owner) made it, and never topo's state topic; an
+  ownership record is deleted only when it is this topology's and its topic is gone;
+- an ACL is created only when the topology's sync rules (MM2's: literal topic ACLs, ALLOW
+  WRITE never, ALLOW ALL as READ) derive it from an ACL the source has now;
+- a topic is created only when the planner wants that name on that cluster and it is missing;
+- an ownership record is never written over another topology's;
+- and, covering all the rest, every change is one the planner makes for this topology, these
+  clusters and this `allow_delete` (`expected`), value for value.
+
+The explicit rules repeat part of the last one on purpose: each says in its own words why a
+change is refused, and each would still hold if the planner itself went wrong.
+"""
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from topology.apply import describe
+from topology.errors import TopoError
+from topology.model import Topology
+from topology.observed import STATE_TOPIC, Acl, Cluster, acl_key
+from topology.plan.model import PHASES, Action, Change, Plan, Resource
+from topology.plan.planner import remote_name
+
+
+class GuardError(TopoError):
+    """A change apply must not make; nothing was changed."""
+
+
+def check(
+    plan: Plan, *, topology: Topology, observed: Mapping[str, Cluster], expected: Plan
+) -> None:
+    """Raise GuardError naming the first change of `plan` that breaks a rule above."""
+    if plan.owner != topology.name:
+        raise GuardError(
+            f"refusing to apply: the plan's owner {_shown(plan.owner)} is not the topology's "
+            f"name {_shown(topology.name)}; nothing was changed"
+        )
+    wanted = {name: cluster.bootstrap for name, cluster in topology.clusters.items()}
+    if dict(plan.clusters) != wanted:
+        raise GuardError(
+            "refusing to apply: the plan's clusters are not the topology's; nothing was changed"
+        )
+    rules = _Rules(plan, topology, observed, expected)
+    seen: dict[tuple[Any, ...], int] = {}
+    for number, change in enumerate(plan.changes, start=1):
+        first = seen.setdefault(identity(change), number)
+        why = f"it repeats change {first}" if first != number else rules.refusal(change)
+        if why is not None:
+            raise GuardError(
+                f"refusing to apply change {number} ({_clip(describe(change))}): {why}; "
+                "nothing was changed"
+            )
+
+
+def identity(change: Change) -> tuple[Any, ...]:
+    """What a change acts on. Two changes of one identity are one change made twice (an ACL
+    change is told apart by its binding: a topic has many)."""
+    base: tuple[Any, ...] = (change.action, change.resource, change.cluster, change.name)
+    if change.resource is Resource.ACL:
+        binding = change.after if change.action is Action.CREATE else change.before
+        return (*base, canonical(binding))
+    return base
+
+
+def derived_acls(topology: Topology, observed: Mapping[str, Cluster]) -> set[tuple[str, Acl]]:
+    """(target cluster, ACL) for every copy the topology's ACL sync derives from the ACLs the
+    sources have now: MM2's rule, literal topic ACLs of topics the edge copies, ALLOW WRITE
+    never copied, ALLOW ALL copied as READ."""
+    derived: set[tuple[str, Acl]] = set()
+    for edge in topology.edges():
+        source = observed.get(edge.source)
+        if not edge.settings.sync.acls or source is None or source.acls is None:
+            continue
+        for acl in source.acls:
+            if (acl.resource_type, acl.pattern_type) != ("TOPIC", "LITERAL"):
+                continue
+            if (acl.permission, acl.operation) == ("ALLOW", "WRITE"):
+                continue
+            remote = remote_name(edge, acl.resource_name, source)
+            if remote is None:
+                continue
+            operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else None
+            copy = Acl(
+                "TOPIC",
+                remote,
+                "LITERAL",
+                acl.principal,
+                acl.host,
+                operation or acl.operation,
+                acl.permission,
+            )
+            derived.add((edge.target, copy))
+    return derived
+
+
+class _Rules:
+    def __init__(
+        self,
+        plan: Plan,
+        topology: Topology,
+        observed: Mapping[str, Cluster],
+        expected: Plan,
+    ) -> None:
+        self.plan = plan
+        self.topology = topology
+        self.observed = observed
+        self.expected = {canonical(change.to_dict()) for change in expected.changes}
+        self.wanted_topics = {
+            (change.cluster, change.name)
+            for change in expected.changes
+            if (change.action, change.resource) == (Action.CREATE, Resource.TOPIC)
+        }
+        self._derived: set[tuple[str, Acl]] | None = None
+
+    def derived(self) -> set[tuple[str, Acl]]:
+        if self._derived is None:
+            self._derived = derived_acls(self.topology, self.observed)
+        return self._derived
+
+    def refusal(self, change: Change) -> str | None:
+        """Why `change` must not be made, or None."""
+        where = self._cluster(change)
+        if isinstance(where, str):
+            return where
+        if (change.action, change.resource) not in PHASES:
+            return f"topo never plans a {change.action} of a {change.resource}"
+        rule = _RULES.get((change.action, change.resource))
+        why = rule(self, change, where) if rule is not None and where is not None else None
+        if why is None and canonical(change.to_dict()) not in self.expected:
+            why = "it is not a change topo plans for this topology and the clusters as they are now"
+        return why
+
+    def _cluster(self, change: Change) -> Cluster | str | None:
+        """The observed cluster the change is made on (None for a flow change), or why the
+        change's cluster is not acceptable."""
+        if change.resource is Resource.FLOW:
+            target = change.name.partition("->")[2]
+            if change.cluster != target:
+                return (
+                    "a flow change must be on its flow's target cluster, not "
+                    f"{_shown(change.cluster)}"
+                )
+            return None
+        found = self.observed.get(change.cluster)
+        if (
+            found is None
+            or change.cluster not in self.plan.clusters
+            or change.cluster not in self.topology.clusters
+        ):
+            return f"cluster {_shown(change.cluster)} is not one of the topology's clusters"
+        return found
+
+    # -- the explicit rules, by action and resource ---------------------------------------------
+
+    def delete_topic(self, change: Change, cluster: Cluster) -> str | None:
+        if not self.plan.allow_delete:
+            return "it deletes a topic, and the plan was not made with --allow-delete"
+        if change.name == STATE_TOPIC:
+            return "topo never deletes its state topic"
+        return self._owned_here(cluster.owned.get(f"topic:{change.name}"), "topic")
+
+    def delete_acl(self, change: Change, cluster: Cluster) -> str | None:
+        if not self.plan.allow_delete:
+            return "it deletes an ACL, and the plan was not made with --allow-delete"
+        acl = _acl(change.before)
+        if acl is None:
+            return "its 'before' is not an ACL binding"
+        if acl.resource_name != change.name:
+            return "its ACL is not on the topic the change names"
+        return self._owned_here(cluster.owned.get(f"acl:{acl_key(acl)}"), "ACL")
+
+    def delete_ownership(self, change: Change, cluster: Cluster) -> str | None:
+        why = self._owned_here(cluster.owned.get(f"topic:{change.name}"), "topic")
+        if why is not None:
+            return why
+        if change.name in cluster.topics:
+            return "the topic still exists: its ownership record goes only when the topic does"
+        return None
+
+    def create_acl(self, change: Change, cluster: Cluster) -> str | None:
+        acl = _acl(change.after)
+        if acl is None:
+            return "its 'after' is not an ACL binding"
+        if acl.resource_name != change.name:
+            return "its ACL is not on the topic the change names"
+        if (change.cluster, acl) not in self.derived():
+            return (
+                f"the ACL {_clip(acl.describe())} is not derived from any source ACL by the "
+                "topology's sync rules"
+            )
+        return self._not_anothers(cluster.owned.get(f"acl:{acl_key(acl)}"))
+
+    def create_topic(self, change: Change, cluster: Cluster) -> str | None:
+        if (change.cluster, change.name) not in self.wanted_topics:
+            return "the topology wants no topic of this name on this cluster"
+        if change.name in cluster.topics:
+            return "the topic exists already"
+        return None
+
+    def write_ownership(self, change: Change, cluster: Cluster) -> str | None:
+        owned = cluster.owned.get(f"topic:{change.name}")
+        why = self._not_anothers(owned)
+        if why is not None:
+            return why
+        if change.action is Action.CREATE and owned is not None:
+            return "the topic has an ownership record already"
+        if change.name not in cluster.topics:
+            return "there is no such topic to record"
+        return None
+
+    def alter_topic(self, change: Change, cluster: Cluster) -> str | None:
+        if change.name not in cluster.topics:
+            return "there is no such topic"
+        return self._not_anothers(cluster.owned.get(f"topic:{change.name}"))
+
+    def _owned_here(self, owned: Any, what: str) -> str | None:
+        if owned is None:
+            return f"topo did not create this {what} (no ownership record on the cluster names it)"
+        return self._not_anothers(owned)
+
+    def _not_anothers(self, owned: Any) -> str | None:
+        if owned is not None and owned.owner != self.plan.owner:
+            return (
+                f"it belongs to the topology {_shown(owned.owner)}, not to this plan's owner "
+                f"{_shown(self.plan.owner)}"
+            )
+        return None
+
+
+_RULES = {
+    (Action.DELETE, Resource.TOPIC): _Rules.delete_topic,
+    (Action.DELETE, Resource.ACL): _Rules.delete_acl,
+    (Action.DELETE, Resource.OWNERSHIP): _Rules.delete_ownership,
+    (Action.CREATE, Resource.ACL): _Rules.create_acl,
+    (Action.CREATE, Resource.TOPIC): _Rules.create_topic,
+    (Action.CREATE, Resource.OWNERSHIP): _Rules.write_ownership,
+    (Action.UPDATE, Resource.OWNERSHIP): _Rules.write_ownership,
+    (Action.UPDATE, Resource.PARTITIONS): _Rules.alter_topic,
+    (Action.UPDATE, Resource.TOPIC_CONFIG): _Rules.alter_topic,
+}
+
+
+def _acl(value: Mapping[str, Any] | None) -> Acl | None:
+    if not isinstance(value, Mapping):
+        return None
+    try:
+        acl = Acl(**value)
+    except TypeError:
+        return None
+    return acl if all(isinstance(part, str) for part in acl.to_dict().values()) else None
+
+
+def canonical(value: Any) -> str:
+    """One JSON text per value (sorted keys, lists and tuples alike): how changes compare."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=list)
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(value: object) -> str:
+    return _clip(repr(value), 80)
