@@ -2,27 +2,25 @@
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import SecuredLab
 from tests.helpers import run_topo
 from topology.kafka import changes, inventory, records
-from topology.lab import manager
 from topology.observed import STATE_TOPIC, Acl
 from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka
 
-SOURCE, TARGET = "itest-acl-src", "itest-acl-dst"
+SOURCE, TARGET = SecuredLab.source, SecuredLab.target
 
 
 @pytest.fixture(scope="module")
-def secured(lab_dir: Path) -> Iterator[dict[str, dict[str, str]]]:
-    manager.up([manager.UpRequest(SOURCE, sasl=True), manager.UpRequest(TARGET, sasl=True)])
-    yield {name: manager.admin_config(name) for name in (SOURCE, TARGET)}
-    manager.down([SOURCE, TARGET], purge=True)
+def secured(secured_lab: SecuredLab) -> dict[str, dict[str, str]]:
+    """The session's secured pair (SASL_SSL, ACLs enforced), as its admin."""
+    return {name: secured_lab.admin_config(name) for name in (SOURCE, TARGET)}
 
 
 def acl(topic: str, operation: str, permission: str = "ALLOW", principal: str = "User:app") -> Acl:
@@ -63,7 +61,8 @@ def test_acls_are_synced_by_mm2_rules_and_revocations_need_allow_delete(
             f"  {alias}:\n"
             f'    bootstrap: "{config["bootstrap.servers"]}"\n'
             f"    security:\n"
-            f"      protocol: SASL_PLAINTEXT\n"
+            f"      protocol: {config['security.protocol']}\n"
+            f"      tls: {{ca: {config['ssl.ca.location']}}}\n"
             f"      sasl: {{mechanism: {config['sasl.mechanism']}, username: "
             f'{config["sasl.username"]}, password: "${{env:{alias.upper()}_PASSWORD}}"}}\n'
             for alias, config in (("src", source), ("dst", target))
