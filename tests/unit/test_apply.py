@@ -31,7 +31,7 @@ PLAN = Plan(
     topology_file="topology.yaml",
     topology_sha256="0" * 64,
     owner="topology",
-    fingerprint="sha256:" + "1" * 64,
+    observed_sha256="sha256:" + "1" * 64,
     clusters={"west": "127.0.0.1:1", "north": "127.0.0.1:2"},
     changes=(topic("west", "a"), topic("north", "b"), topic("west", "c"), topic("north", "d")),
 )

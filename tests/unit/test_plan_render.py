@@ -23,7 +23,7 @@ SCHEMA = json.loads(
 )
 VALIDATOR = Draft202012Validator(SCHEMA)
 TOPOLOGY_SHA = "3f" * 32
-FINGERPRINT = "sha256:" + "a1" * 32
+OBSERVED = "sha256:" + "a1" * 32
 CLUSTERS = {"west": "west-kafka:9092", "central": "central-1:9092,central-2:9092"}
 
 Create, Update, Delete, Replace = Action.CREATE, Action.UPDATE, Action.DELETE, Action.REPLACE
@@ -34,7 +34,7 @@ def _plan(*changes: Change, notes: tuple[Note, ...] = (), allow_delete: bool = F
         topology_file="topology.yaml",
         topology_sha256=TOPOLOGY_SHA,
         owner="topology",
-        fingerprint=FINGERPRINT,
+        observed_sha256=OBSERVED,
         clusters=CLUSTERS,
         changes=changes,
         notes=notes,
@@ -260,7 +260,7 @@ def _change(data: dict[str, Any], action: str, resource: str) -> dict[str, Any]:
 BROKEN: dict[str, tuple[Callable[[dict[str, Any]], object], str]] = {
     "missing fingerprint": (lambda d: d.pop("fingerprint"), "'fingerprint' is a required"),
     "bad fingerprint": (lambda d: d.update(fingerprint="sha256:XYZ"), "does not match"),
-    "wrong format version": (lambda d: d.update(format_version="2"), "'1' was expected"),
+    "wrong format version": (lambda d: d.update(format_version="1"), "'2' was expected"),
     "unknown top-level field": (lambda d: d.update(secrets={}), "'secrets' was unexpected"),
     "summary without replace": (lambda d: d["summary"].pop("replace"), "'replace' is a required"),
     "unknown action": (lambda d: d["changes"][0].update(action="rename"), "'rename' is not one"),

@@ -1,11 +1,20 @@
 """`topo apply FILE|PLAN.json`: make the live clusters match the topology, step by step.
 
 With a topology file it plans, shows the plan and asks before changing anything. With a saved
-plan it re-reads the clusters first and refuses when anything the plan was computed from has
-changed since (a stale plan); then it executes exactly the saved changes, never re-deciding.
+plan it checks the file (`plan.saved.read`: complete, this format, its fingerprint matches its
+content), reads the topology's bytes and compares their SHA-256 before parsing them, re-reads
+the clusters, and refuses unless the saved plan is exactly the plan topo makes now (a stale or
+edited plan); then it executes exactly the saved changes, never re-deciding. Either way the
+guard (`plan.guard`) checks every change against the clusters just read before the first one
+runs.
 """
 
+import hashlib
+import os
+import stat
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -18,6 +27,7 @@ from topology.plan.model import Change, Plan, Resource
 
 if TYPE_CHECKING:
     from topology.cli.live import Loaded
+    from topology.observed import Cluster
     from topology.spark.launch import Submission
 
 Configs = dict[str, dict[str, str]]
@@ -28,6 +38,27 @@ class StalePlanError(TopoError):
 
 
 EXIT_INTERRUPTED = 130
+# No topology is this large; a saved plan naming a bigger file is refused before reading it all.
+MAX_TOPOLOGY_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A plan ready to execute, and what the guard checks it against: the clusters as read
+    just now and the plan the planner makes from them."""
+
+    plan: Plan
+    configs: Configs
+    loaded: "Loaded"
+    observed: Mapping[str, "Cluster"]
+    expected: Plan
+
+    def check(self, plan: Plan) -> None:
+        from topology.plan import guard
+
+        guard.check(
+            plan, topology=self.loaded.topology, observed=self.observed, expected=self.expected
+        )
 
 
 def apply(
@@ -65,24 +96,26 @@ def apply(
             raise TopoError(
                 "--allow-delete is decided when planning; it is recorded in the saved plan"
             )
-        plan, configs, loaded = _current_saved_plan(text, target, once)
+        prepared = _current_saved_plan(text, target, once)
     else:
-        plan, configs, loaded = _fresh_plan(target, allow_delete, once)
-        if plan.empty and not once:
+        prepared = _fresh_plan(target, allow_delete, once)
+        if prepared.plan.empty and not once:
             raise typer.Exit(0)
+        prepared.check(prepared.plan)  # before asking: a plan the guard refuses is not offered
         if not (dry_run or auto_approve):
             _confirm()
+    plan = prepared.plan
     if dry_run:
         _dry_run(plan)
         raise typer.Exit(0)
-    _refuse_without_engine(plan, loaded, once)
-    jobs = _Jobs(loaded, once)
-    _execute(plan, configs, jobs)
+    _refuse_without_engine(plan, prepared.loaded, once)
+    jobs = _Jobs(prepared.loaded, once)
+    _execute(prepared, jobs)
     if once:
         raise typer.Exit(jobs.copy_once())
 
 
-def _fresh_plan(file: str, allow_delete: bool, once: bool) -> tuple[Plan, Configs, "Loaded"]:
+def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
     from topology.cli import live
     from topology.cli.plan import Format, render
 
@@ -90,33 +123,94 @@ def _fresh_plan(file: str, allow_delete: bool, once: bool) -> tuple[Plan, Config
     if once:
         _refuse_once(loaded)
     configs = live.client_configs(loaded)
-    plan = live.make_plan(loaded, live.observe(configs), allow_delete)
+    observed = live.observe(configs)
+    plan = live.make_plan(loaded, observed, allow_delete)
     typer.echo(render(plan.to_dict(), Format.TEXT), nl=False)
-    return plan, configs, loaded
+    return _Prepared(plan, configs, loaded, observed, plan)
 
 
-def _current_saved_plan(text: str, file: str, once: bool) -> tuple[Plan, Configs, "Loaded"]:
+def _current_saved_plan(text: str, file: str, once: bool) -> _Prepared:
     from topology.cli import live
     from topology.plan import saved
 
-    plan = saved.read(text, file)
-    loaded = live.load(_topology_of(plan, file))
-    if loaded.sha256 != plan.topology_sha256:
-        raise StalePlanError(
-            f"stale plan: {plan.topology_file} changed after {file} was made; plan again"
-        )
+    plan = saved.read(text, file)  # complete, this format, fingerprint matches: or refused
+    loaded = _verified_topology(plan, file)
+    saved.check_topology(plan, loaded.topology, file)
     if once:
         _refuse_once(loaded)
     configs = live.client_configs(loaded)
-    current = live.make_plan(loaded, live.observe(configs), plan.allow_delete)
-    if current.fingerprint != plan.fingerprint:
+    observed = live.observe(configs)
+    current = live.make_plan(loaded, observed, plan.allow_delete)
+    if current.observed_sha256 != plan.observed_sha256:
         now = ", ".join(f"{n} to {action}" for action, n in current.summary().items() if n)
         raise StalePlanError(
             f"stale plan: the clusters changed after {file} was made (a plan now would have "
             f"{now or 'no changes'}); plan again"
         )
+    difference = saved.first_difference(plan, current)
+    if difference is not None:
+        raise StalePlanError(
+            f"stale or edited plan: {file} is not the plan topo makes now ({difference}); "
+            "plan again"
+        )
+    prepared = _Prepared(plan, configs, loaded, observed, current)
+    prepared.check(plan)
     typer.echo(f"{file} is current: the clusters are as it expects.", err=True)
-    return plan, configs, loaded
+    return prepared
+
+
+def _verified_topology(plan: Plan, plan_file: str) -> "Loaded":
+    """The topology the plan was made from, its bytes read once: hashed and compared with the
+    plan's SHA-256 first, parsed only when they match, so a plan naming another file never gets
+    that file's content shown (a parse error quotes the line it is on)."""
+    from topology.analysis import analyse
+    from topology.cli.live import Loaded
+    from topology.cli.report import show
+
+    path = _topology_of(plan, plan_file)
+    data = _read_topology_bytes(path, plan, plan_file)
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != plan.topology_sha256:
+        raise StalePlanError(
+            f"stale plan: {plan.topology_file} changed after {plan_file} was made; plan again"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:  # its hash matched: only a plan made by hand gets here
+        raise TopoError(f"{plan.topology_file}: not UTF-8 text; plan again") from None
+    analysis = analyse(text, path)
+    show(analysis.diagnostics, analysis.document)
+    if not analysis.ok or analysis.topology is None:
+        raise TopoError(f"{path} has errors (shown above); fix them, then plan again")
+    return Loaded(path, digest, analysis.topology)
+
+
+def _read_topology_bytes(path: str, plan: Plan, plan_file: str) -> bytes:
+    """The file's bytes; a missing, unreadable, special (a FIFO, a device) or oversized file is
+    one line naming it, and nothing of it is read but its size."""
+    named = plan.topology_file
+    try:
+        # Non-blocking: opening a FIFO would otherwise wait for a writer.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise StalePlanError(
+            f"stale plan: {named}, the topology {plan_file} was made from, is not there; plan again"
+        ) from None
+    except OSError as problem:
+        raise TopoError(f"{named}: cannot read it ({problem.strerror})") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        facts = os.fstat(handle.fileno())
+        if not stat.S_ISREG(facts.st_mode):
+            raise TopoError(f"{named}: not a regular file, so not the topology {plan_file} names")
+        if facts.st_size > MAX_TOPOLOGY_BYTES:
+            raise StalePlanError(
+                f"stale plan: {named} changed after {plan_file} was made (it is larger than any "
+                "topology); plan again"
+            )
+        try:
+            return handle.read(MAX_TOPOLOGY_BYTES + 1)
+        except OSError as problem:
+            raise TopoError(f"{named}: cannot read it ({problem.strerror})") from None
 
 
 def _topology_of(plan: Plan, plan_file: str) -> str:
@@ -220,8 +314,10 @@ def _dry_run(plan: Plan) -> None:
     typer.echo("Nothing was changed.")
 
 
-def _execute(plan: Plan, configs: Configs, jobs: _Jobs) -> None:
+def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
     from topology.kafka import changes
+
+    plan, configs = prepared.plan, prepared.configs
 
     def execute(change: Change) -> None:
         if change.resource is Resource.FLOW:
@@ -245,6 +341,7 @@ def _execute(plan: Plan, configs: Configs, jobs: _Jobs) -> None:
     report = applying.run(
         plan,
         execute,
+        guard=prepared.check,  # every change checked before the first one runs
         on_start=started,
         on_done=finished,
     )

@@ -2,14 +2,47 @@
 
 Renderers and apply read the dict form (`Plan.to_dict`), the same document `--format json`
 prints and `-o PLAN.json` saves, so what a reviewer reads is exactly what runs.
+
+Two digests travel with a plan. `observed_sha256` is the planner's record of what it read on
+the clusters (`planner.Reads`): a saved plan is stale once that changes. `fingerprint` is a
+SHA-256 over the whole document apply acts on (`FINGERPRINTED`, `observed_sha256` included),
+so a saved plan edited by hand no longer matches its own fingerprint.
 """
 
+import hashlib
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-FORMAT_VERSION = "1"
+# 2: `fingerprint` covers the whole plan; what the planner read is `observed_sha256`.
+FORMAT_VERSION = "2"
+
+# The keys of the plan document the fingerprint covers: everything that decides what apply
+# does or what a reviewer reads. Left out: `topo_version` and `jobs` (informational, never
+# read by apply) and the fingerprint itself.
+FINGERPRINTED = (
+    "format_version",
+    "topology",
+    "observed_sha256",
+    "allow_delete",
+    "clusters",
+    "changes",
+    "notes",
+    "summary",
+)
+
+
+def fingerprint_of(document: Mapping[str, Any]) -> str:
+    """`sha256:<hex>` over the canonical JSON (sorted keys, no spaces, ASCII) of the document's
+    `FINGERPRINTED` keys. Works on a plan document as saved or as `Plan.to_dict` makes it.
+    Raises ValueError for a value JSON cannot hold (NaN, infinity)."""
+    content = {key: document[key] for key in FINGERPRINTED if key in document}
+    text = json.dumps(
+        content, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+    )
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 class Action(StrEnum):
@@ -121,7 +154,7 @@ class Plan:
     topology_file: str
     topology_sha256: str
     owner: str  # the topology's name, recorded with everything the plan creates
-    fingerprint: str
+    observed_sha256: str  # `sha256:<hex>` of what the planner read on the clusters
     clusters: Mapping[str, str]  # name -> bootstrap, never credentials
     changes: tuple[Change, ...]
     notes: tuple[Note, ...] = ()
@@ -138,8 +171,13 @@ class Plan:
             counts[str(change.action)] += 1
         return counts
 
+    @property
+    def fingerprint(self) -> str:
+        """The SHA-256 of the whole plan (`fingerprint_of` its document)."""
+        return fingerprint_of(self.to_dict())
+
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format_version": FORMAT_VERSION,
             "topo_version": self.topo_version,
             "topology": {
@@ -147,22 +185,26 @@ class Plan:
                 "sha256": self.topology_sha256,
                 "name": self.owner,
             },
-            "fingerprint": self.fingerprint,
+            "fingerprint": "",
+            "observed_sha256": self.observed_sha256,
             "allow_delete": self.allow_delete,
             "clusters": {name: {"bootstrap": b} for name, b in sorted(self.clusters.items())},
             "changes": [change.to_dict() for change in self.changes],
             "notes": [note.to_dict() for note in self.notes],
             "summary": self.summary(),
         }
+        data["fingerprint"] = fingerprint_of(data)
+        return data
 
 
 def plan_from_dict(data: Mapping[str, Any]) -> Plan:
-    """A saved plan read back; the caller has checked it against schemas/plan.schema.json."""
+    """A saved plan read back; the caller has checked it against schemas/plan.schema.json (and
+    its fingerprint: `saved.read` does both)."""
     return Plan(
         topology_file=data["topology"]["file"],
         topology_sha256=data["topology"]["sha256"],
         owner=data["topology"]["name"],
-        fingerprint=data["fingerprint"],
+        observed_sha256=data["observed_sha256"],
         clusters={name: c["bootstrap"] for name, c in data["clusters"].items()},
         changes=tuple(
             Change(

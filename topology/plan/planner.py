@@ -3,8 +3,9 @@
 For every replication edge it finds the live source topics its filters admit and decides, for
 each remote topic, what the target lacks: the topic itself, partitions, configs, ACLs, topo's
 ownership record. Topics topo did not make and no flow writes are never looked at. Everything
-the planner reads is recorded (`Reads`) and hashed into the plan's fingerprint, so a saved plan
-is refused once anything it was computed from has changed, and only then.
+the planner reads is recorded (`Reads`) and hashed into the plan's `observed_sha256` (which the
+plan's fingerprint covers too), so a saved plan is refused once anything it was computed from
+has changed, and only then.
 """
 
 import hashlib
@@ -63,7 +64,7 @@ class _Desired:
 
 
 class Reads:
-    """Everything the planner looked at, as canonical JSON: the plan's fingerprint input."""
+    """Everything the planner looked at, as canonical JSON: the plan's `observed_sha256`."""
 
     def __init__(self) -> None:
         self._seen: dict[str, Any] = {}
@@ -71,7 +72,7 @@ class Reads:
     def note(self, key: str, value: Any) -> None:
         self._seen[key] = value
 
-    def fingerprint(self) -> str:
+    def digest(self) -> str:
         text = json.dumps(self._seen, sort_keys=True, separators=(",", ":"), default=list)
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
@@ -99,7 +100,7 @@ def plan(
         topology_file=topology.file,
         topology_sha256=topology_sha256,
         owner=topology.name,
-        fingerprint=planner.reads.fingerprint(),
+        observed_sha256=planner.reads.digest(),
         clusters={name: cluster.bootstrap for name, cluster in topology.clusters.items()},
         changes=tuple(sorted(changes, key=lambda c: (c.phase, c.cluster, _purpose_rank(c)))),
         notes=tuple(sorted(notes, key=lambda n: (n.level != NoteLevel.WARNING, n.cluster))),

@@ -1,24 +1,56 @@
-"""Saved plans (`topo plan -o PLAN.json`): recognised, checked against their schema, read back.
+"""Saved plans (`topo plan -o PLAN.json`): recognised, checked, read back, compared.
 
-Pure: takes the file's text. A saved plan that is not one topo wrote (hand-edited, truncated,
-from a future format) is refused with one line saying what is wrong, never half-applied.
+Pure: takes the file's text. A saved plan that is not exactly one topo wrote (hand-edited,
+truncated, from another format) is refused with one line saying what is wrong, never
+half-applied. What `read` checks, in order, before anything connects or reads the topology:
+
+1. The text is one complete JSON object (a leading UTF-8 byte-order mark is accepted, as some
+   editors add one; keys appear once per object; no NaN or Infinity), nested at most
+   `MAX_DEPTH` levels.
+2. Its `format_version` is this topo's `FORMAT_VERSION`.
+3. `topology.file` is a usable path (no NUL or other control characters, not `-`).
+4. It matches `schemas/plan.schema.json`.
+5. Its `fingerprint` is the SHA-256 of its content (`model.fingerprint_of`): a plan edited
+   after `topo plan` wrote it is refused here.
+6. Every change is on one of the plan's clusters (a flow change: on its flow's target), and
+   no change appears twice.
+
+After that, apply checks the plan against the topology (`check_topology`) and, once it has
+read the clusters again, against the plan topo makes now (`first_difference`). Messages name
+fields and positions; they never quote another file's content.
 """
 
+import hmac
 import json
 import re
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError, best_match
 
+from topology.apply import describe
 from topology.errors import TopoError
-from topology.plan.model import FORMAT_VERSION, Plan, plan_from_dict
+from topology.model import Topology
+from topology.plan.guard import canonical, identity
+from topology.plan.model import (
+    FORMAT_VERSION,
+    Change,
+    Plan,
+    Resource,
+    fingerprint_of,
+    plan_from_dict,
+)
 
 
 class SavedPlanError(TopoError):
     """A saved plan file that cannot be applied as it is."""
+
+
+class EditedPlanError(SavedPlanError):
+    """A saved plan whose content does not match its fingerprint."""
 
 
 # topo's plans nest fewer than 10 levels. A deeper file is refused before json.loads, which
@@ -28,26 +60,49 @@ MAX_DEPTH = 100
 # quote is optional: an unclosed string then runs to the end of the text in one match, instead
 # of being tried again from every quote after it (quadratic on a file full of \").
 _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
+BOM = "\ufeff"
+MAX_PATH = 4096
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# Longest piece of a plan's own text a message repeats (a value, a key, a change's name).
+_SHOWN = 80
+
+
+def _ecma_pattern(
+    validator: Any, pattern: str, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """`pattern` as JSON Schema means it: `$` is the very end of the text (Python's `$` also
+    matches before a final newline, which would let an owner or cluster name end in one)."""
+    if isinstance(instance, str) and not _ecma_regex(pattern).search(instance):
+        yield ValidationError(f"{_shown(instance)} does not match {pattern!r}")
+
+
+@cache
+def _ecma_regex(pattern: str) -> re.Pattern[str]:
+    at_end = pattern.endswith("$") and not pattern.endswith("\\$")
+    return re.compile(pattern[:-1] + r"\Z" if at_end else pattern)
 
 
 @cache
 def _validator() -> Draft202012Validator:
     text = resources.files("topology").joinpath("resources/schemas/plan.schema.json")
-    return Draft202012Validator(json.loads(text.read_text(encoding="utf-8")))
+    extended = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, {"pattern": _ecma_pattern}
+    )
+    checker: Draft202012Validator = extended(json.loads(text.read_text(encoding="utf-8")))
+    return checker
 
 
 def looks_like_plan(text: str) -> bool:
-    """True for a JSON object with a `format_version` and `changes`: a plan, not a topology."""
-    if _too_deep(text) is not None:  # not loaded; `read` says where, if it claims to be a plan
-        return text.lstrip().startswith("{") and '"format_version"' in text
-    try:
-        data = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(data, dict) and "format_version" in data and "changes" in data
+    """A JSON object naming a `format_version`: a plan (perhaps a broken one, which `read`
+    then refuses saying why), not a topology. Decided on the text alone, so a plan cut short
+    is still recognised as a plan."""
+    return _without_bom(text).lstrip().startswith("{") and '"format_version"' in text
 
 
 def read(text: str, file: str) -> Plan:
+    """The saved plan in `text` (the file `file`), every check above passed; else one
+    SavedPlanError line (EditedPlanError when only the fingerprint disagrees)."""
+    text = _without_bom(text)
     deep = _too_deep(text)
     if deep is not None:
         line, column = deep
@@ -55,17 +110,239 @@ def read(text: str, file: str) -> Plan:
             f"{file}:{line}:{column}: not a plan topo wrote: values nest more than {MAX_DEPTH} "
             "levels deep here"
         )
-    data: Any = json.loads(text)
-    version = data.get("format_version") if isinstance(data, dict) else None
+    data = _parse(text, file)
+    version = data.get("format_version")
     if version != FORMAT_VERSION:
         raise SavedPlanError(
-            f"{file}: plan format {version!r} is not the {FORMAT_VERSION!r} this topo applies"
+            f"{file}: plan format {_shown(version)} is not the {FORMAT_VERSION!r} this topo "
+            "applies; plan again with this topo"
         )
+    _check_topology_file(data, file)
     problem = best_match(_validator().iter_errors(data))
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path) or "the top level"
-        raise SavedPlanError(f"{file}: not a plan topo wrote: at {where}: {problem.message}")
-    return plan_from_dict(data)
+        raise SavedPlanError(
+            f"{file}: not a plan topo wrote: at {where}: {_clip(problem.message, 200)}"
+        )
+    try:
+        expected = fingerprint_of(data)
+    except ValueError:  # a number too large for a float (1e999): JSON has no infinity
+        raise SavedPlanError(
+            f"{file}: not a plan topo wrote: it holds a number out of range"
+        ) from None
+    if not hmac.compare_digest(expected, data["fingerprint"]):
+        raise EditedPlanError(
+            f"{file}: the plan was edited after `topo plan` wrote it (its fingerprint does not "
+            "match its content); plan again"
+        )
+    plan = plan_from_dict(data)
+    _check_changes(plan, file)
+    return plan
+
+
+def check_topology(plan: Plan, topology: Topology, file: str) -> None:
+    """The plan was made for this topology: same owner, same clusters at the same addresses.
+    (Its file's SHA-256 matched already; this is the same fact seen from its content.)"""
+    if plan.owner != topology.name:
+        raise SavedPlanError(
+            f"{file}: the plan's owner {_shown(plan.owner)} is not the topology's name "
+            f"{_shown(topology.name)}; plan again"
+        )
+    wanted = {name: cluster.bootstrap for name, cluster in topology.clusters.items()}
+    if dict(plan.clusters) != wanted:
+        names = sorted(set(plan.clusters) ^ set(wanted)) or sorted(
+            name for name in wanted if plan.clusters[name] != wanted[name]
+        )
+        raise SavedPlanError(
+            f"{file}: the plan's clusters are not the topology's (cluster "
+            f"{_shown(names[0])} differs); plan again"
+        )
+
+
+def first_difference(saved: Plan, fresh: Plan) -> str | None:
+    """Where the saved plan first differs from `fresh` (the plan topo makes now from the same
+    topology, the clusters as they are and the saved `allow_delete`), or None when it is the
+    same plan. The topology's path and topo's version are not compared: the one is where
+    apply found the file, the other informational."""
+    facts: tuple[tuple[str, object, object], ...] = (
+        ("owner", saved.owner, fresh.owner),
+        ("topology's SHA-256", saved.topology_sha256, fresh.topology_sha256),
+        ("allow_delete", saved.allow_delete, fresh.allow_delete),
+        ("clusters", dict(saved.clusters), dict(fresh.clusters)),
+        ("record of what it read on the clusters", saved.observed_sha256, fresh.observed_sha256),
+    )
+    for label, value, now in facts:
+        if value != now:
+            return f"its {label} differs"
+    for number, (ours, theirs) in enumerate(
+        zip(saved.changes, fresh.changes, strict=False), start=1
+    ):
+        if canonical(ours.to_dict()) == canonical(theirs.to_dict()):
+            continue
+        if identity(ours) == identity(theirs):
+            field = next(
+                (
+                    name
+                    for name in ("before", "after", "edges", "reason")
+                    if canonical(getattr(ours, name)) != canonical(getattr(theirs, name))
+                ),
+                "content",
+            )
+            return f"change {number} ({_describe(ours)}): its {field} is not what topo plans now"
+        return f"change {number} is {_describe(ours)}, where topo now plans {_describe(theirs)}"
+    if len(saved.changes) > len(fresh.changes):
+        number = len(fresh.changes) + 1
+        extra = saved.changes[number - 1]
+        return f"change {number} ({_describe(extra)}) is not one topo plans now"
+    if len(fresh.changes) > len(saved.changes):
+        number = len(saved.changes) + 1
+        missing = fresh.changes[number - 1]
+        return f"topo now also plans change {number} ({_describe(missing)}), which it lacks"
+    if saved.notes != fresh.notes:
+        number = next(
+            (
+                n
+                for n, (a, b) in enumerate(zip(saved.notes, fresh.notes, strict=False), start=1)
+                if a != b
+            ),
+            min(len(saved.notes), len(fresh.notes)) + 1,
+        )
+        return f"its note {number} is not what topo notes now"
+    return None
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _without_bom(text: str) -> str:
+    return text[1:] if text.startswith(BOM) else text
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+class _NotANumber(ValueError):
+    pass
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook: a key written twice in one object is refused (json.loads keeps the
+    last one silently, so a reviewer reading the first would not see what runs)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotANumber(name)
+
+
+def _parse(text: str, file: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
+    except _DuplicateKey as twice:
+        raise SavedPlanError(
+            f"{file}: not a plan topo wrote: the key {_shown(twice.args[0])} appears twice in "
+            "one object"
+        ) from None
+    except _NotANumber as constant:
+        raise SavedPlanError(
+            f"{file}: not a plan topo wrote: {constant.args[0]} is not a JSON value"
+        ) from None
+    except json.JSONDecodeError as broken:
+        where = f"{file}:{broken.lineno}:{broken.colno}"
+        if _cut_short(text, broken):
+            raise SavedPlanError(
+                f"{where}: not a complete plan: the JSON ends before it is closed (the file "
+                "was cut short); save it again with `topo plan -o`"
+            ) from None
+        raise SavedPlanError(
+            f"{where}: not a plan topo wrote: this is not valid JSON ({broken.msg})"
+        ) from None
+    except ValueError as problem:  # e.g. an integer of more digits than Python converts
+        raise SavedPlanError(f"{file}: not a plan topo wrote: {_clip(str(problem), 120)}") from None
+    if not isinstance(data, dict):
+        kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+            type(data), "a number"
+        )
+        raise SavedPlanError(f"{file}: not a plan topo wrote: it is {kind}, not a JSON object")
+    return data
+
+
+# What is left of a text cut inside a literal or a number: "tr", "nul", "-", "1.", "2e-".
+_CUT_TAIL = re.compile(
+    r"t(?:r(?:ue?)?)?|f(?:a(?:l(?:se?)?)?)?|n(?:u(?:ll?)?)?|-?[0-9]*\.?[0-9]*(?:[eE][-+]?[0-9]*)?"
+)
+
+
+def _cut_short(text: str, broken: json.JSONDecodeError) -> bool:
+    """Did the JSON fail only because the text stops (a truncated file), not because of what
+    it says?"""
+    rest = text[broken.pos :].rstrip()
+    if broken.msg.startswith("Unterminated string"):
+        return True  # its closing quote would be after the end
+    if broken.msg.startswith("Invalid \\uXXXX escape"):
+        return len(rest) < 6  # \u12 and the end
+    return not rest or _CUT_TAIL.fullmatch(rest) is not None
+
+
+def _check_topology_file(data: Mapping[str, Any], file: str) -> None:
+    """`topology.file` names a file apply may read: checked before the schema so the message
+    says what is wrong with it (and never repeats it)."""
+    topology = data.get("topology")
+    path = topology.get("file") if isinstance(topology, dict) else None
+    if not isinstance(path, str):
+        return  # the schema says what is missing
+    problem = None
+    if not path:
+        problem = "is empty"
+    elif _CONTROL.search(path):
+        problem = "contains a NUL or another control character"
+    elif len(path) > MAX_PATH:
+        problem = f"is longer than {MAX_PATH} characters"
+    elif path == "-":
+        problem = "is standard input ('-'): a saved plan needs its topology in a file"
+    if problem is not None:
+        raise SavedPlanError(f"{file}: not a plan topo wrote: its topology.file {problem}")
+
+
+def _check_changes(plan: Plan, file: str) -> None:
+    seen: dict[tuple[Any, ...], int] = {}
+    for number, change in enumerate(plan.changes, start=1):
+        if change.resource is Resource.FLOW:
+            target = change.name.partition("->")[2]
+            if change.cluster != target:
+                raise SavedPlanError(
+                    f"{file}: change {number} ({_describe(change)}) is on cluster "
+                    f"{_shown(change.cluster)}, not on its flow's target"
+                )
+        elif change.cluster not in plan.clusters:
+            raise SavedPlanError(
+                f"{file}: change {number} ({_describe(change)}) is on cluster "
+                f"{_shown(change.cluster)}, which is not one of the plan's clusters"
+            )
+        first = seen.setdefault(identity(change), number)
+        if first != number:
+            raise SavedPlanError(
+                f"{file}: change {number} ({_describe(change)}) repeats change {first}"
+            )
+
+
+def _describe(change: Change) -> str:
+    return _clip(describe(change), 160)
+
+
+def _clip(text: str, limit: int = _SHOWN) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _shown(value: object) -> str:
+    """A value from the plan file, quoted, cut short if long."""
+    return _clip(repr(value))
 
 
 def _too_deep(text: str) -> tuple[int, int] | None:
