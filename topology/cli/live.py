@@ -3,6 +3,11 @@
 The edge of the pipeline: it reads the file and the environment (for secret references),
 connects to the clusters, and hands plain values to the pure planner. Progress goes to stderr,
 so stdout stays for the plan itself.
+
+Every plan is followed by a check of the permissions topo's principal needs for it
+(docs/security.md): each one missing stops `topo plan` and `topo apply` before anything is
+printed or changed, with the `kafka-acls.sh` line that grants it. When reading a cluster is
+refused, the same check says which permission reading it needs.
 """
 
 import hashlib
@@ -15,15 +20,17 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from topology import __version__
-from topology.errors import TopoError
+from topology.errors import KafkaUnavailableError, TopoError
 from topology.model import Topology
 from topology.observed import Cluster
 from topology.plan.model import Plan
 
 if TYPE_CHECKING:
+    from topology.permissions import Findings, Missing
     from topology.spark.launch import Submission
 
 OBSERVE_TIMEOUT = 15.0
+REFUSAL_TIMEOUT = 10.0  # asking a cluster that refused to be read what topo may do there
 
 
 @dataclass(frozen=True)
@@ -47,15 +54,29 @@ def load(file: str) -> Loaded:
     return Loaded(file, hashlib.sha256(text.encode()).hexdigest(), analysis.topology)
 
 
+class MissingPermissionsError(TopoError):
+    """topo's principal lacks permissions the plan needs (listed on stderr before this)."""
+
+
+class ClientConfigs(dict[str, dict[str, str]]):
+    """Each cluster's client settings, and the topology they are for (to name its principals
+    when a permission is missing)."""
+
+    def __init__(self, settings: dict[str, dict[str, str]], topology: Topology) -> None:
+        super().__init__(settings)
+        self.topology = topology
+
+
 def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
     """Each cluster's client settings, secrets resolved now (never printed, never planned)."""
     from topology.connection import client_config
 
     base = Path(loaded.file).parent
-    return {
+    settings = {
         name: client_config(cluster, environ=os.environ, base=base)
         for name, cluster in loaded.topology.clusters.items()
     }
+    return ClientConfigs(settings, loaded.topology)
 
 
 def observe(configs: dict[str, dict[str, str]]) -> dict[str, Cluster]:
@@ -64,10 +85,122 @@ def observe(configs: dict[str, dict[str, str]]) -> dict[str, Cluster]:
     names = ", ".join(sorted(configs))
     typer.echo(f"Reading {len(configs)} cluster(s): {names} ...", err=True)
     started = time.monotonic()
-    clusters = inventory.observe_all(configs, timeout=OBSERVE_TIMEOUT)
+    try:
+        clusters = inventory.observe_all(configs, timeout=OBSERVE_TIMEOUT)
+    except KafkaUnavailableError as problem:
+        if _refused(str(problem)) and isinstance(configs, ClientConfigs):
+            _explain_refusal(configs, str(problem))
+        raise
     topics = sum(len(cluster.topics) for cluster in clusters.values())
     typer.echo(f"Read {topics} topic(s) in {time.monotonic() - started:.1f}s.", err=True)
     return clusters
+
+
+def _refused(message: str) -> bool:
+    """Does a failure to read a cluster say the broker refused something?"""
+    return "authorization failed" in message.lower() or "may not describe" in message.lower()
+
+
+def _explain_refusal(configs: ClientConfigs, message: str) -> None:
+    """Reading a cluster was refused: ask each cluster what topo may do with what it can see,
+    and stop with the permissions reading needs and lacks. Returns when none is found (the
+    caller then raises the failure as it was)."""
+    from topology import permissions
+    from topology.kafka import permissions as asking
+
+    topology = configs.topology
+    named = [name for name in configs if f"cluster {name} (" in message]
+    accesses = {}
+    for name in sorted(named or configs):
+        principal = permissions.principal_matched(topology.clusters[name], configs[name])
+        try:
+            accesses[name] = asking.ask_for_reading(
+                name, configs[name], principal=principal, timeout=REFUSAL_TIMEOUT
+            )
+        except TopoError:
+            continue
+    needed = [p for access in accesses.values() for p in permissions.observing(access)]
+    findings = permissions.missing(
+        needed, accesses, bootstraps=_bootstraps(topology), principals=_principals(topology)
+    )
+    if findings.errors:
+        _report(findings)
+        raise MissingPermissionsError(_summary(findings))
+
+
+def check_permissions(loaded: Loaded, clusters: dict[str, Cluster], plan: Plan) -> None:
+    """Stop (MissingPermissionsError) when topo's principal lacks a permission the plan, or the
+    replication it starts, needs; say which, with the kafka-acls.sh line granting each. Asks
+    each cluster with an authorizer, changing nothing (topology/kafka/permissions.py)."""
+    from topology import permissions
+    from topology.kafka import permissions as asking
+
+    topology = loaded.topology
+    configs = client_configs(loaded)
+    needed = permissions.required(topology, plan, clusters)
+    principals = {
+        name: permissions.principal_matched(cluster, configs[name])
+        for name, cluster in topology.clusters.items()
+    }
+    accesses = asking.ask_all(configs, clusters, needed, principals, timeout=OBSERVE_TIMEOUT)
+    findings = permissions.missing(
+        needed, accesses, bootstraps=_bootstraps(topology), principals=_principals(topology)
+    )
+    _report(findings)
+    if findings.errors:
+        raise MissingPermissionsError(_summary(findings))
+
+
+def _bootstraps(topology: Topology) -> dict[str, str]:
+    from topology import permissions
+
+    return {n: permissions.bootstrap_shown(c.bootstrap) for n, c in topology.clusters.items()}
+
+
+def _principals(topology: Topology) -> dict[str, str]:
+    from topology import permissions
+
+    return {n: permissions.principal_shown(c) for n, c in topology.clusters.items()}
+
+
+def _report(findings: "Findings") -> None:
+    """The findings on stderr: what is missing (errors, then warnings), then notes."""
+
+    def say(line: str) -> None:
+        typer.echo(line, err=True)
+
+    if findings.errors:
+        say(f"topo's principal lacks {len(findings.errors)} permission(s) it needs; nothing was "
+            "changed. Grant each with the line under it, as a Kafka administrator (add "
+            "--command-config with the administrator's client settings):")  # fmt: skip
+        for missing in findings.errors:
+            _show(missing)
+    if findings.warnings:
+        say(f"Warning: topo's principal lacks {len(findings.warnings)} permission(s) a later "
+            "change will need (until then nothing fails):")  # fmt: skip
+        for missing in findings.warnings:
+            _show(missing)
+    for note in findings.notes:
+        say(f"Permissions: {note}")
+    if findings.unchecked:
+        say(f"Permissions: not checked on {', '.join(findings.unchecked)} (no authorizer).")
+    if findings.checked and not findings.missing:
+        say(f"Permissions: none missing on {', '.join(findings.checked)}.")
+
+
+def _show(missing: "Missing") -> None:
+    permission = missing.permission
+    typer.echo(f"\n  {permission.cluster}: {permission.describe()}", err=True)
+    typer.echo(f"    for: {permission.why} (known from {missing.judged})", err=True)
+    typer.echo(f"    {missing.grant}", err=True)
+
+
+def _summary(findings: "Findings") -> str:
+    clusters = sorted({m.permission.cluster for m in findings.errors})
+    return (
+        f"{len(findings.errors)} permission(s) missing on {', '.join(clusters)} (listed above); "
+        "grant them, then plan again"
+    )
 
 
 def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
@@ -79,9 +212,10 @@ def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
 
 
 def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) -> Plan:
+    """The plan, once the permissions it needs are checked (MissingPermissionsError if not)."""
     from topology.plan import planner
 
-    return planner.plan(
+    plan = planner.plan(
         loaded.topology,
         clusters,
         topology_sha256=loaded.sha256,
@@ -89,6 +223,8 @@ def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) 
         topo_version=__version__,
         running=running_specs(loaded),
     )
+    check_permissions(loaded, clusters, plan)
+    return plan
 
 
 def submission(loaded: Loaded) -> "Submission":
