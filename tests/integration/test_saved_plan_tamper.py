@@ -1,0 +1,270 @@
+"""A saved plan edited by hand cannot be turned against the clusters: `topo apply PLAN.json`
+on the session's lab clusters, as a user (or an attacker with write access to the plan file)
+runs it.
+
+Each test saves an honest plan of its own topology (one copy to make), with a topic
+`payroll-<uuid>` on the target that topo does not own, then edits a copy of the plan and
+applies it: every edit must exit 1 with one `error:` line and no traceback, and leave the
+clusters as they were (payroll still there, no ACL or ownership record for User:evil, no new
+topic). Some edits recompute the fingerprint (`fingerprint_of` is public), so the layer that
+refuses them is the comparison with a fresh plan, or, with that comparison switched off in the
+process, the guard. Finally the honest plan still applies.
+"""
+
+import copy
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.helpers import run_topo
+from topology.kafka import inventory, records
+from topology.observed import Acl
+from topology.plan.model import fingerprint_of
+
+pytestmark = pytest.mark.kafka
+
+EVIL = "User:evil"
+# `topo` with the comparison against a fresh plan switched off: what is left is the guard.
+GUARD_ONLY = (
+    "from topology.plan import saved\n"
+    "saved.first_difference = lambda ours, fresh: None\n"
+    "from topology.cli import main\n"
+    "main()\n"
+)
+
+Edit = Callable[["Tamper", dict[str, Any]], object]
+
+
+class Tamper:
+    """One test's topology, its saved plan, and the lab clusters as they were before."""
+
+    def __init__(self, folder: Path, lab: dict[str, dict[str, str]]) -> None:
+        self.prefix = f"st{uuid.uuid4().hex[:8]}"
+        self.folder = folder
+        self.source = lab[SOURCE_CLUSTER]
+        self.target = lab[TARGET_CLUSTER]
+        self.payroll = f"payroll-{uuid.uuid4().hex[:8]}"
+        self.orders = f"{self.prefix}-orders"
+        self.file = folder / f"{self.prefix}.yaml"  # its name, so its owner, is the prefix
+        self.file.write_text(
+            f"version: 1\n"
+            f"engine: {{runner: none}}  # topics and ACLs only: no replication jobs here\n"
+            f"clusters:\n"
+            f'  src: {{bootstrap: "{self.source["bootstrap.servers"]}"}}\n'
+            f'  dst: {{bootstrap: "{self.target["bootstrap.servers"]}"}}\n'
+            f"flows:\n"
+            f"  - mirror: {{from: src, to: dst}}\n"
+            f'    topics: {{include: ["{self.prefix}-.*"]}}\n'
+        )
+        records.create_topic(self.source, self.orders, 2)
+        records.create_topic(self.target, self.payroll, 3)  # someone else's: topo never owned it
+        self.saved = folder / "plan.json"
+        done = run_topo("plan", str(self.file), "-o", str(self.saved))
+        assert done.returncode == 0, done.stderr
+        self.honest: dict[str, Any] = json.loads(self.saved.read_text())
+        assert any(c["name"] == f"src.{self.orders}" for c in self.honest["changes"])
+        self.before = self.state()
+
+    def state(self) -> dict[str, Any]:
+        """What an apply could have changed: every topic on both clusters, the target's ACLs
+        and topo's ownership records there."""
+        source = inventory.observe("src", self.source)
+        target = inventory.observe("dst", self.target)
+        payroll = target.topics.get(self.payroll)
+        return {
+            "source topics": sorted(source.topics),
+            "target topics": sorted(target.topics),
+            "payroll": payroll.to_dict() if payroll else None,
+            "target acls": None if target.acls is None else sorted(target.acls),
+            "target owned": sorted(target.owned),
+        }
+
+    def write(self, data: dict[str, Any], name: str = "edited.json") -> Path:
+        path = self.folder / name
+        path.write_text(json.dumps(data, indent=2) + "\n")
+        return path
+
+    def refused(self, path: Path, *, guard_only: bool = False) -> str:
+        """Apply `path`; it must fail in one clear line and change nothing. The line."""
+        if guard_only:
+            done = subprocess.run(
+                [sys.executable, "-c", GUARD_ONLY, "apply", str(path)],
+                capture_output=True, text=True, check=False,
+            )  # fmt: skip
+        else:
+            done = run_topo("apply", str(path))
+        assert done.returncode == 1, done.stdout + done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+        errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
+        assert len(errors) == 1 and done.stderr.splitlines()[-1] == errors[0], done.stderr
+        assert "Apply complete" not in done.stdout and "done (" not in done.stderr
+        after = self.state()
+        assert after == self.before
+        assert after["payroll"] is not None  # still there, as it was
+        assert not any(EVIL in key for key in after["target owned"])
+        assert not any(acl.principal == EVIL for acl in after["target acls"] or ())
+        return errors[0]
+
+    # -- edits an attacker would make -------------------------------------------------------
+
+    def delete_payroll(self) -> dict[str, Any]:
+        return {
+            "action": "delete", "resource": "topic", "cluster": "dst", "name": self.payroll,
+            "before": {"partitions": 3, "replication_factor": 1, "configs": {}},
+            "reason": "topo created it and its source no longer exists", "edges": ["src->dst"],
+        }  # fmt: skip
+
+    def grant_evil(self) -> dict[str, Any]:
+        copy_name = f"src.{self.orders}"
+        acl = Acl("TOPIC", copy_name, "LITERAL", EVIL, "*", "ALL", "ALLOW")
+        return {
+            "action": "create", "resource": "acl", "cluster": "dst", "name": copy_name,
+            "after": acl.to_dict(), "reason": "copied from the source topic's ACLs by src->dst",
+            "edges": ["src->dst"],
+        }  # fmt: skip
+
+
+def resign(data: dict[str, Any]) -> dict[str, Any]:
+    """The attacker recomputes the fingerprint, as topo would."""
+    data["fingerprint"] = fingerprint_of(data)
+    return data
+
+
+@pytest.fixture
+def tamper(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Tamper:
+    return Tamper(tmp_path, lab)
+
+
+def _add_delete(t: Tamper, d: dict[str, Any]) -> object:
+    d["changes"].append(t.delete_payroll())
+    d["summary"]["delete"] += 1
+    return d
+
+
+def _add_acl(t: Tamper, d: dict[str, Any]) -> object:
+    d["changes"].append(t.grant_evil())
+    d["summary"]["create"] += 1
+    return d
+
+
+EDITS: dict[str, Edit] = {
+    "delete of payroll": _add_delete,
+    "ACL create for User:evil ALL": _add_acl,
+    "owner changed": lambda t, d: d["topology"].update(name="someone-else"),
+    "allow_delete flipped": lambda t, d: d.update(allow_delete=not d["allow_delete"]),
+    "change duplicated": lambda t, d: d["changes"].append(copy.deepcopy(d["changes"][0])),
+    "unknown cluster": lambda t, d: d["changes"][0].update(cluster="elsewhere"),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS), ids=list(EDITS))
+def test_a_hand_edit_is_refused_as_edited_before_anything_is_read(
+    tamper: Tamper, edit: str
+) -> None:
+    data = copy.deepcopy(tamper.honest)
+    EDITS[edit](tamper, data)
+    path = tamper.write(data)
+    line = tamper.refused(path)
+    assert line == (
+        f"error: {path}: the plan was edited after `topo plan` wrote it (its fingerprint does "
+        "not match its content); plan again"
+    )
+
+
+# Edits with the fingerprint recomputed, and the layer that must then say no.
+RESIGNED: dict[str, tuple[Edit, str]] = {
+    "delete of payroll": (_add_delete, "stale or edited plan: "),
+    "ACL create for User:evil ALL": (_add_acl, "stale or edited plan: "),
+    "owner changed": (
+        lambda t, d: d["topology"].update(name="someone-else"),
+        "the plan's owner 'someone-else' is not the topology's name",
+    ),
+    "allow_delete flipped, with a delete of payroll": (
+        lambda t, d: (d.update(allow_delete=True), _add_delete(t, d)),
+        "stale or edited plan: ",
+    ),
+    "change duplicated": (
+        lambda t, d: d["changes"].append(copy.deepcopy(d["changes"][0])),
+        "repeats change 1",
+    ),
+    "unknown cluster": (
+        lambda t, d: d["changes"][0].update(cluster="elsewhere"),
+        "is on cluster 'elsewhere', which is not one of the plan's clusters",
+    ),
+}
+
+
+@pytest.mark.parametrize("edit", list(RESIGNED), ids=list(RESIGNED))
+def test_an_edit_with_the_fingerprint_recomputed_is_still_refused(
+    tamper: Tamper, edit: str
+) -> None:
+    change, message = RESIGNED[edit]
+    data = copy.deepcopy(tamper.honest)
+    change(tamper, data)
+    line = tamper.refused(tamper.write(resign(data)))
+    assert message in line, line
+
+
+def test_a_forged_change_is_not_the_plan_topo_makes_and_is_named(tamper: Tamper) -> None:
+    data = _add_delete(tamper, copy.deepcopy(tamper.honest))
+    assert isinstance(data, dict)
+    path = tamper.write(resign(data))
+    line = tamper.refused(path)
+    number = len(data["changes"])
+    assert line == (
+        f"error: stale or edited plan: {path} is not the plan topo makes now (change {number} "
+        f"(dst: delete topic {tamper.payroll}) is not one topo plans now); plan again"
+    )
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (_add_delete, "the plan was not made with --allow-delete"),
+        (
+            lambda t, d: (d.update(allow_delete=True), _add_delete(t, d)),
+            "topo did not create this topic (no ownership record on the cluster names it)",
+        ),
+        (_add_acl, f"the ACL ALLOW {EVIL} ALL on TOPIC"),
+    ],
+    ids=["delete without allow_delete", "delete of a topic topo does not own", "evil ACL"],
+)
+def test_the_guard_alone_refuses_what_the_comparison_would(
+    tamper: Tamper, edit: Edit, message: str
+) -> None:
+    data = copy.deepcopy(tamper.honest)
+    edit(tamper, data)
+    line = tamper.refused(tamper.write(resign(data)), guard_only=True)
+    assert line.startswith("error: refusing to apply change ") and message in line, line
+    assert line.endswith("; nothing was changed")
+
+
+def test_a_truncated_plan_is_refused_in_one_line(tamper: Tamper) -> None:
+    text = tamper.saved.read_text()
+    path = tamper.folder / "truncated.json"
+    path.write_text(text[: len(text) // 2])
+    line = tamper.refused(path)
+    assert line.startswith(f"error: {path}:") and "not a complete plan" in line, line
+
+
+def test_the_honest_plan_still_applies_after_every_refusal(tamper: Tamper) -> None:
+    for edit in EDITS.values():
+        data = copy.deepcopy(tamper.honest)
+        edit(tamper, data)
+        tamper.refused(tamper.write(data))
+    for edit, _message in RESIGNED.values():
+        data = copy.deepcopy(tamper.honest)
+        edit(tamper, data)
+        tamper.refused(tamper.write(resign(data)))
+    done = run_topo("apply", str(tamper.saved))
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = tamper.state()
+    assert f"src.{tamper.orders}" in after["target topics"]
+    assert after["payroll"] == tamper.before["payroll"]
