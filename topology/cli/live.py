@@ -176,6 +176,8 @@ def _report(findings: "Findings") -> None:
         for missing in findings.errors:
             _show(missing)
     if findings.warnings:
+        if findings.errors:
+            say("")
         say(f"Warning: topo's principal lacks {len(findings.warnings)} permission(s) a later "
             "change will need (until then nothing fails):")  # fmt: skip
         for missing in findings.warnings:
@@ -191,7 +193,7 @@ def _report(findings: "Findings") -> None:
 def _show(missing: "Missing") -> None:
     permission = missing.permission
     typer.echo(f"\n  {permission.cluster}: {permission.describe()}", err=True)
-    typer.echo(f"    for: {permission.why} (known from {missing.judged})", err=True)
+    typer.echo(f"    for: {permission.why}; known from {missing.judged}", err=True)
     typer.echo(f"    {missing.grant}", err=True)
 
 
