@@ -3,6 +3,10 @@
 A topology names where a secret lives, never the secret. Parsing keeps references as text; a
 client edge calls `resolve` just before it connects, so a missing variable is reported then,
 naming the cluster and the variable, and the value itself is never printed or planned.
+
+`is_secret_key` decides which property names hold secrets (see its docstring for the rule):
+`validate` warns when such a value is written in the file (T206), `import mm2` never copies one,
+and no diagnostic shows a line that holds one.
 """
 
 import re
@@ -13,11 +17,141 @@ from pathlib import Path
 from topology.errors import TopoError
 
 _REFERENCE = re.compile(r"\$\{(?P<kind>env|file):(?P<name>[^}]+)\}")
-# Client properties whose values are secrets when they are written inline. An OAuth token
-# endpoint's URL (`sasl.oauthbearer.token.endpoint.url`) is an address, not a token.
-SECRET_KEY = re.compile(
-    r"(password|secret|jaas|token(?!\.endpoint\.url)|credential)", re.IGNORECASE
+
+# -- which property names hold secrets ------------------------------------------------------
+
+# Secret words, matched against each word of a name with one typo allowed (a letter missing,
+# added, changed, or two swapped: `pasword`, `passowrd`, `secert`, `credentials`).
+_FUZZY_WORDS = ("password", "passwd", "passphrase", "secret", "token", "credential")
+# Short words, matched exactly (one typo away from a short word is too many ordinary words).
+_SHORT_WORDS = frozenset({"pass", "pwd", "pw", "pswd", "jaas", "jass", "jas"})
+# Words long enough to be found inside a longer one (`keystorepassword`, `clientsecret`).
+_GLUED_WORDS = ("password", "passwd", "passphrase", "secret", "credential", "jaas")
+# A word after the secret word that makes the name about something else than the secret: where
+# it is (`...token.endpoint.url`, `...private.key.file`), what kind or whence
+# (`basic.auth.credentials.source`), or when (`delegation.token.expiry.time.ms`).
+_ABOUT_SOMETHING_ELSE = frozenset(
+    {
+        *("location", "file", "path", "dir", "directory", "url", "uri", "endpoint"),
+        *("type", "source", "class", "algorithm", "mechanism", "provider", "id", "name"),
+        *("ms", "seconds", "expiry", "lifetime", "max", "min", "length", "size", "cmd"),
+        *("enable", "enabled", "header", "claim", "policy", "format"),
+        *("cb", "callback", "handler", "refresh"),
+    }
 )
+# Private key material written inline: `key` after one of these (`ssl.key`, `ssl.keystore.key`,
+# `private.key`), as the last word or before one of _KEY_ENCODINGS (`ssl.key.pem`).
+_KEY_OWNERS = frozenset({"ssl", "tls", "keystore", "private", "client", "signing"})
+_KEY_ENCODINGS = frozenset({"pem", "der", "data", "material", "value", "content", "string"})
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+_PLAIN_NAME = re.compile(r"[a-z][a-z.]*")
+
+
+def key_words(name: str) -> list[str]:
+    """The words of a property name, lower case: split at anything not a letter or digit and
+    at camelCase humps (`ssl.keyStorePassword` -> ssl, key, store, password)."""
+    if _PLAIN_NAME.fullmatch(name):  # most names: quicker than the general split below
+        return [word for word in name.split(".") if word]
+    return [word.lower() for word in _WORD.findall(name)]
+
+
+def is_secret_key(name: str) -> bool:
+    """Whether a property (or topology key) of this name holds a secret.
+
+    The rule, on the name's words (`key_words`):
+
+    1. A word is a secret word when it is `password`, `passwd`, `passphrase`, `secret`, `token`
+       or `credential`, or one typo away from one (`pasword`, `secrets`, `credentials`); when
+       it is `pass`, `pwd`, `pw`, `pswd`, `jaas`, `jass` or `jas`; or when it holds `password`,
+       `passwd`, `passphrase`, `secret`, `credential` or `jaas` (`keystorepassword`).
+    2. The name is a secret if it has a secret word and no word after the last one says the name
+       is about something else: a location (`...token.endpoint.url`), a kind or source
+       (`basic.auth.credentials.source`), a time (`delegation.token.expiry.time.ms`), an id.
+    3. Inline private keys are secrets: `key` after `ssl`, `tls`, `keystore`, `private`,
+       `client` or `signing`, as the last word or before `pem`, `der`, `data`... (`ssl.key.pem`,
+       `ssl.keystore.key`), but not `ssl.key.location` (a path) or `key.serializer`.
+    4. `user.info` at the end (`basic.auth.user.info`: user:password) is a secret.
+    """
+    words = key_words(name)
+    last = -1
+    for i, word in enumerate(words):
+        if word in _SECRET_WORDS or (len(word) > 6 and _glued(word)):
+            last = i
+    if last >= 0 and _ABOUT_SOMETHING_ELSE.isdisjoint(words[last + 1 :]):
+        return True
+    if "key" in words and any(_private_key(words, i) for i in range(1, len(words))):
+        return True
+    return words[-2:] == ["user", "info"]
+
+
+def _private_key(words: list[str], i: int) -> bool:
+    """Whether words[i] is `key` naming inline private key material (rule 3)."""
+    if words[i] != "key" or words[i - 1] not in _KEY_OWNERS:
+        return False
+    return i == len(words) - 1 or words[i + 1] in _KEY_ENCODINGS
+
+
+def _glued(word: str) -> bool:
+    return any(secret in word for secret in _GLUED_WORDS)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _one_typo_away(word: str) -> set[str]:
+    """Every word one typo from `word` (see `_one_typo_apart`), and the word itself."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    found = {word}
+    found.update(a + b[1:] for a, b in splits if b)  # a letter missing
+    found.update(a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1)  # two swapped
+    found.update(a + c + b[1:] for a, b in splits if b for c in _LETTERS)  # one changed
+    found.update(a + c + b for a, b in splits for c in _LETTERS)  # one added
+    return found
+
+
+# Every secret word, spelled right or one typo off, to look a name's words up in one step
+# (a topology may have thousands of client properties, and validate checks each).
+_SECRET_WORDS = frozenset(
+    {
+        *_SHORT_WORDS,
+        *(typo for word in _FUZZY_WORDS for typo in _one_typo_away(word) if len(typo) >= 5),
+    }
+)
+
+
+def _one_typo_apart(a: str, b: str) -> bool:
+    """Equal, or one edit apart: a letter inserted, deleted or changed, or two neighbours
+    swapped (the optimal-string-alignment distance is at most 1)."""
+    if a == b:
+        return True
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        differ = [i for i in range(len(a)) if a[i] != b[i]]
+        if len(differ) == 1:
+            return True
+        first = differ[0]
+        return (
+            differ == [first, first + 1] and a[first] == b[first + 1] and a[first + 1] == b[first]
+        )
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    i = 0
+    while i < len(short) and short[i] == long[i]:
+        i += 1
+    return short[i:] == long[i + 1 :]
+
+
+class _SecretKeyRule:
+    """`SECRET_KEY.search(name)`: the matching API callers had when this was a regex; truthy
+    (the name) when the name holds a secret, else None."""
+
+    def search(self, name: str) -> str | None:
+        return name if is_secret_key(name) else None
+
+
+SECRET_KEY = _SecretKeyRule()
 
 
 class SecretError(TopoError):
@@ -39,10 +173,16 @@ def reference(value: str) -> Reference | None:
     return Reference(match["kind"], match["name"]) if match else None
 
 
-def reference_problem(value: str) -> str | None:
-    """Why a value that looks like a reference is not a valid one, or None."""
+def reference_problem(value: str, *, setting: str | None = None) -> str | None:
+    """Why a value that looks like a reference is not a valid one, or None. With `setting` (the
+    value is a secret's) the message names the setting and does not quote the value."""
     if "${" not in value or reference(value):
         return None
+    if setting is not None:
+        return (
+            f"{setting} looks like a secret reference but is not one (its value is not shown: "
+            "it may hold the secret); write the whole value as ${env:NAME} or ${file:path}"
+        )
     return (
         f"'{value}' looks like a secret reference but is not one; write the whole value as "
         "${env:NAME} or ${file:path}"

@@ -9,6 +9,9 @@ from topology.secrets import (
     SECRET_KEY,
     Reference,
     SecretError,
+    _one_typo_apart,
+    is_secret_key,
+    key_words,
     reference,
     reference_problem,
     resolve,
@@ -181,17 +184,127 @@ def test_a_file_that_is_not_text_is_named_without_quoting_its_bytes() -> None:
     assert "0xff" not in str(raised.value)
 
 
+# Real property names, and what users write instead, with the verdict of `is_secret_key`.
+# Sources: Kafka's client configs (CommonClientConfigs, SslConfigs, SaslConfigs), librdkafka's
+# CONFIGURATION.md, MM2 and Kafka Connect (config providers, client overrides), Schema Registry
+# clients, Spark's conf.
+SECRET_NAMES = [
+    # Kafka Java client and MM2 / Connect
+    "sasl.jaas.config",
+    "ssl.key.password",
+    "ssl.keystore.password",
+    "ssl.truststore.password",
+    "ssl.keystore.key",  # an inline PEM private key
+    "sasl.oauthbearer.client.credentials.client.secret",
+    "sasl.oauthbearer.assertion.private.key.passphrase",
+    "listener.name.sasl_ssl.scram-sha-256.sasl.jaas.config",
+    "consumer.override.sasl.jaas.config",
+    "producer.ssl.key.password",
+    "config.providers.vault.param.token",
+    # librdkafka
+    "sasl.password",
+    "sasl.oauthbearer.client.secret",
+    "ssl.key.pem",
+    "ssl_key",
+    "sasl.oauthbearer.assertion.private.key.pem",
+    # Schema Registry clients
+    "schema.registry.basic.auth.user.info",  # user:password
+    "basic.auth.user.info",
+    "bearer.auth.token",
+    # Spark
+    "spark.ssl.keyStorePassword",
+    "spark.authenticate.secret",
+    # misspelled, or spelled another way
+    "ssl.keystore.pasword",
+    "ssl.keystore.passowrd",
+    "ssl.keystore.passwd",
+    "ssl.keystore.pass",
+    "ssl.key.pwd",
+    "sasl.jass.config",
+    "sasl.oauthbearer.client.secert",
+    "basic.auth.user.info.credentials",
+    "SASL_PASSWORD",
+    "client.secret",
+    "keystorepassword",
+]
+NOT_SECRET_NAMES = [
+    "key.serializer",
+    "value.deserializer",
+    "ssl.key.location",  # a path
+    "ssl.keystore.location",
+    "ssl.truststore.location",
+    "ssl.keystore.type",
+    "ssl.keystore.certificate.chain",  # a certificate is public
+    "ssl.certificate.pem",
+    "ssl.ca.pem",
+    "sasl.kerberos.keytab",  # a path
+    "sasl.kerberos.principal",
+    "sasl.kerberos.service.name",
+    "sasl.username",
+    "sasl.mechanism",
+    "sasl.oauthbearer.method",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.credentials.client.id",
+    "sasl.oauthbearer.token.endpoint.url",  # an address
+    "SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL",
+    "sasl.oauthbearer.assertion.private.key.file",
+    "sasl.oauthbearer.config",
+    "enable.sasl.oauthbearer.unsecure.jwt",
+    "basic.auth.credentials.source",  # USER_INFO, URL, SASL_INHERIT
+    "delegation.token.expiry.time.ms",
+    "spark.kafka.clusters.east.sasl.token.mechanism",
+    "ssl.secure.random.implementation",
+    "ssl.endpoint.identification.algorithm",
+    "security.protocol",
+    "oauthbearer_token_refresh_cb",
+    "client.id",
+    "acks",
+    "key",  # topo's own security.tls.key: a path
+]
+
+
+@pytest.mark.parametrize("key", SECRET_NAMES)
+def test_secret_property_names_are_recognised(key: str) -> None:
+    assert is_secret_key(key)
+    assert SECRET_KEY.search(key) is not None  # the older matching API says the same
+
+
+@pytest.mark.parametrize("key", NOT_SECRET_NAMES)
+def test_other_property_names_are_not_taken_for_secrets(key: str) -> None:
+    assert not is_secret_key(key)
+    assert SECRET_KEY.search(key) is None
+
+
 @pytest.mark.parametrize(
-    ("key", "secret"),
+    ("name", "words"),
     [
-        ("sasl.jaas.config", True),
-        ("ssl.key.password", True),
-        ("SASL_OAUTHBEARER_TOKEN_ENDPOINT_URL", True),
-        ("basic.auth.user.info.credentials", True),
-        ("client.secret", True),
-        ("acks", False),
-        ("ssl.truststore.location", False),
+        ("ssl.keyStorePassword", ["ssl", "key", "store", "password"]),
+        ("SASL_OAUTHBEARER_TOKEN", ["sasl", "oauthbearer", "token"]),
+        ("clientSecret", ["client", "secret"]),
+        ("SSLKey", ["ssl", "key"]),
     ],
 )
-def test_secret_client_properties_are_recognised_by_name(key: str, secret: bool) -> None:
-    assert (SECRET_KEY.search(key) is not None) is secret
+def test_names_are_read_as_words(name: str, words: list[str]) -> None:
+    assert key_words(name) == words
+
+
+@pytest.mark.parametrize(
+    ("word", "other", "close"),
+    [
+        ("pasword", "password", True),  # a letter missing
+        ("passsword", "password", True),  # one too many
+        ("passwerd", "password", True),  # one changed
+        ("passowrd", "password", True),  # two swapped
+        ("pswrd", "password", False),
+        ("secure", "secret", False),  # ssl.secure.random.implementation
+        ("secret", "secret", True),
+    ],
+)
+def test_one_typo_apart(word: str, other: str, close: bool) -> None:
+    assert _one_typo_apart(word, other) is close
+
+
+def test_a_malformed_reference_to_a_secret_is_named_not_quoted() -> None:
+    problem = reference_problem("hunter2${env:X", setting="cluster east: sasl.password")
+    assert problem is not None and "hunter2" not in problem
+    assert problem.startswith("cluster east: sasl.password looks like a secret reference")
