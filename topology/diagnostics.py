@@ -65,6 +65,7 @@ CODES: dict[str, str] = {
     "M018": "identity loop in MM2",
     "M019": "two settings write one MM2 property",
     "M020": "name MM2 cannot hold",
+    "M021": "secret not copied",
 }
 
 
@@ -102,11 +103,16 @@ class Note:
 
 @dataclass(frozen=True)
 class Diagnostic:
+    """One problem and where it is. `secret` marks a diagnostic about a secret written in the
+    file: its message never quotes the value, and no renderer shows the line that holds it
+    (only FILE:LINE:COL), so a password does not end up in a CI log or a review comment."""
+
     severity: Severity
     code: str
     message: str
     span: Span
     notes: tuple[Note, ...] = ()
+    secret: bool = False
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
@@ -127,6 +133,8 @@ class Diagnostic:
         }
         if self.notes:
             found["notes"] = [note.to_dict() for note in self.notes]
+        if self.secret:
+            found["secret"] = True
         return found
 
 
@@ -139,12 +147,14 @@ def _one_line(message: str) -> str:
     return _CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), message)
 
 
-def error(code: str, message: str, span: Span, *, notes: tuple[Note, ...] = ()) -> Diagnostic:
-    return Diagnostic(Severity.ERROR, code, message, span, notes)
+def error(
+    code: str, message: str, span: Span, *, notes: tuple[Note, ...] = (), secret: bool = False
+) -> Diagnostic:
+    return Diagnostic(Severity.ERROR, code, message, span, notes, secret)
 
 
-def warning(code: str, message: str, span: Span) -> Diagnostic:
-    return Diagnostic(Severity.WARNING, code, message, span)
+def warning(code: str, message: str, span: Span, *, secret: bool = False) -> Diagnostic:
+    return Diagnostic(Severity.WARNING, code, message, span, secret=secret)
 
 
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:

@@ -43,17 +43,30 @@ def java_login_advice(mechanism: str | None) -> str:
     librdkafka properties of that login (names as in librdkafka's CONFIGURATION.md)."""
     if mechanism == "GSSAPI":
         return (
-            "for Kerberos (GSSAPI) write librdkafka's client properties instead: "
-            "sasl.kerberos.service.name, sasl.kerberos.principal and sasl.kerberos.keytab"
+            "Kerberos (GSSAPI) is not supported by topo yet, so authenticate with SCRAM "
+            "(security.sasl), OAUTHBEARER or mutual TLS (security.tls cert and key) instead"
         )
     if mechanism == "OAUTHBEARER":
-        return (
-            "for OAUTHBEARER write librdkafka's client properties instead: "
-            "sasl.oauthbearer.method: oidc, sasl.oauthbearer.client.id, "
-            "sasl.oauthbearer.client.secret (as ${env:NAME}), "
-            "sasl.oauthbearer.token.endpoint.url and sasl.oauthbearer.scope"
-        )
+        return f"for OAUTHBEARER write librdkafka's client properties instead: {OAUTHBEARER_FORMS}"
     return "write the credentials as security.sasl (mechanism, username, password) instead"
+
+
+# The two OAUTHBEARER logins topo's clients (librdkafka, and the Java client of the replication
+# jobs) can both make; anything else fails when the first client connects.
+OIDC_SETTINGS = (
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.token.endpoint.url",
+)
+UNSECURED_JWT = "enable.sasl.oauthbearer.unsecure.jwt"
+OAUTHBEARER_FORMS = (
+    "sasl.oauthbearer.method: oidc, sasl.oauthbearer.client.id, "
+    "sasl.oauthbearer.client.secret (as ${env:NAME}), sasl.oauthbearer.token.endpoint.url "
+    "(and sasl.oauthbearer.scope if your identity provider wants one); or, for tests, Kafka's "
+    "unsecured tokens: enable.sasl.oauthbearer.unsecure.jwt: true and sasl.oauthbearer.config: "
+    '"principal=NAME"'
+)
+_PRINCIPAL = re.compile(r"(?:^|\s)principal=\S")
 
 
 def resolve(document: Document) -> tuple[Topology, list[Diagnostic]]:
@@ -114,10 +127,17 @@ class _Resolver:
                         self.document.span((*where, "client", key), key=True),
                     )
                 )
+            secret = secrets.is_secret_key(key)
             if isinstance(value, str):
-                self._reference_syntax(value, (*where, "client", key))
-                if secrets.SECRET_KEY.search(key):
-                    self._plain_secret(name, f"client.{key}", value, (*where, "client", key))
+                self._reference_syntax(
+                    value,
+                    (*where, "client", key),
+                    f"cluster {name}: client.{key}" if secret else None,
+                )
+            if secret and not isinstance(value, bool):
+                self._plain_secret(name, f"client.{key}", str(value), (*where, "client", key))
+        if security.sasl is not None:
+            self._mechanism(name, security.sasl.mechanism, client, (*where, "security"))
         topics = tuple(raw.get("topics", []))
         for index, topic in enumerate(topics):
             reason = kafka_rules.topic_name_problem(topic)
@@ -132,15 +152,24 @@ class _Resolver:
         sasl_raw, tls_raw = raw.get("sasl"), raw.get("tls")
         sasl = Sasl(**_known(Sasl, sasl_raw)) if sasl_raw else None
         tls = Tls(**_known(Tls, tls_raw)) if tls_raw is not None else None
-        for key in ("username", "password"):
-            if sasl_raw and key in sasl_raw:
-                self._reference_syntax(sasl_raw[key], (*where, "sasl", key))
+        if sasl_raw and "username" in sasl_raw:
+            self._reference_syntax(sasl_raw["username"], (*where, "sasl", "username"))
+        if sasl_raw and "password" in sasl_raw:
+            self._reference_syntax(
+                sasl_raw["password"],
+                (*where, "sasl", "password"),
+                f"cluster {name}: security.sasl.password",
+            )
         if sasl and sasl.password is not None:
             self._plain_secret(
                 name, "security.sasl.password", sasl.password, (*where, "sasl", "password")
             )
         if tls and tls.key_password is not None:
-            self._reference_syntax(tls.key_password, (*where, "tls", "key_password"))
+            self._reference_syntax(
+                tls.key_password,
+                (*where, "tls", "key_password"),
+                f"cluster {name}: security.tls.key_password",
+            )
             self._plain_secret(
                 name, "security.tls.key_password", tls.key_password, (*where, "tls", "key_password")
             )
@@ -181,6 +210,25 @@ class _Resolver:
                 (*where, "tls"),
             )
         return Security(protocol, sasl, tls)
+
+    def _mechanism(self, name: str, mechanism: str, client: dict[str, Any], where: Path) -> None:
+        """SASL logins that would fail when the first client connects, refused now (T205, at
+        the mechanism): Kerberos, which the replication engine cannot do yet, and OAUTHBEARER
+        without one whole way of getting tokens."""
+        at = (*where, "sasl", "mechanism")
+        if mechanism == "GSSAPI":
+            self._error(
+                "T205",
+                f"cluster {name}: SASL GSSAPI (Kerberos) is not supported by topo's replication "
+                "engine yet; authenticate this cluster with SCRAM-SHA-256 or SCRAM-SHA-512 "
+                "(security.sasl username and password), OAUTHBEARER, or mutual TLS (protocol "
+                "SSL with security.tls cert and key)",
+                at,
+            )
+        elif mechanism == "OAUTHBEARER":
+            problem = oauthbearer_problem(client)
+            if problem:
+                self._error("T205", f"cluster {name}: SASL OAUTHBEARER {problem}", at)
 
     # -- flows ----------------------------------------------------------------------------
 
@@ -256,10 +304,12 @@ class _Resolver:
 
     # -- helpers --------------------------------------------------------------------------
 
-    def _reference_syntax(self, value: str, where: Path) -> None:
-        reason = secrets.reference_problem(value)
+    def _reference_syntax(self, value: str, where: Path, secret: str | None = None) -> None:
+        """T204 for a value that is almost a reference. For a secret (`secret` names it) the
+        message names the setting instead of quoting a value that may hold the secret."""
+        reason = secrets.reference_problem(value, setting=secret)
         if reason:
-            self._error("T204", reason, where)
+            self._error("T204", reason, where, secret=secret is not None)
 
     def _plain_secret(self, cluster: str, setting: str, value: str, where: Path) -> None:
         if value and secrets.reference(value) is None:
@@ -269,11 +319,58 @@ class _Resolver:
                     f"cluster {cluster}: {setting} is written in the file; use ${{env:NAME}} or "
                     "${file:path} so the secret stays out of version control",
                     self.document.span(where),
+                    secret=True,
                 )
             )
 
-    def _error(self, code: str, message: str, where: Path) -> None:
-        self.diagnostics.append(error(code, message, self.document.span(where)))
+    def _error(self, code: str, message: str, where: Path, *, secret: bool = False) -> None:
+        self.diagnostics.append(error(code, message, self.document.span(where), secret=secret))
+
+
+def oauthbearer_problem(client: dict[str, Any]) -> str | None:
+    """Why the client properties give SASL OAUTHBEARER no way to get a token, or None. The two
+    ways: OIDC client credentials (sasl.oauthbearer.method: oidc with the client id, the client
+    secret and the token endpoint), or Kafka's unsecured test tokens
+    (enable.sasl.oauthbearer.unsecure.jwt: true with sasl.oauthbearer.config: "principal=NAME");
+    librdkafka refuses the two together."""
+
+    def given(key: str) -> bool:
+        value = client.get(key)
+        return value is not None and str(value).strip() != ""
+
+    method = str(client.get("sasl.oauthbearer.method", "default")).strip().lower()
+    unsecured = str(client.get(UNSECURED_JWT, "false")).strip().lower() == "true"
+    if method not in ("default", "oidc"):
+        return (
+            f"has client sasl.oauthbearer.method '{client['sasl.oauthbearer.method']}'; "
+            "librdkafka knows default and oidc"
+        )
+    if method == "oidc":
+        missing = [key for key in OIDC_SETTINGS if not given(key)]
+        if missing:
+            return f"with sasl.oauthbearer.method: oidc needs client {_listed(missing)}"
+        if unsecured:
+            return (
+                f"sets both sasl.oauthbearer.method: oidc and {UNSECURED_JWT}: true, which "
+                f"librdkafka refuses together; keep one of them"
+            )
+        return None
+    if unsecured:
+        if not _PRINCIPAL.search(str(client.get("sasl.oauthbearer.config", ""))):
+            return (
+                f'with {UNSECURED_JWT}: true needs client sasl.oauthbearer.config: "principal='
+                'NAME" (the principal the unsecured token names)'
+            )
+        return None
+    oidc = [key for key in OIDC_SETTINGS if given(key)]
+    if oidc:
+        missing = ["sasl.oauthbearer.method: oidc", *(k for k in OIDC_SETTINGS if not given(k))]
+        return f"has client {_listed(oidc)} but needs {_listed(missing)} too"
+    return f"needs a way to get tokens; write client properties: {OAUTHBEARER_FORMS}"
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def _conf_text(value: Any) -> str:

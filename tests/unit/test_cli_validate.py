@@ -338,3 +338,71 @@ def test_a_tagged_version_is_named_as_written(tmp_path: Path) -> None:
     result = run_topo("validate", str(file))
     assert result.returncode == 1
     assert f"{file}:1:10: error[T004]: version !!int 1 is not supported" in result.stderr
+
+
+# -- secrets never reach the terminal -------------------------------------------------------
+
+SECRETS = ("hunter2", "changeit", "s3cr3t-jaas", "pre-leak", "k3y-pem")
+SECRET_TOPOLOGY = """\
+version: 1
+clusters:
+  east:
+    bootstrap: "127.0.0.1:24980"
+    security:
+      protocol: SASL_SSL
+      sasl: {mechanism: PLAIN, username: mirror, password: hunter2}
+    client:
+      ssl.keystore.pasword: changeit
+      sasl.jass.config: "s3cr3t-jaas"
+      ssl.key.pem: |
+        k3y-pem
+      ssl.truststore.password: "pre-leak${env:X}"
+      acks: all
+  west: {bootstrap: "127.0.0.1:16340", security: {sasl: {mechanism: PLAIN, password: hunter2}}}
+flows:
+  - mirror: {from: east, to: west}
+"""
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_no_secret_value_or_line_holding_one_is_printed(tmp_path: Path, output: str) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(SECRET_TOPOLOGY)
+    result = run_topo("validate", "--format", output, str(file))
+    assert result.returncode == 1  # west's sasl with a PLAINTEXT protocol, and T204
+    printed = result.stdout + result.stderr
+    for secret in SECRETS:
+        assert secret not in printed
+    if output == "text":
+        # Each finding keeps FILE:LINE:COL; T206 for the misspelled names too.
+        for where in ("7:60", "9:29", "10:25", "11:20", "13:32"):
+            assert f"{file}:{where}: warning[T206]" in result.stderr
+        # West's T205 is not about a secret, but its line holds one: shown without the line.
+        assert (
+            f"{file}:15:57: error[T205]: cluster west: SASL PLAIN needs username" in result.stderr
+        )
+        assert " | " not in result.stderr
+    else:
+        document = json.loads(result.stdout)
+        jsonschema.validate(document, _schema("validate.schema.json"))
+        found = document["files"][0]["diagnostics"]
+        assert {d["code"] for d in found if d.get("secret")} == {"T204", "T206"}
+        assert all("secret" not in d for d in found if d["code"] == "T205")
+
+
+def test_a_line_without_a_secret_is_still_shown(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(
+        SECRET_TOPOLOGY.replace("      acks: all", "      acks: sometimes\n      x: ${env:")
+    )
+    result = run_topo("validate", str(file))
+    assert "  15 |       x: ${env:" in result.stderr
+
+
+def test_a_secret_on_a_line_yaml_cannot_parse_is_not_shown(tmp_path: Path) -> None:
+    file = tmp_path / "t.yaml"
+    file.write_text(SECRET_TOPOLOGY.replace("password: hunter2}", 'password: "hunter2}', 1))
+    result = run_topo("validate", str(file))
+    assert result.returncode == 1
+    assert "error[T001]" in result.stderr
+    assert "hunter2" not in result.stderr

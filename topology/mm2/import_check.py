@@ -28,7 +28,13 @@ def in_properties(
         span = Span(properties_file, origin.line, origin.column) if origin else diagnostic.span
         where = f" (imported topology, {_dotted(path)})" if path else " (imported topology)"
         moved.append(
-            Diagnostic(diagnostic.severity, diagnostic.code, diagnostic.message + where, span)
+            Diagnostic(
+                diagnostic.severity,
+                diagnostic.code,
+                diagnostic.message + where,
+                span,
+                secret=diagnostic.secret,
+            )
         )
     return moved
 

@@ -15,7 +15,7 @@ from topology import kafka_rules, secrets
 from topology.mm2 import references, vocabulary
 from topology.mm2.import_context import Context
 from topology.mm2.properties import Property
-from topology.resolve import java_login_advice
+from topology.resolve import UNSECURED_JWT, java_login_advice
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
@@ -41,13 +41,23 @@ _JAVA_LOGINS = {
 }
 # Written as references only: a client id is half of the login, the secret the other half.
 _JAAS_SECRETS = {"sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret"}
+# OAuthBearerLoginModule's options for Kafka's unsecured test tokens (the default login handler,
+# OAuthBearerUnsecuredLoginCallbackHandler) that librdkafka's sasl.oauthbearer.config has a name
+# for: the subject is its principal.
+_UNSECURED_OPTIONS = {
+    "unsecuredLoginStringClaim_sub": "principal",
+    "unsecuredLoginLifetimeSeconds": "lifeSeconds",
+}
+_UNSECURED_EXTENSION = "unsecuredLoginExtension_"
 # Krb5LoginModule switches that say "log in from the keytab", which librdkafka's kinit does.
 _IMPLIED_OPTIONS = {"useKeyTab", "storeKey", "doNotPrompt"}
 
 
 def is_secret(name: str) -> bool:
-    """Property names whose values are secrets (ssl.keystore.key is an inline private key)."""
-    return secrets.SECRET_KEY.search(name) is not None or name == "ssl.keystore.key"
+    """Property names whose values are secrets, by topo's one rule (`secrets.is_secret_key`):
+    misspelled ones too (`ssl.keystore.pasword`, `sasl.jass.config`), and inline private keys
+    (`ssl.keystore.key`, `ssl.key.pem`)."""
+    return secrets.is_secret_key(name)
 
 
 @dataclass
@@ -189,6 +199,9 @@ class _ClusterImport:
                 reason = f"holds {module}, not the {expected[0]} SASL {mechanism} uses"
             self._drop_jaas(mechanism, jaas_prop, reason)
             return
+        if mechanism == "OAUTHBEARER" and _unsecured(jaas.options):
+            self._unsecured_login(jaas_prop, jaas.options, props)
+            return
         mapped: dict[str, str] = {}
         unknown: list[str] = []
         for option, value in jaas.options.items():
@@ -201,7 +214,11 @@ class _ClusterImport:
             else:
                 mapped[name] = value
         if not mapped:
-            self._drop_jaas(mechanism, jaas_prop, f"sets none of {', '.join(expected[1])}")
+            options = [
+                *expected[1],
+                *(["unsecuredLoginStringClaim_sub"] if mechanism == "OAUTHBEARER" else []),
+            ]
+            self._drop_jaas(mechanism, jaas_prop, f"sets none of {', '.join(options)}")
             return
         if mechanism == "OAUTHBEARER" and "sasl.oauthbearer.method" not in props:
             self.client["sasl.oauthbearer.method"] = "oidc"
@@ -212,15 +229,7 @@ class _ClusterImport:
             else:
                 self.client[name] = self.context.value(self.alias, name, value, jaas_prop)
             self.settings.client_origins[name] = jaas_prop
-        if unknown:
-            self.context.warn(
-                "M009",
-                f"{jaas_prop.key}: login option{'s' if len(unknown) > 1 else ''} "
-                f"{', '.join(repr(o) for o in unknown)} of {expected[0]} "
-                f"{'have' if len(unknown) > 1 else 'has'} no librdkafka equivalent and "
-                f"{'are' if len(unknown) > 1 else 'is'} not imported",
-                jaas_prop,
-            )
+        self._unknown_options(unknown, expected[0], jaas_prop)
         if mechanism == "OAUTHBEARER" and "sasl.oauthbearer.token.endpoint.url" not in props:
             self.context.warn(
                 "M016",
@@ -230,6 +239,48 @@ class _ClusterImport:
                 "sasl.oauthbearer.token.endpoint.url in the topology",
                 jaas_prop,
             )
+
+    def _unknown_options(self, unknown: list[str], module: str, jaas_prop: Property) -> None:
+        if unknown:
+            self.context.warn(
+                "M009",
+                f"{jaas_prop.key}: login option{'s' if len(unknown) > 1 else ''} "
+                f"{', '.join(repr(o) for o in unknown)} of {module} "
+                f"{'have' if len(unknown) > 1 else 'has'} no librdkafka equivalent and "
+                f"{'are' if len(unknown) > 1 else 'is'} not imported",
+                jaas_prop,
+            )
+
+    def _unsecured_login(
+        self, jaas_prop: Property, options: dict[str, str], props: dict[str, Property]
+    ) -> None:
+        """Kafka's unsecured test tokens (OAuthBearerLoginModule with unsecuredLogin* options)
+        as librdkafka writes them: enable.sasl.oauthbearer.unsecure.jwt and
+        sasl.oauthbearer.config ("principal=NAME lifeSeconds=N extension_X=V"). A
+        sasl.oauthbearer.config property the user wrote wins over the options."""
+        pairs: list[str] = []
+        unknown: list[str] = []
+        for option, value in options.items():
+            name = _UNSECURED_OPTIONS.get(option)
+            if name is None and option.startswith(_UNSECURED_EXTENSION):
+                name = "extension_" + option.removeprefix(_UNSECURED_EXTENSION)
+            if name is None or not value or any(c.isspace() for c in value):
+                unknown.append(option)  # a value with blanks cannot be one name=value pair
+            else:
+                pairs.append(f"{name}={value}")
+        if not any(pair.startswith("principal=") for pair in pairs):
+            reason = "sets no unsecuredLoginStringClaim_sub (the principal the token names)"
+            self._drop_jaas("OAUTHBEARER", jaas_prop, reason)
+            return
+        self.client[UNSECURED_JWT] = True
+        self.settings.client_origins[UNSECURED_JWT] = jaas_prop
+        if "sasl.oauthbearer.config" not in props:
+            config = " ".join(pairs)
+            self.client["sasl.oauthbearer.config"] = self.context.value(
+                self.alias, "sasl.oauthbearer.config", config, jaas_prop
+            )
+            self.settings.client_origins["sasl.oauthbearer.config"] = jaas_prop
+        self._unknown_options(unknown, "OAuthBearerLoginModule", jaas_prop)
 
     def _drop_jaas(self, mechanism: str, jaas_prop: Property, reason: str) -> None:
         self.context.drop(
@@ -392,6 +443,12 @@ class _ClusterImport:
             self.client[name] = self.context.secret(self.alias, name, prop.value, prop)
             return
         self.client[name] = _native(self.context.value(self.alias, name, prop.value, prop))
+
+
+def _unsecured(options: dict[str, str]) -> bool:
+    """An OAuthBearerLoginModule line for Kafka's unsecured tokens, not for an OIDC login."""
+    oidc = {"clientId", "clientSecret", "scope"}
+    return not oidc & set(options) and any(o.startswith("unsecuredLogin") for o in options)
 
 
 def start_from(prop: Property, context: Context) -> str | None:

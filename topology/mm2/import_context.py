@@ -43,8 +43,10 @@ class Context:
     def error_at(self, code: str, message: str, line: int, column: int) -> None:
         self.diagnostics.append(error(code, brief(message), Span(self.file, line, column)))
 
-    def warn(self, code: str, message: str, where: Property | None) -> None:
-        self.diagnostics.append(warning(code, brief(message), self.span(where)))
+    def warn(
+        self, code: str, message: str, where: Property | None, *, secret: bool = False
+    ) -> None:
+        self.diagnostics.append(warning(code, brief(message), self.span(where), secret=secret))
 
     def drop(self, code: str, message: str, where: Property) -> None:
         """Warn that a property is not imported, and list it in the output's header."""
@@ -68,7 +70,26 @@ class Context:
         problem = translated.problem if translated is not None else None
         if problem is None and references.contains_reference(raw):
             problem = "it mixes a config-provider reference with other text"
-        return self._generated(cluster, setting, where, problem)
+        written = self._generated(cluster, setting, where, problem)
+        if problem is None and raw.strip():
+            self._not_copied(setting, where, written)
+        return written
+
+    def _not_copied(self, setting: str, where: Property, written: str) -> None:
+        """Say that a secret written in the properties stays out of the topology, and which
+        variable takes its place (M021; the line, which holds the secret, is not shown)."""
+        name = written.removeprefix("${env:").removesuffix("}")
+        if where.key == setting or where.key.endswith(f".{setting}"):
+            what = f"{where.key} looks like a secret, so its value"
+        else:
+            what = f"{where.key}: {_SECRET_PARTS.get(setting, setting)} in it is a secret, so it"
+        self.warn(
+            "M021",
+            f"{what} is not copied: the topology reads ${{env:{name}}} instead; set {name} to "
+            "it where topo runs",
+            where,
+            secret=True,
+        )
 
     def _kept(
         self, translated: references.Translation, cluster: str, setting: str, where: Property
@@ -103,6 +124,14 @@ class Context:
         if match and match["kind"] == "env" and match["name"] not in self.env_vars:
             name = match["name"]
             self.env_vars[name] = EnvVar(name, f"cluster {cluster}: {setting}", generated=False)
+
+
+# What a secret taken from a bigger value (a JAAS line) is, in a message.
+_SECRET_PARTS = {
+    "sasl.password": "the password",
+    "sasl.oauthbearer.client.id": "the client id (clientId)",
+    "sasl.oauthbearer.client.secret": "the client secret (clientSecret)",
+}
 
 
 # -- keeping output readable ----------------------------------------------------------------
@@ -146,5 +175,6 @@ def folded(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
             f"{len(more)} more {severity.value}s like the {code} ones above ({lines}), not "
             "shown one by one"
         )
-        shown.append(Diagnostic(severity, code, message, more[0].span))
+        secret = any(d.secret for d in more)
+        shown.append(Diagnostic(severity, code, message, more[0].span, secret=secret))
     return in_file_order(shown)

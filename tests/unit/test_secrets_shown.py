@@ -1,0 +1,127 @@
+"""Where diagnostics are shown (the terminal, `--format json`, the review comment and its
+annotations, `topo import mm2`), a secret written in a file is never: not its value, not the
+line that holds it. FILE:LINE:COL always stays."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from topology.analysis import analyse
+from topology.diagnostics import Span, error, warning
+from topology.render.diagnostics import as_json, as_text
+from topology.review.annotations import workflow_commands
+from topology.review.comment import body
+from topology.review.findings import review_file
+from topology.review.selection import Change
+from topology.source import parse
+
+GOLDEN = Path(__file__).parent.parent / "golden"
+PASSWORDS = ("hunter2", "changeit", "k3y-Material", "mirror:hunter3")
+
+TOPOLOGY = """\
+version: 1
+clusters:
+  east:
+    bootstrap: "127.0.0.1:24980"
+    security:
+      protocol: SASL_PLAINTEXT
+      sasl: {mechanism: PLAIN, username: mirror, password: hunter2}
+    client:
+      ssl.keystore.pasword: changeit
+      ssl.key.pem: |
+        -----BEGIN PRIVATE KEY-----
+        k3y-Material
+        -----END PRIVATE KEY-----
+      schema.registry.basic.auth.user.info: "mirror:hunter3"
+      acks: all
+  west: {bootstrap: "127.0.0.1:16340"}
+flows:
+  - mirror: {from: east, to: west}
+    topics: {include: ["orders["]}
+"""
+
+
+def _shown(text: str) -> str:
+    analysis = analyse(text, "t.yaml")
+    return "\n".join(as_text(d, analysis.document) for d in analysis.diagnostics)
+
+
+def test_a_diagnostic_about_a_secret_has_no_line_under_it() -> None:
+    shown = _shown(TOPOLOGY)
+    assert "t.yaml:7:60: warning[T206]: cluster east: security.sasl.password" in shown
+    assert "t.yaml:9:29: warning[T206]: cluster east: client.ssl.keystore.pasword" in shown
+    assert "t.yaml:10:20: warning[T206]: cluster east: client.ssl.key.pem" in shown
+    assert "t.yaml:14:45: warning[T206]: " in shown
+    for password in PASSWORDS:
+        assert password not in shown
+    # Other diagnostics keep their line.
+    assert '  19 |     topics: {include: ["orders["]}' in shown
+
+
+def test_the_lines_of_a_secret_written_over_several_lines_are_not_shown() -> None:
+    document, _ = parse(TOPOLOGY, "t.yaml")
+    for line in (10, 11, 12, 13):
+        problem = error("T201", "about something else", Span("t.yaml", line, 1))
+        assert as_text(problem, document) == problem.headline()
+    problem = error("T201", "about something else", Span("t.yaml", 15, 7))
+    assert "  15 |       acks: all" in as_text(problem, document)
+
+
+@pytest.mark.parametrize(
+    ("line", "hidden"),
+    [
+        ("      sasl: {mechanism: PLAIN, username: u, password: hunter2}", True),
+        ("    client: {ssl.keystore.password: changeit, acks: all}", True),
+        ('  - {"sasl.jass.config": "x y z"}', True),
+        ("      password: ${env:EAST_PASSWORD}", False),
+        ("      password: '${file:secrets/east}'", False),
+        ("      password: |", False),  # the block's own lines are found from the document
+        ("      ssl.key.location: certs/east.key", False),
+        ("      sasl.oauthbearer.token.endpoint.url: https://idp/token", False),
+        ("      username: mirror", False),
+    ],
+)
+def test_a_line_holding_a_secret_is_found_from_its_text(line: str, hidden: bool) -> None:
+    document, _ = parse(line + "\n", "t.yaml")  # it need not parse as a topology
+    problem = error("T201", "x", Span("t.yaml", 1, 1))
+    assert (as_text(problem, document) == problem.headline()) is hidden
+
+
+def test_a_secret_diagnostic_is_marked_in_json_and_never_quotes_the_value() -> None:
+    analysis = analyse(TOPOLOGY.replace("password: hunter2", 'password: "hunter2${env:P"'), "t")
+    report = as_json(analysis.document, analysis.diagnostics)
+    text = json.dumps(report)
+    for password in PASSWORDS:
+        assert password not in text
+    secret = [d for d in report["diagnostics"] if d.get("secret")]  # type: ignore[attr-defined]
+    assert {d["code"] for d in secret} == {"T204", "T206"}
+    assert all(d["line"] and d["column"] for d in secret)
+
+
+def test_secret_flag_reaches_the_value_and_defaults_to_off() -> None:
+    assert warning("T206", "m", Span("f", 1, 1), secret=True).secret
+    assert not error("T201", "m", Span("f", 1, 1)).secret
+    assert "secret" not in error("T201", "m", Span("f", 1, 1)).to_dict()
+
+
+def test_the_review_comment_and_annotations_show_no_secret() -> None:
+    review = review_file("t.yaml", Change.ADDED, None, TOPOLOGY, "main:t.yaml")
+    comment = body([review], base_ref="main", head_sha="abc1234", plan_requested=False)
+    commands = "\n".join(workflow_commands([review]))
+    for password in PASSWORDS:
+        assert password not in comment and password not in commands
+    assert "t.yaml:7:60: warning[T206]" in comment
+    assert "::warning file=t.yaml,line=7,col=60,title=topo T206::" in commands
+
+
+@pytest.mark.parametrize("case", sorted(p.name for p in GOLDEN.iterdir() if p.is_dir()))
+def test_no_golden_case_shows_a_line_with_a_secret(case: str) -> None:
+    text = (GOLDEN / case / "topology.yaml").read_text(encoding="utf-8")
+    shown = _shown(text)
+    secret_lines = [
+        f"  {number} | {line}"
+        for number, line in enumerate(text.splitlines(), 1)
+        if any(word in line for word in ("hunter2", "changeit", "BEGIN PRIVATE", "pre-$"))
+    ]
+    assert not [line for line in secret_lines if line in shown]
