@@ -227,8 +227,9 @@ WITHHELD = [
     # asked by a validate-only create
     pytest.param(lambda t, o: Grant(TARGET, "TOPIC", f"{SOURCE}.{t}", "CREATE"), False,
                  id="create-copy"),
-    # reading the target is refused: explained instead of the bare error
-    pytest.param(lambda t, o: Grant(TARGET, "CLUSTER", "kafka-cluster", "DESCRIBE"), False,
+    # reading the source is refused: explained instead of the bare error (on the target,
+    # ALTER on the cluster, for ACL sync, implies DESCRIBE)
+    pytest.param(lambda t, o: Grant(SOURCE, "CLUSTER", "kafka-cluster", "DESCRIBE"), False,
                  id="describe-cluster"),
     # judged by the ACLs, for each transactional id the job would use
     pytest.param(lambda t, o: Grant(TARGET, "TRANSACTIONAL_ID", f"topo.{o}.{SOURCE}--{TARGET}.",
@@ -262,3 +263,23 @@ def test_a_permission_only_a_later_change_needs_is_a_warning(setup: Setup) -> No
     assert code == 0, stderr
     assert "a later change will need" in stderr
     assert lines_shown(stderr) == [alter.line(setup.bootstrap(TARGET))]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("exactly_once", [False, True], ids=["at-least-once", "exactly-once"])
+def test_with_only_the_documented_acls_replication_copies_every_record(
+    setup: Setup, exactly_once: bool
+) -> None:
+    """Least privilege for real: topo's principal holds the ACLs docs/security.md lists and no
+    more, and apply creates the copies and copies every record as it is."""
+    from tests.integration.test_replication import contents, expected, varied
+
+    source = setup.lab.admin_config(setup.lab.source)
+    records.produce(source, varied(setup.topic, 12, partitions=2))
+    setup.grant(documented(setup.topic, setup.owner, exactly_once))
+    file = setup.topology(exactly_once)
+    done = run_topo("apply", str(file), "--auto-approve", "--once", env=setup.env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    target = setup.lab.admin_config(setup.lab.target)
+    copied = records.read_topic(target, f"{SOURCE}.{setup.topic}")
+    assert contents(copied) == expected(records.read_topic(source, setup.topic), SOURCE)
