@@ -157,8 +157,8 @@ def _cluster_fields(cluster: Cluster) -> dict[str, Any]:
         for key, value in asdict(security.tls).items():
             fields[f"security.tls.{key}"] = _masked(value) if key == "key_password" else value
     for key, value in cluster.client.items():
-        secret = isinstance(value, str) and secrets.SECRET_KEY.search(key)
-        fields[f"client.{key}"] = _masked(value) if secret else value
+        # Any type: `ssl.key.password: 12345` is a secret written as a number.
+        fields[f"client.{key}"] = _masked(value) if secrets.is_secret_key(key) else value
     return fields
 
 

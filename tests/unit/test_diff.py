@@ -90,3 +90,17 @@ def test_an_inline_secret_is_never_in_its_wrappers_text() -> None:
 
     assert "hunter2" not in repr(_InlineSecret("hunter2")) + str(_InlineSecret("hunter2"))
     assert _InlineSecret("a") != _InlineSecret("b")  # a changed secret is still a change
+
+
+def test_a_secret_written_as_a_number_is_masked_too(tmp_path: Path) -> None:
+    texts = {}
+    for name, value in (("base", "12345"), ("head", "67890")):
+        texts[name] = tmp_path / f"{name}.yaml"
+        texts[name].write_text(
+            "version: 1\nclusters:\n"
+            f"  a: {{bootstrap: 'a:9092', client: {{ssl.key.password: {value}}}}}\n"
+            "  b: {bootstrap: 'b:9092'}\nflows:\n  - mirror: {from: a, to: b}\n"
+        )
+    result = run_topo("diff", "--format", "json", str(texts["base"]), str(texts["head"]))
+    assert "12345" not in result.stdout and "67890" not in result.stdout, result.stdout
+    assert "(inline secret)" in result.stdout
