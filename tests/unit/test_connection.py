@@ -175,8 +175,11 @@ def test_java_mutual_tls_passes_the_key_password_of_an_encrypted_key() -> None:
     encrypted = KEY.replace("PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
     files = {Path("c.crt"): CERT, Path("k.pem"): encrypted}
     java = java_client_config(
-        {"ssl.certificate.location": "c.crt", "ssl.key.location": "k.pem",
-         "ssl.key.password": "pw"},  # fmt: skip
+        {
+            "ssl.certificate.location": "c.crt",
+            "ssl.key.location": "k.pem",
+            "ssl.key.password": "pw",
+        },
         read_file=files.__getitem__,
     )
     assert java["ssl.key.password"] == "pw"
@@ -187,7 +190,7 @@ def test_java_mutual_tls_refuses_a_pkcs1_key_with_how_to_convert_it() -> None:
 
     rsa = KEY.replace("PRIVATE KEY", "RSA PRIVATE KEY")
     files = {Path("c.crt"): CERT, Path("k.pem"): rsa}
-    with pytest.raises(JavaClientError, match="not a PKCS#8 PEM key.*openssl pkcs8"):
+    with pytest.raises(JavaClientError, match=r"not a PKCS#8 PEM key.*openssl pkcs8"):
         java_client_config(
             {"ssl.certificate.location": "c.crt", "ssl.key.location": "k.pem"},
             read_file=files.__getitem__,
