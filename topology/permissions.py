@@ -436,6 +436,8 @@ class Access:
     acls: tuple[Acl, ...] | None = None  # every binding the cluster has, for what cannot be asked
     principal: str | None = None  # "User:alice", to match bindings; None when unknown
     notes: tuple[str, ...] = ()  # what could not be asked, and why
+    # The broker's allow.everyone.if.no.acl.found: a resource no binding concerns is open.
+    open_without_acls: bool = False
 
     @property
     def everything(self) -> bool:
@@ -475,12 +477,22 @@ def allows(operations: Iterable[str], operation: str) -> bool:
 
 
 def acls_allow(
-    acls: Iterable[Acl], principal: str, resource_type: str, name: str, operation: str
+    acls: Iterable[Acl],
+    principal: str,
+    resource_type: str,
+    name: str,
+    operation: str,
+    *,
+    open_without_acls: bool = False,
 ) -> bool | None:
     """What Kafka's ACL authorizer would answer for `principal`, from any host: True, False, or
     None when the bindings cannot tell (a binding for a group or other principal type, or one
-    limited to some hosts, concerns the resource). Assumes `allow.everyone.if.no.acl.found` is
-    false, Kafka's default; super users are not visible in ACLs (see `Access.everything`)."""
+    limited to some hosts, concerns the resource). `open_without_acls` is the broker's
+    `allow.everyone.if.no.acl.found` (false by default): then a resource no binding concerns
+    is allowed. Super users are not visible in ACLs (see `Access.everything`)."""
+    concerning = [acl for acl in acls if acl.resource_type == resource_type and _covers(acl, name)]
+    if open_without_acls and not concerning:
+        return True
     relevant = [
         acl
         for acl in acls
@@ -580,7 +592,11 @@ def _answer(permission: Permission, access: Access) -> tuple[bool | None, str]:
     if access.acls is None:
         return None, "the broker cannot be asked, and topo has not read the ACLs"
     judged = f"the ACLs on {access.cluster}"
-    answers = [acls_allow(access.acls, access.principal, kind, n, operation) for n in names]
+    answers = [
+        acls_allow(access.acls, access.principal, kind, n, operation,
+                   open_without_acls=access.open_without_acls)
+        for n in names
+    ]  # fmt: skip
     if False in answers:
         return False, judged
     if None in answers:

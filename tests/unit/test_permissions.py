@@ -5,6 +5,7 @@ import re
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
@@ -524,9 +525,18 @@ class FakeAdmin:
     def __init__(self, settings: dict[str, Any]) -> None:
         self.settings = settings
 
+    open_without_acls: ClassVar[str] = "false"
+
     def describe_cluster(self, **options: Any) -> "Future[Any]":
         assert options["include_authorized_operations"] is True
-        return done(Described(*self.cluster_ops))
+        described = Described(*self.cluster_ops)
+        described.nodes = [SimpleNamespace(id=1)]  # type: ignore[attr-defined]
+        return done(described)
+
+    def describe_configs(self, resources: list[Any], **options: Any) -> dict[Any, "Future[Any]"]:
+        self.asked.append(("describe_configs", [str(r) for r in resources]))
+        entry = SimpleNamespace(value=self.open_without_acls)
+        return {r: done({"allow.everyone.if.no.acl.found": entry}) for r in resources}
 
     def describe_topics(self, collection: Any, **options: Any) -> dict[str, "Future[Any]"]:
         assert options["include_authorized_operations"] is True
@@ -789,3 +799,22 @@ def test_the_security_page_lists_every_line_topo_prints_for_its_example() -> Non
              for p in found}  # fmt: skip
     absent = sorted(line for line in lines if line not in DOC)
     assert not absent, "docs/security.md lacks:\n" + "\n".join(absent)
+
+
+def test_a_broker_open_without_acls_allows_what_no_binding_concerns(
+    fake_admin: type[FakeAdmin],
+) -> None:
+    fake_admin.open_without_acls = "true"
+    assert ask([], acls=()).open_without_acls is True
+    open_ = Access("west", acls=(), principal="User:topo", open_without_acls=True)
+    assert not check([write_copy()], open_).errors
+    # A binding that concerns the resource decides, as Kafka's authorizer does.
+    concerned = Access("west", acls=(binding("east.orders", "READ"),), principal="User:topo",
+                       open_without_acls=True)  # fmt: skip
+    assert [m.permission for m in check([write_copy()], concerned).errors] == [write_copy()]
+
+
+def test_a_broker_closed_without_acls_is_kafkas_default(fake_admin: type[FakeAdmin]) -> None:
+    assert ask([], acls=()).open_without_acls is False
+    closed = Access("west", acls=(), principal="User:topo")
+    assert [m.permission for m in check([write_copy()], closed).errors] == [write_copy()]

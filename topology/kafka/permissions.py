@@ -25,7 +25,11 @@ from typing import Any
 from confluent_kafka import KafkaError, KafkaException, TopicCollection
 
 # The admin module re-exports these without declaring it; mypy still knows their types.
-from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AdminClient,
+    ConfigResource,
+    NewTopic,
+)
 
 from topology import observed
 from topology.kafka import client
@@ -56,12 +60,26 @@ class _Asker:
         with client.failures_named(config, "connecting to ask about permissions"):
             self.admin = AdminClient(client.quiet(config, self.last_error))
         self.notes: list[str] = []
+        self.broker_id: int | None = None  # known once the cluster has been described
 
     def left(self) -> float:
         return max(0.1, self.deadline - time.monotonic())
 
     def failed(self, doing: str, problem: Exception) -> None:
         self.notes.append(f"{self.name}: {doing} failed ({_reason(problem)}); not checked")
+
+    def open_without_acls(self) -> bool:
+        """The broker's allow.everyone.if.no.acl.found (false, Kafka's default, unless read)."""
+        if self.broker_id is None:
+            return False
+        broker = ConfigResource(ConfigResource.Type.BROKER, str(self.broker_id))
+        try:
+            [future] = self.admin.describe_configs([broker], request_timeout=self.left()).values()
+            entry = future.result(self.left()).get("allow.everyone.if.no.acl.found")
+        except (KafkaException, TimeoutError, ValueError) as problem:
+            self.failed("reading allow.everyone.if.no.acl.found", problem)
+            return False
+        return entry is not None and str(entry.value).lower() == "true"
 
     def cluster_operations(self) -> frozenset[str] | None:
         """The cluster operations granted (empty when DESCRIBE on the cluster is not); None
@@ -73,6 +91,8 @@ class _Asker:
         except (KafkaException, TimeoutError) as problem:
             self.failed("describing the cluster", problem)
             return None
+        nodes = getattr(found, "nodes", None) or []
+        self.broker_id = nodes[0].id if nodes else None
         return _names(found.authorized_operations)
 
     def topics(
@@ -210,7 +230,8 @@ def ask(
         groups=asker.groups(groups),
         acls=cluster.acls,
         principal=principal,
-        notes=tuple(asker.notes),
+        open_without_acls=asker.open_without_acls(),
+        notes=tuple(asker.notes),  # last: asking above may add to them
     )
 
 
