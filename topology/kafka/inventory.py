@@ -90,6 +90,12 @@ def observe(name: str, config: dict[str, str], timeout: float = 15.0) -> observe
     return _Observer(name, config, timeout).observe()
 
 
+# A group deleted since it was listed, or one topo's principal may not DESCRIBE: the broker
+# lists every group to a principal with DESCRIBE on the cluster, but topo reads (and syncs)
+# only the groups it is allowed to, as MM2 does.
+_GROUPS_NOT_READ = (KafkaError.GROUP_ID_NOT_FOUND, KafkaError.GROUP_AUTHORIZATION_FAILED)
+
+
 class _Observer:
     def __init__(self, name: str, config: dict[str, str], timeout: float) -> None:
         self.name = name
@@ -267,8 +273,8 @@ class _Observer:
                 try:
                     answer = requests[group_id].result(self.left())
                 except KafkaException as problem:
-                    if problem.args[0].code() == KafkaError.GROUP_ID_NOT_FOUND:
-                        continue  # deleted since the groups were listed
+                    if problem.args[0].code() in _GROUPS_NOT_READ:
+                        continue  # deleted since listed, or not topo's to read (no DESCRIBE)
                     raise
             offsets: dict[tuple[str, int], int] = {}
             for partition in answer.topic_partitions or []:
