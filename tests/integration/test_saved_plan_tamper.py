@@ -196,7 +196,7 @@ RESIGNED: dict[str, tuple[Edit, str]] = {
     ),
     "unknown cluster": (
         lambda t, d: d["changes"][0].update(cluster="elsewhere"),
-        "is on cluster 'elsewhere', which is not one of the plan's clusters",
+        "cluster 'elsewhere' is not one of the plan's clusters",
     ),
 }
 

@@ -236,7 +236,7 @@ def test_a_change_on_a_cluster_outside_the_topology_is_refused() -> None:
     case = load("first-plan")
     first = case.plan.changes[0]
     moved = dataclasses.replace(first, cluster="elsewhere")
-    refused(case, case.with_changes(moved), "cluster 'elsewhere' is not one of the topology's")
+    refused(case, case.with_changes(moved), "cluster 'elsewhere' is not one of the plan's")
 
 
 def test_a_repeated_change_is_refused() -> None:
@@ -262,6 +262,17 @@ def test_a_plan_of_another_owner_is_refused() -> None:
     case = load("first-plan")
     with pytest.raises(GuardError, match="the plan's owner 'someone-else' is not the topology's"):
         case.check(dataclasses.replace(case.plan, owner="someone-else"))
+
+
+def test_a_plan_for_other_clusters_is_refused_naming_the_cluster() -> None:
+    case = load("first-plan")
+    moved = dataclasses.replace(case.plan, clusters={**case.plan.clusters, "west": "evil:9092"})
+    with pytest.raises(GuardError) as raised:
+        case.check(moved)
+    assert str(raised.value) == (
+        "refusing to apply: the plan's clusters are not the topology's (cluster 'west' differs); "
+        "nothing was changed"
+    )
 
 
 # -- wired into apply ----------------------------------------------------------------------------

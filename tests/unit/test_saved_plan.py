@@ -170,7 +170,7 @@ def test_a_duplicated_change_is_refused_even_with_the_fingerprint_recomputed() -
     count = len(data["changes"])
     message = refusal(text_of(resigned(data)))
     assert message == (
-        f"plan.json: change {count} (west: create topic east.clicks) repeats change 1"
+        f"plan.json: change {count} (west: create topic east.clicks): it repeats change 1"
     )
 
 
@@ -188,8 +188,8 @@ def test_a_change_on_an_unknown_cluster_is_refused_even_with_the_fingerprint_rec
     data = document()
     data["changes"][0]["cluster"] = "elsewhere"
     assert refusal(text_of(resigned(data))) == (
-        "plan.json: change 1 (elsewhere: create topic east.clicks) is on cluster "
-        "'elsewhere', which is not one of the plan's clusters"
+        "plan.json: change 1 (elsewhere: create topic east.clicks): cluster 'elsewhere' is "
+        "not one of the plan's clusters"
     )
 
 
@@ -207,7 +207,7 @@ def stop(flow: str, cluster: str) -> dict[str, Any]:
 def test_a_flow_change_must_be_on_its_flows_target() -> None:
     data = document()
     data["changes"].append(stop("east->west", "east"))
-    assert "not on its flow's target" in refusal(text_of(resigned(data)))
+    assert "must be on its flow's target cluster, not 'east'" in refusal(text_of(resigned(data)))
 
 
 def test_a_flow_of_a_removed_cluster_may_still_be_stopped() -> None:

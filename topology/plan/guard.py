@@ -24,7 +24,7 @@ change is refused, and each would still hold if the planner itself went wrong.
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from topology.apply import describe
@@ -43,26 +43,56 @@ def check(
     plan: Plan, *, topology: Topology, observed: Mapping[str, Cluster], expected: Plan
 ) -> None:
     """Raise GuardError naming the first change of `plan` that breaks a rule above."""
+    why = misfit(plan, topology)
+    if why is not None:
+        raise GuardError(f"refusing to apply: {why}; nothing was changed")
+    rules = _Rules(plan, topology, observed, expected)
+    for number, change, misplaced in placed(plan):
+        why = misplaced or rules.refusal(change)
+        if why is not None:
+            raise GuardError(
+                f"refusing to apply change {number} ({described(change)}): {why}; "
+                "nothing was changed"
+            )
+
+
+def misfit(plan: Plan, topology: Topology) -> str | None:
+    """Why `plan` was not made for `topology` (another owner, other clusters or addresses), or
+    None. Saved plans are held to this before apply connects (`saved.check_topology`)."""
     if plan.owner != topology.name:
-        raise GuardError(
-            f"refusing to apply: the plan's owner {_shown(plan.owner)} is not the topology's "
-            f"name {_shown(topology.name)}; nothing was changed"
+        return (
+            f"the plan's owner {shown(plan.owner)} is not the topology's name "
+            f"{shown(topology.name)}"
         )
     wanted = {name: cluster.bootstrap for name, cluster in topology.clusters.items()}
     if dict(plan.clusters) != wanted:
-        raise GuardError(
-            "refusing to apply: the plan's clusters are not the topology's; nothing was changed"
+        names = sorted(set(plan.clusters) ^ set(wanted)) or sorted(
+            name for name in wanted if plan.clusters[name] != wanted[name]
         )
-    rules = _Rules(plan, topology, observed, expected)
+        return f"the plan's clusters are not the topology's (cluster {shown(names[0])} differs)"
+    return None
+
+
+def placed(plan: Plan) -> Iterator[tuple[int, Change, str | None]]:
+    """Every change of `plan`, numbered from 1, with why it is out of place, or None: a flow
+    change must be on its flow's target, any other change on one of the plan's clusters, and
+    no change may repeat an earlier one. Saved plans are held to this before apply connects
+    (`saved.read`)."""
     seen: dict[tuple[Any, ...], int] = {}
     for number, change in enumerate(plan.changes, start=1):
         first = seen.setdefault(identity(change), number)
-        why = f"it repeats change {first}" if first != number else rules.refusal(change)
-        if why is not None:
-            raise GuardError(
-                f"refusing to apply change {number} ({_clip(describe(change))}): {why}; "
-                "nothing was changed"
-            )
+        why = None
+        if change.resource is Resource.FLOW:
+            if change.cluster != change.name.partition("->")[2]:
+                why = (
+                    "a flow change must be on its flow's target cluster, not "
+                    f"{shown(change.cluster)}"
+                )
+        elif change.cluster not in plan.clusters:
+            why = f"cluster {shown(change.cluster)} is not one of the plan's clusters"
+        if why is None and first != number:
+            why = f"it repeats change {first}"
+        yield number, change, why
 
 
 def identity(change: Change) -> tuple[Any, ...]:
@@ -144,23 +174,13 @@ class _Rules:
         return why
 
     def _cluster(self, change: Change) -> Cluster | str | None:
-        """The observed cluster the change is made on (None for a flow change), or why the
-        change's cluster is not acceptable."""
+        """The observed cluster the change is made on (None for a flow change), or why there is
+        none. `placed` has checked the change's cluster already."""
         if change.resource is Resource.FLOW:
-            target = change.name.partition("->")[2]
-            if change.cluster != target:
-                return (
-                    "a flow change must be on its flow's target cluster, not "
-                    f"{_shown(change.cluster)}"
-                )
             return None
         found = self.observed.get(change.cluster)
-        if (
-            found is None
-            or change.cluster not in self.plan.clusters
-            or change.cluster not in self.topology.clusters
-        ):
-            return f"cluster {_shown(change.cluster)} is not one of the topology's clusters"
+        if found is None or change.cluster not in self.topology.clusters:
+            return f"cluster {shown(change.cluster)} is not one of the topology's clusters"
         return found
 
     # -- the explicit rules, by action and resource ---------------------------------------------
@@ -198,7 +218,7 @@ class _Rules:
             return "its ACL is not on the topic the change names"
         if (change.cluster, acl) not in self.derived():
             return (
-                f"the ACL {_clip(acl.describe())} is not derived from any source ACL by the "
+                f"the ACL {clip(acl.describe(), 160)} is not derived from any source ACL by the "
                 "topology's sync rules"
             )
         return self._not_anothers(cluster.owned.get(f"acl:{acl_key(acl)}"))
@@ -234,8 +254,8 @@ class _Rules:
     def _not_anothers(self, owned: Any) -> str | None:
         if owned is not None and owned.owner != self.plan.owner:
             return (
-                f"it belongs to the topology {_shown(owned.owner)}, not to this plan's owner "
-                f"{_shown(self.plan.owner)}"
+                f"it belongs to the topology {shown(owned.owner)}, not to this plan's owner "
+                f"{shown(self.plan.owner)}"
             )
         return None
 
@@ -268,9 +288,16 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), default=list)
 
 
-def _clip(text: str, limit: int = 160) -> str:
+def described(change: Change) -> str:
+    """A change in a message: what `topo apply` prints for it, cut short if long."""
+    return clip(describe(change), 160)
+
+
+def clip(text: str, limit: int) -> str:
+    """`text`, cut to `limit` characters ("..." at the end when cut)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _shown(value: object) -> str:
-    return _clip(repr(value), 80)
+def shown(value: object) -> str:
+    """A value from a plan, quoted, cut short if long (80 characters at most)."""
+    return clip(repr(value), 80)

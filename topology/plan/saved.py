@@ -31,15 +31,12 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError, best_match
 
-from topology.apply import describe
 from topology.errors import TopoError
 from topology.model import Topology
-from topology.plan.guard import canonical, identity
+from topology.plan.guard import canonical, clip, described, identity, misfit, placed, shown
 from topology.plan.model import (
     FORMAT_VERSION,
-    Change,
     Plan,
-    Resource,
     fingerprint_of,
     plan_from_dict,
 )
@@ -63,8 +60,6 @@ _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 BOM = "\ufeff"
 MAX_PATH = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-# Longest piece of a plan's own text a message repeats (a value, a key, a change's name).
-_SHOWN = 80
 
 
 def _ecma_pattern(
@@ -73,7 +68,7 @@ def _ecma_pattern(
     """`pattern` as JSON Schema means it: `$` is the very end of the text (Python's `$` also
     matches before a final newline, which would let an owner or cluster name end in one)."""
     if isinstance(instance, str) and not _ecma_regex(pattern).search(instance):
-        yield ValidationError(f"{_shown(instance)} does not match {pattern!r}")
+        yield ValidationError(f"{shown(instance)} does not match {pattern!r}")
 
 
 @cache
@@ -114,7 +109,7 @@ def read(text: str, file: str) -> Plan:
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         raise SavedPlanError(
-            f"{file}: plan format {_shown(version)} is not the {FORMAT_VERSION!r} this topo "
+            f"{file}: plan format {shown(version)} is not the {FORMAT_VERSION!r} this topo "
             "applies; plan again with this topo"
         )
     _check_topology_file(data, file)
@@ -122,7 +117,7 @@ def read(text: str, file: str) -> Plan:
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path) or "the top level"
         raise SavedPlanError(
-            f"{file}: not a plan topo wrote: at {where}: {_clip(problem.message, 200)}"
+            f"{file}: not a plan topo wrote: at {where}: {clip(problem.message, 200)}"
         )
     try:
         expected = fingerprint_of(data)
@@ -141,22 +136,12 @@ def read(text: str, file: str) -> Plan:
 
 
 def check_topology(plan: Plan, topology: Topology, file: str) -> None:
-    """The plan was made for this topology: same owner, same clusters at the same addresses.
-    (Its file's SHA-256 matched already; this is the same fact seen from its content.)"""
-    if plan.owner != topology.name:
-        raise SavedPlanError(
-            f"{file}: the plan's owner {_shown(plan.owner)} is not the topology's name "
-            f"{_shown(topology.name)}; plan again"
-        )
-    wanted = {name: cluster.bootstrap for name, cluster in topology.clusters.items()}
-    if dict(plan.clusters) != wanted:
-        names = sorted(set(plan.clusters) ^ set(wanted)) or sorted(
-            name for name in wanted if plan.clusters[name] != wanted[name]
-        )
-        raise SavedPlanError(
-            f"{file}: the plan's clusters are not the topology's (cluster "
-            f"{_shown(names[0])} differs); plan again"
-        )
+    """The plan was made for this topology: same owner, same clusters at the same addresses
+    (`guard.misfit`, which the guard holds it to again before the first change). Its file's
+    SHA-256 matched already; this is the same fact seen from its content."""
+    why = misfit(plan, topology)
+    if why is not None:
+        raise SavedPlanError(f"{file}: {why}; plan again")
 
 
 def first_difference(saved: Plan, fresh: Plan) -> str | None:
@@ -188,16 +173,16 @@ def first_difference(saved: Plan, fresh: Plan) -> str | None:
                 ),
                 "content",
             )
-            return f"change {number} ({_describe(ours)}): its {field} is not what topo plans now"
-        return f"change {number} is {_describe(ours)}, where topo now plans {_describe(theirs)}"
+            return f"change {number} ({described(ours)}): its {field} is not what topo plans now"
+        return f"change {number} is {described(ours)}, where topo now plans {described(theirs)}"
     if len(saved.changes) > len(fresh.changes):
         number = len(fresh.changes) + 1
         extra = saved.changes[number - 1]
-        return f"change {number} ({_describe(extra)}) is not one topo plans now"
+        return f"change {number} ({described(extra)}) is not one topo plans now"
     if len(fresh.changes) > len(saved.changes):
         number = len(saved.changes) + 1
         missing = fresh.changes[number - 1]
-        return f"topo now also plans change {number} ({_describe(missing)}), which it lacks"
+        return f"topo now also plans change {number} ({described(missing)}), which it lacks"
     if saved.notes != fresh.notes:
         number = next(
             (
@@ -246,7 +231,7 @@ def _parse(text: str, file: str) -> dict[str, Any]:
         data = json.loads(text, object_pairs_hook=_unique, parse_constant=_no_constant)
     except _DuplicateKey as twice:
         raise SavedPlanError(
-            f"{file}: not a plan topo wrote: the key {_shown(twice.args[0])} appears twice in "
+            f"{file}: not a plan topo wrote: the key {shown(twice.args[0])} appears twice in "
             "one object"
         ) from None
     except _NotANumber as constant:
@@ -264,7 +249,7 @@ def _parse(text: str, file: str) -> dict[str, Any]:
             f"{where}: not a plan topo wrote: this is not valid JSON ({broken.msg})"
         ) from None
     except ValueError as problem:  # e.g. an integer of more digits than Python converts
-        raise SavedPlanError(f"{file}: not a plan topo wrote: {_clip(str(problem), 120)}") from None
+        raise SavedPlanError(f"{file}: not a plan topo wrote: {clip(str(problem), 120)}") from None
     if not isinstance(data, dict):
         kind = {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
             type(data), "a number"
@@ -311,38 +296,10 @@ def _check_topology_file(data: Mapping[str, Any], file: str) -> None:
 
 
 def _check_changes(plan: Plan, file: str) -> None:
-    seen: dict[tuple[Any, ...], int] = {}
-    for number, change in enumerate(plan.changes, start=1):
-        if change.resource is Resource.FLOW:
-            target = change.name.partition("->")[2]
-            if change.cluster != target:
-                raise SavedPlanError(
-                    f"{file}: change {number} ({_describe(change)}) is on cluster "
-                    f"{_shown(change.cluster)}, not on its flow's target"
-                )
-        elif change.cluster not in plan.clusters:
-            raise SavedPlanError(
-                f"{file}: change {number} ({_describe(change)}) is on cluster "
-                f"{_shown(change.cluster)}, which is not one of the plan's clusters"
-            )
-        first = seen.setdefault(identity(change), number)
-        if first != number:
-            raise SavedPlanError(
-                f"{file}: change {number} ({_describe(change)}) repeats change {first}"
-            )
-
-
-def _describe(change: Change) -> str:
-    return _clip(describe(change), 160)
-
-
-def _clip(text: str, limit: int = _SHOWN) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _shown(value: object) -> str:
-    """A value from the plan file, quoted, cut short if long."""
-    return _clip(repr(value))
+    """Each change in its place, once (`guard.placed`, which the guard holds it to again)."""
+    for number, change, why in placed(plan):
+        if why is not None:
+            raise SavedPlanError(f"{file}: change {number} ({described(change)}): {why}")
 
 
 def _too_deep(text: str) -> tuple[int, int] | None:
