@@ -128,9 +128,20 @@ def java_client_config(
     return config
 
 
+# librdkafka's `sasl.oauthbearer.config` words for unsecured tokens -> the options of Kafka's
+# OAuthBearerLoginModule (OAuthBearerUnsecuredLoginCallbackHandler).
+_UNSECURED_OPTIONS = {
+    "principal": "unsecuredLoginStringClaim_sub",
+    "principalClaimName": "unsecuredLoginPrincipalClaimName",
+    "scopeClaimName": "unsecuredLoginScopeClaimName",
+    "lifeSeconds": "unsecuredLoginLifetimeSeconds",
+}
+
+
 def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
     """OAUTHBEARER for the Java client: Kafka's unsecured test tokens, or OIDC client
-    credentials against a token endpoint (validate refuses anything else)."""
+    credentials against a token endpoint (validate refuses anything else). SASL extensions
+    (Confluent Cloud's logicalCluster, say) are carried over in both forms."""
     if librdkafka.get("sasl.oauthbearer.method", "default").lower() == "oidc":
         options = {
             "clientId": librdkafka.get("sasl.oauthbearer.client.id", ""),
@@ -138,18 +149,24 @@ def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
         }
         if "sasl.oauthbearer.scope" in librdkafka:
             options["scope"] = librdkafka["sasl.oauthbearer.scope"]
+        for pair in librdkafka.get("sasl.oauthbearer.extensions", "").split(","):
+            name, _, value = pair.partition("=")
+            if name.strip():
+                options[f"extension_{name.strip()}"] = value.strip()
         return {
             "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
             "sasl.jaas.config": _jaas_line(OAUTH_MODULE, options),
         }
-    claims = dict(
-        part.split("=", 1)
-        for part in librdkafka.get("sasl.oauthbearer.config", "").split()
-        if "=" in part
-    )
-    options = {"unsecuredLoginStringClaim_sub": claims.get("principal", "")}
-    if "scope" in claims:
-        options["unsecuredLoginListClaim_scope"] = claims["scope"]
+    options = {}
+    for word in librdkafka.get("sasl.oauthbearer.config", "").split():
+        name, _, value = word.partition("=")
+        if name in _UNSECURED_OPTIONS:
+            options[_UNSECURED_OPTIONS[name]] = value
+        elif name == "scope":
+            # Kafka reads a list claim's first character as its delimiter.
+            options["unsecuredLoginListClaim_scope"] = "," + value
+        elif name.startswith("extension_"):
+            options[f"unsecuredLoginExtension_{name[len('extension_') :]}"] = value
     return {"sasl.jaas.config": _jaas_line(OAUTH_MODULE, options)}
 
 

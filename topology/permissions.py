@@ -367,7 +367,8 @@ def _named_sources(
         if name in copies or name in source.topics or not edge.settings.topics.admits(name):
             continue
         why = f"seeing the topic {edge.name} names (without it topo cannot tell whether it exists)"
-        needs.topic(edge.source, name, "DESCRIBE", why)
+        # Nothing this plan does needs it: a warning, so a topic still to come blocks nothing.
+        needs.topic(edge.source, name, "DESCRIBE", why, now=False)
 
 
 def _owner(clusters: Mapping[str, observed.Cluster], cluster: str, topic: str) -> str | None:
@@ -441,9 +442,18 @@ class Access:
 
     @property
     def everything(self) -> bool:
-        """The broker grants every cluster operation: a super user, or ALL on the cluster."""
-        return self.cluster_operations is not None and (
-            self.cluster_operations >= CLUSTER_OPERATIONS
+        """The broker grants every cluster operation and no ACL on the cluster explains it:
+        a super user (`super.users` is not an ACL), so every check passes. A principal holding
+        ALL on the cluster by an ACL is not one: its topics and ids are judged by the ACLs."""
+        if self.cluster_operations is None or not self.cluster_operations >= CLUSTER_OPERATIONS:
+            return False
+        if self.acls is None or self.principal is None:
+            return True
+        return not any(
+            acl.resource_type == CLUSTER
+            and acl.permission == "ALLOW"
+            and acl.principal in (self.principal, "User:*")
+            for acl in self.acls
         )
 
 

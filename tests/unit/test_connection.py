@@ -205,14 +205,18 @@ def test_java_oauthbearer_unsecured_tokens_name_the_principal_in_jaas() -> None:
             "security.protocol": "SASL_SSL",
             "sasl.mechanism": "OAUTHBEARER",
             "enable.sasl.oauthbearer.unsecure.jwt": "true",
-            "sasl.oauthbearer.config": "principal=alice scope=repl",
+            "sasl.oauthbearer.config": "principal=alice scope=repl,read lifeSeconds=600 "
+            "extension_traceId=abc",
         }
     )
     assert java == {
         "security.protocol": "SASL_SSL",
         "sasl.mechanism": "OAUTHBEARER",
         "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
-        'required unsecuredLoginStringClaim_sub="alice" unsecuredLoginListClaim_scope="repl";',
+        'required unsecuredLoginStringClaim_sub="alice" '
+        # Kafka reads a list claim's first character as its delimiter.
+        'unsecuredLoginListClaim_scope=",repl,read" unsecuredLoginLifetimeSeconds="600" '
+        'unsecuredLoginExtension_traceId="abc";',
     }
 
 
@@ -227,6 +231,7 @@ def test_java_oauthbearer_oidc_uses_kafkas_login_handler_and_client_credentials(
             "sasl.oauthbearer.client.secret": 's"cret',
             "sasl.oauthbearer.scope": "kafka",
             "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
+            "sasl.oauthbearer.extensions": "logicalCluster=lkc-1, identityPoolId=pool-2",
         }
     )
     assert java == {
@@ -234,5 +239,6 @@ def test_java_oauthbearer_oidc_uses_kafkas_login_handler_and_client_credentials(
         "sasl.oauthbearer.token.endpoint.url": "https://idp/token",
         "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
         "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule "
-        'required clientId="topo" clientSecret="s\\"cret" scope="kafka";',
+        'required clientId="topo" clientSecret="s\\"cret" scope="kafka" '
+        'extension_logicalCluster="lkc-1" extension_identityPoolId="pool-2";',
     }

@@ -1,10 +1,12 @@
 """The spark-submit command line: Spark settings go to a private file, never to arguments."""
 
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
+from topology import jobstate
 from topology.spark import installed, launch
 
 
@@ -38,3 +40,58 @@ def test_spark_settings_are_in_a_private_file_not_on_the_command_line(
     assert any(line.startswith("spark.redaction.regex=") for line in lines)
     launch._forget_settings(submission.owner)
     assert not settings.exists()
+
+
+def test_a_key_that_would_end_early_or_be_a_comment_is_escaped() -> None:
+    assert launch._escaped("a=b:c d#!", key=True) == "a\\=b\\:c\\ d\\#\\!"
+    assert launch._escaped("x=y") == "x=y"  # in a value, '=' needs nothing
+
+
+def test_spark_defaults_are_still_loaded_beside_the_settings_file(
+    submission: launch.Submission,
+) -> None:
+    assert "--load-spark-defaults" in launch.command(submission, "once", lambda _line: None)
+
+
+class _Finished:
+    """A spark-submit that printed one progress line and exited 0."""
+
+    def __init__(self, *_args: object, **_options: object) -> None:
+        self.stdout = iter(["topo: copied 3 records\n"])
+        self.pid = 4242
+
+    def wait(self, timeout: float | None = None) -> int:
+        return 0
+
+
+def _settings(submission: launch.Submission) -> Path:
+    return jobstate.folder(submission.owner) / launch.SPARK_PROPERTIES
+
+
+def test_once_deletes_the_settings_file_when_the_driver_exits(
+    submission: launch.Submission, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+
+    def finished(*args: object, **options: object) -> _Finished:
+        seen.append(_settings(submission).exists())  # there while spark-submit starts
+        return _Finished()
+
+    monkeypatch.setattr(subprocess, "Popen", finished)
+    lines: list[str] = []
+    assert launch.run_once(submission, lines.append) == 0
+    assert seen == [True] and lines == ["copied 3 records"]
+    assert not _settings(submission).exists()
+
+
+@pytest.mark.parametrize("runner", ["run_once", "start"])
+def test_the_settings_file_is_deleted_when_spark_submit_cannot_start(
+    submission: launch.Submission, monkeypatch: pytest.MonkeyPatch, runner: str
+) -> None:
+    def missing(*args: object, **options: object) -> None:
+        raise FileNotFoundError("spark-submit")
+
+    monkeypatch.setattr(subprocess, "Popen", missing)
+    with pytest.raises(FileNotFoundError):
+        getattr(launch, runner)(submission, lambda _line: None)
+    assert not _settings(submission).exists()

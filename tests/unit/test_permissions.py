@@ -237,9 +237,24 @@ def test_another_topologys_copy_is_never_altered_and_deletes_need_delete() -> No
     assert topic("west", "east.gone", "DELETE") <= keys(found, now=True)
 
 
-def test_a_topic_named_literally_that_topo_cannot_see_needs_describe() -> None:
+def test_a_topic_named_literally_that_topo_cannot_see_needs_describe_as_a_warning() -> None:
+    """Nothing the plan does needs it (the topic may simply not exist yet): it must not
+    block the plan, only say that topo cannot tell."""
     _topology, _plan, found = needs(MIRROR, cluster("east"), cluster("west"))
-    assert topic("east", "orders", "DESCRIBE") <= keys(found, now=True)
+    assert topic("east", "orders", "DESCRIBE") <= keys(found, now=False)
+    assert not topic("east", "orders", "DESCRIBE") & keys(found, now=True)
+
+
+def test_all_on_the_cluster_by_an_acl_is_not_a_super_user() -> None:
+    """The broker grants such a principal every cluster operation, as it does a super user,
+    but its topics and transactional ids are still only what the ACLs allow."""
+    every = frozenset(permissions.CLUSTER_OPERATIONS)
+    acl = Acl("CLUSTER", "kafka-cluster", "LITERAL", "User:topo", "*", "ALL", "ALLOW")
+    by_acl = Access("west", cluster_operations=every, acls=(acl,), principal="User:topo")
+    assert not by_acl.everything
+    assert [m.permission for m in check([write_copy()], by_acl).errors] == [write_copy()]
+    superuser = Access("west", cluster_operations=every, acls=(), principal="User:topo")
+    assert superuser.everything and not check([write_copy()], superuser).errors
 
 
 # -- judging what a cluster granted -------------------------------------------------------------

@@ -68,6 +68,12 @@ def up(
     requests = [
         manager.UpRequest(n, port, sasl, tls, mtls, mechanisms, tuple(user or ())) for n in names
     ]
+    if sasl and "OAUTHBEARER" in mechanisms:
+        _progress(
+            "warning: OAUTHBEARER here is Kafka's unsecured test login: a token names its own "
+            "principal and is not signed, so any client can log in as anyone, admin included. "
+            "It is for trying the login path, not for protecting the cluster."
+        )
     for cluster in manager.up(requests, report=_progress):
         typer.echo(f"{cluster.name} {cluster.bootstrap}")
 

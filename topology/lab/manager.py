@@ -22,6 +22,7 @@ from topology.lab.spec import (
     SCRAM_MECHANISM,
     Credentials,
     LabCluster,
+    broker_client_config,
     check_name,
     check_security,
     client_config,
@@ -142,8 +143,6 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
         pid = pids.get(cluster.name) or _known(cluster.name).pid
         assert pid is not None
         _wait_until_serving(cluster, pid)
-        if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms and cluster.users:
-            _add_scram_users(cluster)
     return [status_of(cluster.name) for cluster in clusters]
 
 
@@ -256,13 +255,9 @@ def _start(cluster: LabCluster, java_bin: str, lib: Path) -> int:
     config = config_path(name)
     state.write_private(config, server_properties(cluster, str(data), passwords, tls_files))
     if not (data / "meta.properties").exists():
-        # The admin's SCRAM login must exist before the broker serves: the probe uses it.
-        scram = (
-            f"{SCRAM_MECHANISM}=[name={ADMIN_USER},password={passwords[ADMIN_USER]}]"
-            if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms
-            else None
-        )
-        process.format_storage(java_bin, lib, config, state.console_log(name), scram)
+        # SCRAM logins are made through the admin API once the broker serves, never with the
+        # storage tool's --add-scram: a command line is readable by every user of the machine.
+        process.format_storage(java_bin, lib, config, state.console_log(name))
     pid = process.start_broker(java_bin, lib, config, state.logs_dir(name), state.console_log(name))
     state.save(state.LabRecord(cluster=cluster, pid=pid))
     return pid
@@ -273,10 +268,16 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
 
     name = cluster.name
     config = config_path(name)
+    alive = lambda: process.is_broker(pid, config)  # noqa: E731
     try:
-        probe.wait_until_serving(
-            admin_config(name), START_TIMEOUT, still_starting=lambda: process.is_broker(pid, config)
-        )
+        # A cluster with logins first serves its own broker (the admin's SCRAM login does not
+        # exist yet on a new one), then, once the logins are made, its admin.
+        first = _broker_config(cluster) if cluster.authorizes else admin_config(name)
+        probe.wait_until_serving(first, START_TIMEOUT, still_starting=alive)
+        if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms:
+            _add_scram_users(cluster)
+        if cluster.authorizes:
+            probe.wait_until_serving(admin_config(name), START_TIMEOUT, still_starting=alive)
     except KafkaUnavailableError as problem:
         process.stop(pid, config, grace_seconds=5)
         state.save(state.LabRecord(cluster=cluster, pid=None))
@@ -316,8 +317,14 @@ def _password(name: str, user: str) -> str:
 
 
 def _add_scram_users(cluster: LabCluster) -> None:
-    """SCRAM logins live in the cluster's metadata: made (again) through the admin API."""
+    """SCRAM logins live in the cluster's metadata: made (again) through the admin API, by
+    the broker's own login on its internal listener."""
     from topology.kafka import probe
 
-    passwords = {user: _password(cluster.name, user) for user in cluster.users}
-    probe.upsert_scram_users(admin_config(cluster.name), passwords, SCRAM_MECHANISM)
+    passwords = {user: _password(cluster.name, user) for user in cluster.principals}
+    probe.upsert_scram_users(_broker_config(cluster), passwords, SCRAM_MECHANISM)
+
+
+def _broker_config(cluster: LabCluster) -> dict[str, str]:
+    """The broker's own login (a super user), on the loopback internal listener."""
+    return broker_client_config(cluster, _password(cluster.name, BROKER_USER))

@@ -70,14 +70,10 @@ def port_in_use(host: str, port: int) -> bool:
     return False
 
 
-def format_storage(
-    java_bin: str, lib: Path, config: Path, log: Path, scram: str | None = None
-) -> None:
-    """Format the KRaft log dirs once; `scram` (mechanism=[name=..,password=..]) adds a user."""
+def format_storage(java_bin: str, lib: Path, config: Path, log: Path) -> None:
+    """Format the KRaft log dirs once (no secret on the command line: logins are made later)."""
     command = [java_bin, *HEAP_OPTS, "-cp", f"{lib}/*", STORAGE_TOOL, "format",
                "-t", new_cluster_id(), "-c", str(config), "--ignore-formatted"]  # fmt: skip
-    if scram:
-        command += ["--add-scram", scram]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as out:
         done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)

@@ -341,6 +341,20 @@ def client_config(
     return config
 
 
+def broker_client_config(cluster: LabCluster, broker_password: str) -> dict[str, str]:
+    """librdkafka settings for the broker's own login (a super user) on its loopback internal
+    listener: how the lab makes SCRAM logins before any exists."""
+    if not cluster.authorizes:
+        raise ValueError(f"lab cluster {cluster.name} has no internal listener")
+    return {
+        "bootstrap.servers": f"{HOST}:{cluster.internal_port}",
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "PLAIN",
+        "sasl.username": BROKER_USER,
+        "sasl.password": broker_password,
+    }
+
+
 def topology_cluster(
     cluster: LabCluster,
     credentials: Credentials,

@@ -11,7 +11,6 @@
 """
 
 import json
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -100,10 +99,4 @@ def all_names() -> list[str]:
     return sorted(p.parent.name for p in root.glob(f"*/{RECORD_FILE}"))
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner can read (it may hold a password)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as out:
-        out.write(text)
-    os.chmod(path, 0o600)
+write_private = paths.write_private

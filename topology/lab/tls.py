@@ -81,8 +81,9 @@ def _make_broker_keystore(name: str, folder: Path, keystore: Path, password_file
              "-CAkey", str(state.ca_dir() / "ca.key"), "-CAcreateserial", "-days", VALID_DAYS,
              "-extfile", str(extensions), "-out", str(cert))  # fmt: skip
     encrypted = folder / "broker.p8"
+    # The password is read from its 0600 file: a command line is readable by every user.
     _openssl("pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", str(key), "-out", str(encrypted),
-             "-passout", f"pass:{password}")  # fmt: skip
+             "-passout", f"file:{password_file}")  # fmt: skip
     pem = encrypted.read_text() + cert.read_text() + ca_pem().read_text()
     state.write_private(keystore, pem)
     for scratch in (key, csr, cert, encrypted, extensions):

@@ -8,6 +8,7 @@ runs in the foreground and relays the driver's progress lines.
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology import jobstate
+from topology import jobstate, paths
 from topology.errors import TopoError
 from topology.jobs import JobSpec
 from topology.spark import installed
@@ -57,11 +58,14 @@ def command(submission: Submission, mode: str, report: Callable[[str], None]) ->
     conf.update(submission.spark_conf)
     folder = private_folder(submission.owner)
     settings = folder / SPARK_PROPERTIES
-    write_private(
-        settings, "".join(f"{key}={_escaped(value)}\n" for key, value in sorted(conf.items()))
+    lines = (
+        f"{_escaped(key, key=True)}={_escaped(value)}\n" for key, value in sorted(conf.items())
     )
+    paths.write_private(settings, "".join(lines))
+    # --load-spark-defaults: a properties file would otherwise replace the machine's
+    # spark-defaults.conf (SPARK_CONF_DIR) instead of adding to it, as --conf did.
     args = [_spark_submit(), "--master", submission.master, "--name", f"topo-{submission.owner}",
-            "--properties-file", str(settings),
+            "--properties-file", str(settings), "--load-spark-defaults",
             "--jars", ",".join(str(jar) for jar in jars)]  # fmt: skip
     topology = ["--topology", submission.topology_file, "--sha256", submission.topology_sha256]
     return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode, *topology]
@@ -78,16 +82,13 @@ def private_folder(owner: str) -> Path:
     return folder
 
 
-def write_private(path: Path, text: str) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(text)
-    path.chmod(0o600)
-
-
-def _escaped(value: str) -> str:
-    """A value as java.util.Properties reads it back: backslashes and line ends escaped."""
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+def _escaped(text: str, key: bool = False) -> str:
+    """Text as java.util.Properties reads it back: backslashes and line ends escaped, and in
+    a key the characters that would end it (`=`, `:`, white space) or make it a comment."""
+    text = text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
+    if key:
+        text = re.sub(r"([=:\s#!])", r"\\\1", text)
+    return text
 
 
 def _forget_settings(owner: str) -> None:
@@ -105,6 +106,13 @@ def _environment() -> dict[str, str]:
 
 def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Driver:
     """Start the continuous driver detached; return once it reports its flows running."""
+    try:
+        return _start(submission, report)
+    finally:
+        _forget_settings(submission.owner)  # read by spark-submit by now, or never will be
+
+
+def _start(submission: Submission, report: Callable[[str], None]) -> jobstate.Driver:
     folder = private_folder(submission.owner)
     args = command(submission, "continuous", report)
     (folder / jobstate.STATUS).unlink(missing_ok=True)
@@ -126,10 +134,7 @@ def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Dri
     jobstate.write_driver(submission.owner, driver)
     report(f"starting the replication driver ({submission.runner}, {submission.master}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip
-    try:
-        _wait_until_running(submission.owner, process, folder)
-    finally:
-        _forget_settings(submission.owner)
+    _wait_until_running(submission.owner, process, folder)
     return driver
 
 
@@ -150,6 +155,19 @@ def _wait_until_running(owner: str, process: "subprocess.Popen[bytes]", folder: 
 
 def run_once(submission: Submission, report: Callable[[str], None]) -> int:
     """Copy what the sources hold now; the driver's progress lines are relayed to `report`."""
+    try:
+        code = _run_once(submission, report)
+    finally:
+        _forget_settings(submission.owner)
+    if code != 0:
+        folder = jobstate.folder(submission.owner)
+        report(
+            f"the driver exited with {code}: {_last_line(folder)} (log: {folder / jobstate.LOG})"
+        )
+    return code
+
+
+def _run_once(submission: Submission, report: Callable[[str], None]) -> int:
     folder = private_folder(submission.owner)
     args = command(submission, "once", report)
     with (folder / jobstate.LOG).open("ab") as log:
@@ -164,18 +182,11 @@ def run_once(submission: Submission, report: Callable[[str], None]) -> int:
                     report(line[len("topo: ") :].rstrip())
                 else:
                     log.write(line.encode())
-            code = process.wait()
+            return process.wait()
         except KeyboardInterrupt:
             process.send_signal(signal.SIGTERM)
             process.wait(STOP_TIMEOUT)
             raise
-        finally:
-            _forget_settings(submission.owner)
-    if code != 0:
-        report(
-            f"the driver exited with {code}: {_last_line(folder)} (log: {folder / jobstate.LOG})"
-        )
-    return code
 
 
 def stop(owner: str, report: Callable[[str], None]) -> bool:
