@@ -89,12 +89,14 @@ _LIBRDKAFKA_ONLY = {
     "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
     "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions",
 }  # fmt: skip
-_LOGIN_MODULES = {
+OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+# Kafka's JAAS login module for each SASL mechanism (the lab's brokers use them too).
+LOGIN_MODULES = {
     "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
     "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
     "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule",
+    "OAUTHBEARER": OAUTH_MODULE,
 }
-OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 OAUTH_LOGIN_HANDLER = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler"
 
 
@@ -111,11 +113,12 @@ def java_client_config(
     a PEM key store given inline, so no file holding a key is written anywhere."""
     config = {k: v for k, v in librdkafka.items() if k not in _LIBRDKAFKA_ONLY}
     mechanism = librdkafka.get("sasl.mechanism", "")
-    module = _LOGIN_MODULES.get(mechanism)
-    if module is not None and "sasl.username" in librdkafka:
-        user = _jaas_quoted(librdkafka["sasl.username"])
-        password = _jaas_quoted(librdkafka.get("sasl.password", ""))
-        config["sasl.jaas.config"] = f'{module} required username="{user}" password="{password}";'
+    if mechanism != "OAUTHBEARER" and mechanism in LOGIN_MODULES and "sasl.username" in librdkafka:
+        options = {
+            "username": librdkafka["sasl.username"],
+            "password": librdkafka.get("sasl.password", ""),
+        }
+        config["sasl.jaas.config"] = jaas_line(LOGIN_MODULES[mechanism], options)
     if mechanism == "OAUTHBEARER":
         config |= _oauthbearer(librdkafka)
     if "ssl.ca.location" in librdkafka:
@@ -155,7 +158,7 @@ def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
                 options[f"extension_{name.strip()}"] = value.strip()
         return {
             "sasl.login.callback.handler.class": OAUTH_LOGIN_HANDLER,
-            "sasl.jaas.config": _jaas_line(OAUTH_MODULE, options),
+            "sasl.jaas.config": jaas_line(OAUTH_MODULE, options),
         }
     options = {}
     for word in librdkafka.get("sasl.oauthbearer.config", "").split():
@@ -167,7 +170,7 @@ def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
             options["unsecuredLoginListClaim_scope"] = "," + value
         elif name.startswith("extension_"):
             options[f"unsecuredLoginExtension_{name[len('extension_') :]}"] = value
-    return {"sasl.jaas.config": _jaas_line(OAUTH_MODULE, options)}
+    return {"sasl.jaas.config": jaas_line(OAUTH_MODULE, options)}
 
 
 def _key_store(librdkafka: Mapping[str, str], read_file: Callable[[Path], str]) -> dict[str, str]:
@@ -198,9 +201,10 @@ def _key_store(librdkafka: Mapping[str, str], read_file: Callable[[Path], str]) 
     return store
 
 
-def _jaas_line(module: str, options: Mapping[str, str]) -> str:
-    written = " ".join(f'{name}="{_jaas_quoted(value)}"' for name, value in options.items())
-    return f"{module} required {written};"
+def jaas_line(module: str, options: Mapping[str, str]) -> str:
+    """`<module> required name="value" ...;`, each value quoted as JAAS reads it."""
+    written = "".join(f' {name}="{_jaas_quoted(value)}"' for name, value in options.items())
+    return f"{module} required{written};"
 
 
 def _jaas_quoted(value: str) -> str:

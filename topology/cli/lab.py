@@ -141,9 +141,8 @@ def status(
 
 
 def _protocol(cluster: "LabStatus") -> str:
-    shown = cluster.security_protocol
-    if cluster.sasl_mechanisms:
-        shown += f" ({'/'.join(cluster.sasl_mechanisms)})"
-    if cluster.mtls_bootstrap:
-        shown += f", mTLS on {cluster.mtls_bootstrap}"
-    return shown
+    from topology.lab.spec import security_summary
+
+    return security_summary(
+        cluster.security_protocol, cluster.sasl_mechanisms, cluster.mtls_bootstrap
+    )

@@ -27,6 +27,7 @@ from topology.lab.spec import (
     check_security,
     client_config,
     default_port,
+    security_summary,
     server_properties,
     topology_cluster,
 )
@@ -226,12 +227,8 @@ def _desired(request: UpRequest) -> LabCluster:
 
 def _security(cluster: LabCluster) -> str:
     """How clients log in, in words: what must match for a cluster to be reused."""
-    shown = cluster.security_protocol
-    if cluster.sasl:
-        shown += f" ({'/'.join(cluster.mechanisms)})"
-    if cluster.mtls:
-        shown += " with client certificates"
-    return shown
+    mechanisms = cluster.mechanisms if cluster.sasl else ()
+    return security_summary(cluster.security_protocol, mechanisms, cluster.mtls_bootstrap)
 
 
 def _check_ports_free(cluster: LabCluster) -> None:

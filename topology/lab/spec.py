@@ -5,10 +5,11 @@ Pure: no files, no processes. `process.py` and `manager.py` act on these values.
 
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topology.connection import LOGIN_MODULES, jaas_line
 from topology.errors import LabError
 
 HOST = "127.0.0.1"
@@ -20,11 +21,6 @@ USER_PATTERN = NAME_PATTERN
 BROKER_USER = "broker"
 RESERVED_USERS = (ADMIN_USER, BROKER_USER)
 MECHANISMS = (SCRAM_MECHANISM, "PLAIN", "OAUTHBEARER")
-_LOGIN_MODULES = {
-    SCRAM_MECHANISM: "org.apache.kafka.common.security.scram.ScramLoginModule",
-    "PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
-    "OAUTHBEARER": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule",
-}
 # Certificates name their user in the subject (CN=alice); this makes the principal User:alice.
 PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
 
@@ -115,6 +111,16 @@ class LabCluster:
     def principals(self) -> tuple[str, ...]:
         """Every user of this cluster: the admin first."""
         return (ADMIN_USER, *self.users)
+
+
+def security_summary(protocol: str, mechanisms: Sequence[str], mtls: str | None) -> str:
+    """How clients log in, in words: `SASL_SSL (SCRAM-SHA-512/PLAIN), mTLS on HOST:PORT`."""
+    shown = protocol
+    if mechanisms:
+        shown += f" ({'/'.join(mechanisms)})"
+    if mtls:
+        shown += f", mTLS on {mtls}"
+    return shown
 
 
 def check_security(cluster: LabCluster) -> LabCluster:
@@ -236,8 +242,11 @@ def _authorization(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[st
     controller on CONTROLLER, both loopback SASL PLAIN as `broker`: no listener grants
     anything to an unauthenticated (ANONYMOUS) connection.
     """
-    broker = _jaas("PLAIN", BROKER_USER, passwords[BROKER_USER])
-    broker = broker[:-1] + f" {_jaas_user(BROKER_USER, passwords[BROKER_USER])};"
+    password = passwords[BROKER_USER]
+    broker = jaas_line(
+        LOGIN_MODULES["PLAIN"],
+        {"username": BROKER_USER, "password": password, f"user_{BROKER_USER}": password},
+    )
     return {
         "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
         "super.users": f"User:{ADMIN_USER};User:{BROKER_USER}",
@@ -255,25 +264,16 @@ def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> 
     props = {"listener.name.client.sasl.enabled.mechanisms": ",".join(cluster.mechanisms)}
     for mechanism in cluster.mechanisms:
         key = f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"
+        options: dict[str, str] = {}
         if mechanism == "PLAIN":  # users are listed in the JAAS line: user_<name>="<password>"
-            users = " ".join(_jaas_user(user, passwords[user]) for user in cluster.principals)
-            props[key] = f"{_LOGIN_MODULES['PLAIN']} required {users};"
+            options = {f"user_{user}": passwords[user] for user in cluster.principals}
         elif mechanism == "OAUTHBEARER":
             # Kafka's unsecured JWS tokens (its own test login): the token names the principal
             # and carries no signature. For trying topo and tests only, as the lab is.
-            claim = f'unsecuredLoginStringClaim_sub="{BROKER_USER}"'
-            props[key] = f"{_LOGIN_MODULES['OAUTHBEARER']} required {claim};"
-        else:  # SCRAM users live in the cluster metadata; the broker needs no login here
-            props[key] = f"{_LOGIN_MODULES[mechanism]} required;"
+            options = {"unsecuredLoginStringClaim_sub": BROKER_USER}
+        # SCRAM users live in the cluster metadata; the broker needs no login option for them
+        props[key] = jaas_line(LOGIN_MODULES[mechanism], options)
     return props
-
-
-def _jaas(mechanism: str, user: str, password: str) -> str:
-    return f'{_LOGIN_MODULES[mechanism]} required username="{user}" password="{password}";'
-
-
-def _jaas_user(user: str, password: str) -> str:
-    return f'user_{user}="{password}"'
 
 
 @dataclass(frozen=True)
