@@ -91,15 +91,16 @@ class Tamper:
         path.write_text(json.dumps(data, indent=2) + "\n")
         return path
 
-    def refused(self, path: Path, *, guard_only: bool = False) -> str:
-        """Apply `path`; it must fail in one clear line and change nothing. The line."""
+    def refused(self, path: Path, *flags: str, guard_only: bool = False) -> str:
+        """Apply `path` (with `flags`); it must fail in one clear line and change nothing. The
+        line."""
         if guard_only:
             done = subprocess.run(
-                [sys.executable, "-c", GUARD_ONLY, "apply", str(path)],
+                [sys.executable, "-c", GUARD_ONLY, "apply", str(path), *flags],
                 capture_output=True, text=True, check=False,
             )  # fmt: skip
         else:
-            done = run_topo("apply", str(path))
+            done = run_topo("apply", str(path), *flags)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "Traceback" not in done.stderr and "internal error" not in done.stderr
         errors = [line for line in done.stderr.splitlines() if line.startswith("error")]
@@ -178,24 +179,39 @@ def test_a_hand_edit_is_refused_as_edited_before_anything_is_read(
     )
 
 
-# Edits with the fingerprint recomputed, and the layer that must then say no.
-RESIGNED: dict[str, tuple[Edit, str]] = {
-    "delete of payroll": (_add_delete, "stale or edited plan: "),
-    "ACL create for User:evil ALL": (_add_acl, "stale or edited plan: "),
+def _flip_and_delete(t: Tamper, d: dict[str, Any]) -> object:
+    d.update(allow_delete=True)
+    return _add_delete(t, d)
+
+
+# Edits with the fingerprint recomputed, the flags apply is given, and the layer that must then
+# say no.
+RESIGNED: dict[str, tuple[Edit, tuple[str, ...], str]] = {
+    "delete of payroll": (_add_delete, (), "stale or edited plan: "),
+    "ACL create for User:evil ALL": (_add_acl, (), "stale or edited plan: "),
     "owner changed": (
         lambda t, d: d["topology"].update(name="someone-else"),
+        (),
         "the plan's owner 'someone-else' is not the topology's name",
     ),
     "allow_delete flipped, with a delete of payroll": (
-        lambda t, d: (d.update(allow_delete=True), _add_delete(t, d)),
+        _flip_and_delete,
+        (),
+        "was made with --allow-delete and deletes 1 topic(s); confirm with `topo apply ",
+    ),
+    "allow_delete flipped, with a delete of payroll, and --allow-delete given": (
+        _flip_and_delete,
+        ("--allow-delete",),
         "stale or edited plan: ",
     ),
     "change duplicated": (
         lambda t, d: d["changes"].append(copy.deepcopy(d["changes"][0])),
+        (),
         "repeats change 1",
     ),
     "unknown cluster": (
         lambda t, d: d["changes"][0].update(cluster="elsewhere"),
+        (),
         "cluster 'elsewhere' is not one of the plan's clusters",
     ),
 }
@@ -205,10 +221,10 @@ RESIGNED: dict[str, tuple[Edit, str]] = {
 def test_an_edit_with_the_fingerprint_recomputed_is_still_refused(
     tamper: Tamper, edit: str
 ) -> None:
-    change, message = RESIGNED[edit]
+    change, flags, message = RESIGNED[edit]
     data = copy.deepcopy(tamper.honest)
     change(tamper, data)
-    line = tamper.refused(tamper.write(resign(data)))
+    line = tamper.refused(tamper.write(resign(data)), *flags)
     assert message in line, line
 
 
@@ -225,23 +241,24 @@ def test_a_forged_change_is_not_the_plan_topo_makes_and_is_named(tamper: Tamper)
 
 
 @pytest.mark.parametrize(
-    ("edit", "message"),
+    ("edit", "flags", "message"),
     [
-        (_add_delete, "the plan was not made with --allow-delete"),
+        (_add_delete, (), "the plan was not made with --allow-delete"),
         (
-            lambda t, d: (d.update(allow_delete=True), _add_delete(t, d)),
+            _flip_and_delete,
+            ("--allow-delete",),
             "topo did not create this topic (no ownership record on the cluster names it)",
         ),
-        (_add_acl, f"the ACL ALLOW {EVIL} ALL on TOPIC"),
+        (_add_acl, (), f"the ACL ALLOW {EVIL} ALL on TOPIC"),
     ],
     ids=["delete without allow_delete", "delete of a topic topo does not own", "evil ACL"],
 )
 def test_the_guard_alone_refuses_what_the_comparison_would(
-    tamper: Tamper, edit: Edit, message: str
+    tamper: Tamper, edit: Edit, flags: tuple[str, ...], message: str
 ) -> None:
     data = copy.deepcopy(tamper.honest)
     edit(tamper, data)
-    line = tamper.refused(tamper.write(resign(data)), guard_only=True)
+    line = tamper.refused(tamper.write(resign(data)), *flags, guard_only=True)
     assert line.startswith("error: refusing to apply change ") and message in line, line
     assert line.endswith("; nothing was changed")
 
@@ -259,10 +276,10 @@ def test_the_honest_plan_still_applies_after_every_refusal(tamper: Tamper) -> No
         data = copy.deepcopy(tamper.honest)
         edit(tamper, data)
         tamper.refused(tamper.write(data))
-    for edit, _message in RESIGNED.values():
+    for edit, flags, _message in RESIGNED.values():
         data = copy.deepcopy(tamper.honest)
         edit(tamper, data)
-        tamper.refused(tamper.write(resign(data)))
+        tamper.refused(tamper.write(resign(data)), *flags)
     done = run_topo("apply", str(tamper.saved))
     assert done.returncode == 0, done.stdout + done.stderr
     after = tamper.state()

@@ -129,6 +129,17 @@ def test_a_topic_delete_needs_allow_delete_even_for_topos_own_topic() -> None:
     refused(case, case.adding(own), "the plan was not made with --allow-delete")
 
 
+def test_a_delete_needs_allow_delete_from_apply_too() -> None:
+    """A saved plan's allow_delete is the file's word; `expected` is made with apply's flag."""
+    case = load("orphans-deleted", allow_delete=True)
+    [delete, *_] = [c for c in case.plan.changes if c.action is Action.DELETE]
+    without = load("orphans-deleted", allow_delete=False).plan
+    with pytest.raises(GuardError) as raised:
+        guard.check(case.plan, topology=case.topology, observed=case.clusters, expected=without)
+    assert "and apply was not given --allow-delete" in str(raised.value)
+    assert f"({applying.describe(delete)})" in str(raised.value)
+
+
 def test_another_topologys_topic_is_never_deleted() -> None:
     case = load("orphans-deleted")
     edited = case.adding(delete_topic("east.other-team"))

@@ -447,7 +447,7 @@ def topo(
 
 def test_an_untouched_saved_plan_applies_exactly_its_changes(topo: Topo) -> None:
     data = topo.plan("--allow-delete")
-    code, out, err = topo("apply", "plan.json")
+    code, out, err = topo("apply", "plan.json", "--allow-delete")
     assert code == 0, err
     assert [change.to_dict() for change in topo.executed] == data["changes"]
     assert "plan.json is current" in err and "Apply complete" in out
@@ -471,7 +471,7 @@ def test_a_forged_change_with_a_recomputed_fingerprint_is_not_the_plan_topo_make
     data = topo.plan("--allow-delete")
     data["changes"].append(change)
     topo.save(resigned(data))
-    line = topo.refused("apply", "plan.json")
+    line = topo.refused("apply", "plan.json", "--allow-delete")
     assert line.startswith("error: stale or edited plan: plan.json is not the plan topo makes now")
     assert f"(change {len(data['changes'])} (west: " in line
 
@@ -483,12 +483,67 @@ def test_the_guard_refuses_a_forged_change_even_if_the_comparison_let_it_through
     data["changes"].append(DELETE_PAYROLL)
     topo.save(resigned(data))
     topo.monkeypatch.setattr(saved, "first_difference", lambda ours, fresh: None)
-    line = topo.refused("apply", "plan.json")
+    line = topo.refused("apply", "plan.json", "--allow-delete")
     assert line == (
         f"error: refusing to apply change {len(data['changes'])} (west: delete topic payroll): "
         "topo did not create this topic (no ownership record on the cluster names it); nothing "
         "was changed"
     )
+
+
+def _never_read(configs: object) -> None:
+    pytest.fail("apply read the clusters")
+
+
+def test_a_plan_made_with_allow_delete_needs_allow_delete_to_apply(topo: Topo) -> None:
+    """The reviewer's attack: a reviewed plan kept the orphans; the file is swapped for one
+    with allow_delete true and the deletes, fingerprint recomputed. Without --allow-delete,
+    apply refuses before reading the topology or any cluster."""
+    reviewed = topo.plan()
+    deleting = document(allow_delete=True)
+    assert not reviewed["allow_delete"] and reviewed["changes"] != deleting["changes"]
+    forged = {**reviewed, **{key: deleting[key] for key in
+              ("allow_delete", "changes", "notes", "summary")}}  # fmt: skip
+    topo.save(resigned(forged))
+    topo.monkeypatch.setattr("topology.cli.live.observe", _never_read)
+    for flags in [(), ("--dry-run",), ("--auto-approve",)]:
+        assert topo.refused("apply", "plan.json", *flags) == (
+            "error: plan.json was made with --allow-delete and deletes 2 topic(s); confirm "
+            "with `topo apply plan.json --allow-delete`"
+        )
+
+
+def test_a_plan_made_with_allow_delete_that_deletes_nothing_still_needs_the_flag(
+    topo: Topo,
+) -> None:
+    data = topo.plan("--allow-delete")
+    data["changes"] = [c for c in data["changes"] if c["action"] != "delete"]
+    data["summary"]["delete"] = 0
+    topo.save(resigned(data))
+    topo.monkeypatch.setattr("topology.cli.live.observe", _never_read)
+    assert topo.refused("apply", "plan.json") == (
+        "error: plan.json was made with --allow-delete (though it deletes no topic or ACL); "
+        "confirm with `topo apply plan.json --allow-delete`"
+    )
+
+
+def test_allow_delete_with_a_plan_made_without_it_is_contradictory(topo: Topo) -> None:
+    """The flag says "I reviewed deletes": a plan without any is not the one reviewed."""
+    topo.plan()
+    topo.monkeypatch.setattr("topology.cli.live.observe", _never_read)
+    assert topo.refused("apply", "plan.json", "--allow-delete") == (
+        "error: plan.json was made without --allow-delete, so it deletes nothing: apply it "
+        "without --allow-delete, or plan again with it"
+    )
+
+
+def test_a_plan_made_without_allow_delete_applies_without_it(topo: Topo) -> None:
+    data = topo.plan()
+    code, _out, err = topo("apply", "plan.json")
+    assert code == 0, err
+    assert [change.to_dict() for change in topo.executed] == data["changes"]
+    deletes = [c for c in topo.executed if c.action == "delete" and c.resource != "ownership"]
+    assert deletes == []
 
 
 def test_the_guard_also_stands_between_a_fresh_plan_and_the_clusters(topo: Topo) -> None:

@@ -4,7 +4,9 @@ With a topology file it plans, shows the plan and asks before changing anything.
 plan it checks the file (`plan.saved.read`: complete, this format, its fingerprint matches its
 content), reads the topology's bytes and compares their SHA-256 before parsing them, re-reads
 the clusters, and refuses unless the saved plan is exactly the plan topo makes now (a stale or
-edited plan); then it executes exactly the saved changes, never re-deciding. Either way the
+edited plan); then it executes exactly the saved changes, never re-deciding. A saved plan
+made with `--allow-delete` is applied only with `--allow-delete` (and one made without it,
+only without): the file's own `allow_delete` is no one's confirmation. Either way the
 guard (`plan.guard`) checks every change against the clusters just read before the first one
 runs.
 """
@@ -23,7 +25,7 @@ import typer
 from topology import apply as applying
 from topology.apply import Outcome
 from topology.errors import TopoError
-from topology.plan.model import Change, Plan, Resource
+from topology.plan.model import Action, Change, Plan, Resource
 
 if TYPE_CHECKING:
     from topology.cli.live import Loaded
@@ -74,7 +76,10 @@ def apply(
     allow_delete: Annotated[
         bool,
         typer.Option(
-            "--allow-delete", help="Also delete topics and ACLs topo made that no flow needs."
+            "--allow-delete",
+            help="Also delete topics and ACLs topo made that no flow needs. With a saved plan: "
+            "required when it was made with --allow-delete (confirming its deletes), refused "
+            "when it was not.",
         ),
     ] = False,
     once: Annotated[
@@ -92,11 +97,7 @@ def apply(
 
     text = read_text(target)
     if saved.looks_like_plan(text):
-        if allow_delete:
-            raise TopoError(
-                "--allow-delete is decided when planning; it is recorded in the saved plan"
-            )
-        prepared = _current_saved_plan(text, target, once)
+        prepared = _current_saved_plan(text, target, allow_delete, once)
     else:
         prepared = _fresh_plan(target, allow_delete, once)
         if prepared.plan.empty and not once:
@@ -129,18 +130,19 @@ def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
     return _Prepared(plan, configs, loaded, observed, plan)
 
 
-def _current_saved_plan(text: str, file: str, once: bool) -> _Prepared:
+def _current_saved_plan(text: str, file: str, allow_delete: bool, once: bool) -> _Prepared:
     from topology.cli import live
     from topology.plan import saved
 
     plan = saved.read(text, file)  # complete, this format, fingerprint matches: or refused
+    _confirmed(plan, file, allow_delete)
     loaded = _verified_topology(plan, file)
     saved.check_topology(plan, loaded.topology, file)
     if once:
         _refuse_once(loaded)
     configs = live.client_configs(loaded)
     observed = live.observe(configs)
-    current = live.make_plan(loaded, observed, plan.allow_delete)
+    current = live.make_plan(loaded, observed, allow_delete)  # the operator's word, not the file's
     if current.observed_sha256 != plan.observed_sha256:
         now = ", ".join(f"{n} to {action}" for action, n in current.summary().items() if n)
         raise StalePlanError(
@@ -157,6 +159,36 @@ def _current_saved_plan(text: str, file: str, once: bool) -> _Prepared:
     prepared.check(plan)
     typer.echo(f"{file} is current: the clusters are as it expects.", err=True)
     return prepared
+
+
+def _confirmed(plan: Plan, file: str, allow_delete: bool) -> None:
+    """A saved plan's `allow_delete` is the file's claim, and anyone who can write the file can
+    set it (the fingerprint is no signature): `--allow-delete` must say the same. Checked before
+    anything connects."""
+    from topology.plan.saved import SavedPlanError
+
+    if plan.allow_delete and not allow_delete:
+        deletes = _deletes(plan)
+        what = f"and deletes {deletes}" if deletes else "(though it deletes no topic or ACL)"
+        raise SavedPlanError(
+            f"{file} was made with --allow-delete {what}; confirm with "
+            f"`topo apply {file} --allow-delete`"
+        )
+    if allow_delete and not plan.allow_delete:
+        raise SavedPlanError(
+            f"{file} was made without --allow-delete, so it deletes nothing: apply it without "
+            "--allow-delete, or plan again with it"
+        )
+
+
+def _deletes(plan: Plan) -> str:
+    """What a plan deletes that only --allow-delete allows: "2 topic(s) and 1 ACL(s)"."""
+    counts = {
+        label: sum(1 for c in plan.changes if (c.action, c.resource) == (Action.DELETE, kind))
+        for label, kind in (("topic(s)", Resource.TOPIC), ("ACL(s)", Resource.ACL))
+    }
+    shown = [f"{n} {label}" for label, n in counts.items() if n]
+    return " and ".join(shown)
 
 
 def _verified_topology(plan: Plan, plan_file: str) -> "Loaded":

@@ -9,9 +9,10 @@ can write it could have edited (`topo apply plan.json`, checked first by `plan.s
 guard holds either to what topo would do itself:
 
 - every change is on a cluster of the topology (a flow change: on its flow's target), once;
-- a topic or ACL is deleted only under `allow_delete`, only when an ownership record on that
-  cluster says this topology (the plan's owner) made it, and never topo's state topic; an
-  ownership record is deleted only when it is this topology's and its topic is gone;
+- a topic or ACL is deleted only when both the plan and apply's `--allow-delete` (with which
+  `expected` was made) allow deletes, only when an ownership record on that cluster says this
+  topology (the plan's owner) made it, and never topo's state topic; an ownership record is
+  deleted only when it is this topology's and its topic is gone;
 - an ACL is created only when the topology's sync rules (MM2's: literal topic ACLs, ALLOW
   WRITE never, ALLOW ALL as READ) derive it from an ACL the source has now;
 - a topic is created only when the planner wants that name on that cluster and it is missing;
@@ -148,6 +149,8 @@ class _Rules:
         self.topology = topology
         self.observed = observed
         self.expected = {canonical(change.to_dict()) for change in expected.changes}
+        # The plan says `allow_delete`, and so does apply (`expected` was made with its flag).
+        self.deletes_allowed = expected.allow_delete
         self.wanted_topics = {
             (change.cluster, change.name)
             for change in expected.changes
@@ -186,21 +189,30 @@ class _Rules:
     # -- the explicit rules, by action and resource ---------------------------------------------
 
     def delete_topic(self, change: Change, cluster: Cluster) -> str | None:
-        if not self.plan.allow_delete:
-            return "it deletes a topic, and the plan was not made with --allow-delete"
+        why = self._deletes_allowed("a topic")
+        if why is not None:
+            return why
         if change.name == STATE_TOPIC:
             return "topo never deletes its state topic"
         return self._owned_here(cluster.owned.get(f"topic:{change.name}"), "topic")
 
     def delete_acl(self, change: Change, cluster: Cluster) -> str | None:
-        if not self.plan.allow_delete:
-            return "it deletes an ACL, and the plan was not made with --allow-delete"
+        why = self._deletes_allowed("an ACL")
+        if why is not None:
+            return why
         acl = _acl(change.before)
         if acl is None:
             return "its 'before' is not an ACL binding"
         if acl.resource_name != change.name:
             return "its ACL is not on the topic the change names"
         return self._owned_here(cluster.owned.get(f"acl:{acl_key(acl)}"), "ACL")
+
+    def _deletes_allowed(self, what: str) -> str | None:
+        if not self.plan.allow_delete:
+            return f"it deletes {what}, and the plan was not made with --allow-delete"
+        if not self.deletes_allowed:
+            return f"it deletes {what}, and apply was not given --allow-delete"
+        return None
 
     def delete_ownership(self, change: Change, cluster: Cluster) -> str | None:
         why = self._owned_here(cluster.owned.get(f"topic:{change.name}"), "topic")

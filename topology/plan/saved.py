@@ -146,7 +146,7 @@ def check_topology(plan: Plan, topology: Topology, file: str) -> None:
 
 def first_difference(saved: Plan, fresh: Plan) -> str | None:
     """Where the saved plan first differs from `fresh` (the plan topo makes now from the same
-    topology, the clusters as they are and the saved `allow_delete`), or None when it is the
+    topology, the clusters as they are and apply's `--allow-delete`), or None when it is the
     same plan. The topology's path and topo's version are not compared: the one is where
     apply found the file, the other informational."""
     facts: tuple[tuple[str, object, object], ...] = (
