@@ -305,6 +305,22 @@ def test_numbers_json_cannot_hold_are_refused_in_one_line(value: str, why: str) 
         ("", "is empty"),
         ("-", "is standard input ('-'): a saved plan needs its topology in a file"),
         ("a/" * 2100 + "t.yaml", "is longer than 4096 characters"),
+        (
+            "\ud800x.yaml",
+            "is not text: it holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape)",
+        ),
+        ("a" * 300, "has a folder or file name longer than 255 bytes"),
+        ("ok/" + "é" * 128 + "/t.yaml", "has a folder or file name longer than 255 bytes"),
+    ],
+    ids=[
+        "NUL",
+        "newline",
+        "empty",
+        "stdin",
+        "too long",
+        "lone surrogate",
+        "long name",
+        "long name in bytes",
     ],
 )
 def test_an_unusable_topology_path_is_refused_without_repeating_it(path: str, problem: str) -> None:
@@ -585,6 +601,76 @@ def test_a_plan_naming_another_file_never_shows_that_files_content(
     line = topo.refused("apply", "plan.json")
     assert line == f"error: stale plan: {secret} changed after plan.json was made; plan again"
     assert "hunter2" not in topo.err
+
+
+UNUSABLE = {
+    "a name too long": "a" * 300,
+    "a lone surrogate": "\ud800x.yaml",
+    "too long in bytes": "é/" * 2000 + "t.yaml",  # 4006 characters, 6006 bytes
+}
+
+
+@pytest.mark.parametrize("path", list(UNUSABLE.values()), ids=list(UNUSABLE))
+@pytest.mark.parametrize("checked", [True, False], ids=["as saved", "past saved's check"])
+def test_a_topology_path_no_system_opens_is_one_line_that_does_not_repeat_it(
+    topo: Topo, path: str, checked: bool
+) -> None:
+    """Each once refused by `saved.read`; and, were that check gone, by apply where it opens
+    the path (it once crashed there: OSError ENAMETOOLONG, UnicodeEncodeError)."""
+    data = topo.plan()
+    data["topology"]["file"] = path
+    (topo.folder / "plan.json").write_text(json.dumps(resigned(data)), encoding="utf-8")
+    if not checked:
+        topo.monkeypatch.setattr(saved, "_check_topology_file", _nothing)
+    line = topo.refused("apply", "plan.json")
+    assert line.startswith("error: plan.json: ") and "internal error" not in topo.err
+    assert path[:20] not in line and "é/é/" not in line
+    if not checked or path.startswith("é/"):  # 4006 characters pass saved's check
+        assert line in (
+            "error: plan.json: cannot read the topology file it names (File name too long)",
+            "error: plan.json: its topology.file is not a path this system can open",
+        )
+
+
+def test_an_unreadable_topology_is_one_line_that_does_not_repeat_its_path(topo: Topo) -> None:
+    """EACCES (the test may run as root, which chmod does not stop: os.open is made to refuse)."""
+    import errno
+
+    topo.plan()
+    real = os.open
+
+    def refusing(path: str, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith("topology.yaml"):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), path)
+        return real(path, *args, **kwargs)
+
+    topo.monkeypatch.setattr(os, "open", refusing)
+    assert topo.refused("apply", "plan.json") == (
+        "error: plan.json: cannot read the topology file it names (Permission denied)"
+    )
+
+
+def test_a_different_file_of_the_same_name_here_does_not_hide_the_one_beside_the_plan(
+    topo: Topo,
+) -> None:
+    """The plan names topology.yaml; the working folder holds another file of that name (never
+    parsed: it is not valid YAML here), the right one is next to the plan."""
+    data = topo.plan()
+    (topo.folder / "ci").mkdir()
+    (topo.folder / "ci" / "topology.yaml").write_text(TOPOLOGY)
+    topo.save(data)
+    (topo.folder / "plan.json").rename(topo.folder / "ci" / "plan.json")
+    (topo.folder / "topology.yaml").write_text("version: 1\nclusters: [unclosed\n")
+    code, out, err = topo("apply", "ci/plan.json")
+    assert code == 0, err
+    assert "ci/plan.json is current" in err and "Apply complete" in out
+    assert [change.to_dict() for change in topo.executed] == data["changes"]
+    (topo.folder / "ci" / "topology.yaml").write_text(TOPOLOGY + "# edited\n")
+    topo.executed.clear()
+    assert topo.refused("apply", "ci/plan.json") == (
+        "error: stale plan: topology.yaml changed after ci/plan.json was made; plan again"
+    )
+    assert "unclosed" not in topo.err
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -17,7 +17,6 @@ import stat
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -199,13 +198,7 @@ def _verified_topology(plan: Plan, plan_file: str) -> "Loaded":
     from topology.cli.live import Loaded
     from topology.cli.report import show
 
-    path = _topology_of(plan, plan_file)
-    data = _read_topology_bytes(path, plan, plan_file)
-    digest = hashlib.sha256(data).hexdigest()
-    if digest != plan.topology_sha256:
-        raise StalePlanError(
-            f"stale plan: {plan.topology_file} changed after {plan_file} was made; plan again"
-        )
+    path, data = _matching_topology(plan, plan_file)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:  # its hash matched: only a plan made by hand gets here
@@ -214,22 +207,53 @@ def _verified_topology(plan: Plan, plan_file: str) -> "Loaded":
     show(analysis.diagnostics, analysis.document)
     if not analysis.ok or analysis.topology is None:
         raise TopoError(f"{path} has errors (shown above); fix them, then plan again")
-    return Loaded(path, digest, analysis.topology)
+    return Loaded(path, plan.topology_sha256, analysis.topology)
+
+
+def _matching_topology(plan: Plan, plan_file: str) -> tuple[str, bytes]:
+    """The topology file whose bytes have the plan's SHA-256, and those bytes. It is looked
+    for where `_topology_of` says, then at the other place it may be (a different file of the
+    same name in the working folder does not hide the right one next to the plan). When none
+    matches, the first place's problem is the one reported: changed, missing, unreadable."""
+    first = _topology_of(plan, plan_file)
+    problem: TopoError | None = None
+    for path in [first, *(p for p in _candidates(plan, plan_file) if p != first)]:
+        try:
+            data = _read_topology_bytes(path, plan, plan_file)
+        except TopoError as why:
+            problem = problem or why
+            continue
+        if hashlib.sha256(data).hexdigest() == plan.topology_sha256:
+            return path, data
+        problem = problem or StalePlanError(
+            f"stale plan: {plan.topology_file} changed after {plan_file} was made; plan again"
+        )
+    assert problem is not None  # there is always a first place
+    raise problem
 
 
 def _read_topology_bytes(path: str, plan: Plan, plan_file: str) -> bytes:
     """The file's bytes; a missing, unreadable, special (a FIFO, a device) or oversized file is
-    one line naming it, and nothing of it is read but its size."""
+    one line, and nothing of it is read but its size. An unreadable path is not repeated: it
+    is the plan's to say, and could be anything (too long, not text)."""
+    from topology.plan.saved import SavedPlanError
+
     named = plan.topology_file
     try:
         # Non-blocking: opening a FIFO would otherwise wait for a writer.
         descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         raise StalePlanError(
             f"stale plan: {named}, the topology {plan_file} was made from, is not there; plan again"
         ) from None
     except OSError as problem:
-        raise TopoError(f"{named}: cannot read it ({problem.strerror})") from None
+        raise SavedPlanError(
+            f"{plan_file}: cannot read the topology file it names ({problem.strerror or problem})"
+        ) from None
+    except ValueError:  # a NUL, or no encoding for it on this system (UnicodeEncodeError)
+        raise SavedPlanError(
+            f"{plan_file}: its topology.file is not a path this system can open"
+        ) from None
     with os.fdopen(descriptor, "rb") as handle:
         facts = os.fstat(handle.fileno())
         if not stat.S_ISREG(facts.st_mode):
@@ -242,17 +266,30 @@ def _read_topology_bytes(path: str, plan: Plan, plan_file: str) -> bytes:
         try:
             return handle.read(MAX_TOPOLOGY_BYTES + 1)
         except OSError as problem:
-            raise TopoError(f"{named}: cannot read it ({problem.strerror})") from None
+            raise SavedPlanError(
+                f"{plan_file}: cannot read the topology file it names "
+                f"({problem.strerror or problem})"
+            ) from None
+
+
+def _candidates(plan: Plan, plan_file: str) -> list[str]:
+    """Where the plan's topology may be: as it was named when planning (from the folder
+    planning ran in), and, for a relative name, next to the saved plan."""
+    named = plan.topology_file
+    if os.path.isabs(named):
+        return [named]
+    beside = os.path.join(os.path.dirname(plan_file), named)
+    return [named] if os.path.normpath(beside) == os.path.normpath(named) else [named, beside]
 
 
 def _topology_of(plan: Plan, plan_file: str) -> str:
-    """The topology the plan was made from: as it was named when planning (from the folder
-    planning ran in), else next to the saved plan."""
-    named = Path(plan.topology_file)
-    beside = Path(plan_file).parent / named
-    if named.is_absolute() or named.exists() or not beside.exists():
-        return plan.topology_file
-    return str(beside)
+    """Where the topology is looked for first: the first of `_candidates` that exists, else
+    its name as planned. (`os.path.exists` says no, rather than raising, for a path the system
+    cannot even look up.)"""
+    return next(
+        (path for path in _candidates(plan, plan_file) if os.path.exists(path)),
+        plan.topology_file,
+    )
 
 
 def _refuse_without_engine(plan: Plan, loaded: "Loaded", once: bool) -> None:

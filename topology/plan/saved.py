@@ -8,7 +8,8 @@ half-applied. What `read` checks, in order, before anything connects or reads th
    editors add one; keys appear once per object; no NaN or Infinity), nested at most
    `MAX_DEPTH` levels.
 2. Its `format_version` is this topo's `FORMAT_VERSION`.
-3. `topology.file` is a usable path (no NUL or other control characters, not `-`).
+3. `topology.file` is a usable path: text (no lone surrogate), no NUL or other control
+   character, at most `MAX_PATH` characters and `MAX_NAME` bytes a name, not `-`.
 4. It matches `schemas/plan.schema.json`.
 5. Its `fingerprint` is the SHA-256 of its content (`model.fingerprint_of`): a plan edited
    after `topo plan` wrote it is refused here.
@@ -59,7 +60,11 @@ MAX_DEPTH = 100
 _STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
 BOM = "\ufeff"
 MAX_PATH = 4096
+# The longest name of one folder or file most file systems take (ext4, APFS, NTFS: 255).
+MAX_NAME = 255
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# JSON's \ud800 escapes give Python strings no file system (nor stderr) can encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _ecma_pattern(
@@ -287,8 +292,12 @@ def _check_topology_file(data: Mapping[str, Any], file: str) -> None:
         problem = "is empty"
     elif _CONTROL.search(path):
         problem = "contains a NUL or another control character"
+    elif _SURROGATE.search(path):
+        problem = "is not text: it holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape)"
     elif len(path) > MAX_PATH:
         problem = f"is longer than {MAX_PATH} characters"
+    elif any(len(part.encode()) > MAX_NAME for part in re.split(r"[/\\]", path)):
+        problem = f"has a folder or file name longer than {MAX_NAME} bytes"
     elif path == "-":
         problem = "is standard input ('-'): a saved plan needs its topology in a file"
     if problem is not None:
