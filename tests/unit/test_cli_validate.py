@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from tests.helpers import run_topo
+from tests.unit.test_secrets_shown import LEAKED, leading_cases
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 SCHEMAS = Path(__file__).parent.parent.parent / "schemas"
@@ -406,3 +407,26 @@ def test_a_secret_on_a_line_yaml_cannot_parse_is_not_shown(tmp_path: Path) -> No
     assert result.returncode == 1
     assert "error[T001]" in result.stderr
     assert "hunter2" not in result.stderr
+
+
+@pytest.mark.parametrize("output", ["text", "json"])
+def test_a_secret_is_not_printed_whatever_it_starts_with(tmp_path: Path, output: str) -> None:
+    # `password: &Xy9...`, `*Xy9...`, `>Secr3t`, `[Secr3t]`, `{Secr3t`... in flow and block
+    # style, some of which YAML cannot parse: no line holding one, no message quoting one.
+    files = []
+    for name, text in leading_cases():
+        file = tmp_path / f"{name}.yaml"
+        file.write_text(text)
+        files.append(str(file))
+    result = run_topo("validate", "--format", output, *files)
+    assert result.returncode == 1
+    printed = result.stdout + result.stderr
+    for leaked in LEAKED:
+        assert leaked not in printed
+    if output == "text":
+        assert "Traceback" not in result.stderr
+        assert f"{files[0]}:5:" in result.stderr  # located all the same
+    else:
+        document = json.loads(result.stdout)
+        jsonschema.validate(document, _schema("validate.schema.json"))
+        assert all(report["diagnostics"] for report in document["files"][:12])

@@ -76,7 +76,20 @@ def test_the_lines_of_a_secret_written_over_several_lines_are_not_shown() -> Non
         ('  - {"sasl.jass.config": "x y z"}', True),
         ("      password: ${env:EAST_PASSWORD}", False),
         ("      password: '${file:secrets/east}'", False),
-        ("      password: |", False),  # the block's own lines are found from the document
+        ("      password: |", True),  # and the block's lines below it
+        ("      password: &Xy9secretpw", True),  # an anchor's name, or an alias's, can be it
+        ("      password: *Xy9secretpw", True),
+        ("      password: >Secr3tpw", True),
+        ("      password: [Secr3tpw]", True),
+        ("      sasl: {mechanism: PLAIN, password: {Secr3tpw}", True),
+        ("      key_password: !Secr3tpw", True),
+        ("      password: %Secr3tpw", True),
+        ("      password: @Secr3tpw", True),
+        ("      password: `Secr3tpw", True),
+        ("      password: ,Secr3tpw", True),
+        ("      password: ${env:EAST_PASSWORD}  # from the CI secret store", False),
+        ("      sasl: {password: , username: u}", False),
+        ("      password:", False),
         ("      ssl.key.location: certs/east.key", False),
         ("      sasl.oauthbearer.token.endpoint.url: https://idp/token", False),
         ("      username: mirror", False),
@@ -86,6 +99,108 @@ def test_a_line_holding_a_secret_is_found_from_its_text(line: str, hidden: bool)
     document, _ = parse(line + "\n", "t.yaml")  # it need not parse as a topology
     problem = error("T201", "x", Span("t.yaml", 1, 1))
     assert (as_text(problem, document) == problem.headline()) is hidden
+
+
+def test_the_lines_below_a_secret_that_continue_its_value_are_not_shown() -> None:
+    text = """\
+      sasl:
+        password: |
+          Secr3tpw
+
+          more
+        username: [u
+"""
+    document, problems = parse(text, "t.yaml")
+    assert document.data is None and problems  # found from the text alone
+    for line in (2, 3, 4, 5):
+        problem = error("T201", "x", Span("t.yaml", line, 1))
+        assert as_text(problem, document) == problem.headline()
+    problem = error("T201", "x", Span("t.yaml", 6, 9))
+    assert "  6 |         username: [u" in as_text(problem, document)
+
+
+def test_the_line_an_aliased_secret_is_written_on_is_not_shown() -> None:
+    text = TOPOLOGY.replace("version: 1\n", "version: 1\nx-pw: &pw Secr3tpw\n").replace(
+        "password: hunter2", "password: *pw"
+    )
+    shown = _shown(text)
+    assert "t.yaml:2:1: error[T101]: unknown key 'x-pw'" in shown
+    assert "Secr3tpw" not in shown
+
+
+# A secret, whatever it starts with, in a flow mapping and in block style; and on a line YAML
+# cannot parse.
+LEADING = (
+    *("&Xy9secretpw", "*Xy9secretpw", ">Secr3tpw", "|Secr3tpw", "[Secr3tpw]", "{Secr3tpw"),
+    *("!Secr3tpw", "%Secr3tpw", "@Secr3tpw", "`Secr3tpw", "!!int Secr3tpw", "Secr3tpw: x"),
+    *('"Secr3tpw', "&Xy9secretpw Secr3tpw"),
+)
+FLOW = """\
+version: 1
+clusters:
+  east:
+    bootstrap: "127.0.0.1:24980"
+    security: {protocol: SASL_SSL, sasl: {mechanism: PLAIN, username: u, password: VALUE}}
+  west: {bootstrap: "127.0.0.1:16340"}
+flows:
+  - mirror: {from: east, to: west}
+"""
+BLOCK = """\
+version: 1
+clusters:
+  east:
+    bootstrap: "127.0.0.1:24980"
+    security:
+      protocol: SASL_SSL
+      sasl:
+        mechanism: PLAIN
+        username: u
+        password: VALUE
+  west: {bootstrap: "127.0.0.1:16340"}
+flows:
+  - mirror: {from: east, to: west}
+"""
+LEAKED = ("Xy9", "Secr3t")
+
+
+def leading_cases() -> list[tuple[str, str]]:
+    """(name, topology) for each value in each style."""
+    return [
+        (f"{style.lower()}-{number}", text.replace("VALUE", value))
+        for number, value in enumerate(LEADING)
+        for style, text in (("FLOW", FLOW), ("BLOCK", BLOCK))
+    ]
+
+
+@pytest.mark.parametrize(("name", "text"), leading_cases())
+def test_a_secret_is_not_shown_whatever_it_starts_with(name: str, text: str) -> None:
+    analysis = analyse(text, "t.yaml")
+    shown = _shown(text)
+    report = json.dumps(as_json(analysis.document, analysis.diagnostics))
+    review = review_file("t.yaml", Change.ADDED, None, text, "main:t.yaml")
+    comment = body([review], base_ref="main", head_sha="abc1234", plan_requested=False)
+    for leaked in LEAKED:
+        assert leaked not in shown and leaked not in report and leaked not in comment
+    # Every diagnostic is still there, located.
+    places = [str(d.span) for d in analysis.diagnostics]
+    places += [str(note.span) for d in analysis.diagnostics for note in d.notes]
+    assert sorted(line.split(": ")[0] for line in shown.splitlines() if "t.yaml:" in line) == (
+        sorted(places)
+    )
+
+
+def test_a_message_quoting_the_secret_leaves_it_out_but_keeps_the_rest() -> None:
+    analysis = analyse(BLOCK.replace("VALUE", "*Xy9secretpw"), "t.yaml")
+    (found,) = analysis.diagnostics
+    assert found.code == "T001"
+    assert as_text(found, analysis.document) == (
+        "t.yaml:10:19: error[T001]: YAML syntax: found undefined alias '…'"
+    )
+    report = json.loads(json.dumps(as_json(analysis.document, analysis.diagnostics)))
+    assert report["diagnostics"][0]["message"] == "YAML syntax: found undefined alias '…'"
+    # What is quoted from elsewhere on the line, or is no more than YAML's own punctuation, stays.
+    shown = _shown(FLOW.replace("VALUE", ">Secr3tpw"))
+    assert "t.yaml:5:84: error[T001]: YAML syntax: found character '>' that cannot" in shown
 
 
 def test_a_secret_diagnostic_is_marked_in_json_and_never_quotes_the_value() -> None:

@@ -2,12 +2,15 @@
 
 A line that holds a secret written in the file is never shown: not under a diagnostic about
 that secret (`Diagnostic.secret`, such as T206), nor under any other diagnostic that happens to
-point at the same line. FILE:LINE:COL still says where it is.
+point at the same line, whatever the value starts with and whether or not the file parses.
+FILE:LINE:COL and the message still say where and what; what a message quotes from the secret
+(a YAML parser's `found undefined alias 'Xy9...'`) is left out of it.
 """
 
 import re
 from bisect import bisect_right
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import Any
 
 from topology import secrets
@@ -19,6 +22,7 @@ def as_text(diagnostic: Diagnostic, document: Document) -> str:
     """`FILE:LINE:COL: error[CODE]: message`, then the offending line with a caret under it;
     each note (`FILE:LINE:COL: note: ...`) likewise, under it. A diagnostic about a secret, and
     a line holding one, are shown without the line."""
+    diagnostic = _safe(diagnostic, document)
     if diagnostic.secret:
         return "\n".join([diagnostic.headline(), *(note.headline() for note in diagnostic.notes)])
     parts = [_with_line(diagnostic.headline(), diagnostic.span, document)]
@@ -27,10 +31,9 @@ def as_text(diagnostic: Diagnostic, document: Document) -> str:
 
 
 def _with_line(headline: str, span: Span, document: Document) -> str:
-    text = document.line(span.line)
-    if _holds_secret(text) or span.line in _secret_lines(document):
+    if span.line in _hidden(document):
         return headline
-    line, column = _shown(text, span.column)
+    line, column = _shown(document.line(span.line), span.column)
     if not line.strip():
         return headline
     gutter = str(span.line)
@@ -56,81 +59,139 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 # -- lines that hold secrets --------------------------------------------------------------
 
-# A mapping key's colon (followed by a blank or the end of the line), and the value after it: a
-# quoted value whole, a plain one up to where a flow collection or a comment would end it.
-_COLON = re.compile(r":(?=[ \t]|$)")
-_VALUE = re.compile(
-    r"""[ \t]*("(?:[^"\\]|\\.)*"?|'(?:[^']|'')*'?|\$\{[^}]*\}[ \t]*(?=[,}\]#]|$)|[^,}\]#]*)"""
-)
+# A mapping key's colon: followed by a blank or the end of the line, or right after a quoted key
+# (`{"password":x}`).
+_COLON = re.compile(r":(?=[ \t]|$)|(?<=[\"']):")
+# A whole reference as a value, quoted or not, up to where the value ends.
+_REFERENCE = re.compile(r"""(["']?)\$\{(?:env|file):[^}]+\}\1[ \t]*(?:$|#|[,}\]])""")
 _LOOK = 1_000  # a value this long is no reference; reading further would make a long line slow
+# The line breaks ruamel counts (as Document.line does), so a number means the same line here.
+_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
 
 
-def _holds_secret(line: str) -> bool:
-    """Whether the line writes a value under a secret-looking key (`password: hunter2`,
-    `{ssl.keystore.pasword: x}`); a reference (`${env:NAME}`) is not a secret. Read from the
-    text alone, so it works on a file that does not parse (a T001 on the password's own line);
-    linear in the line's length."""
-    start = 0
-    for colon in _COLON.finditer(line):
-        segment = line[start : colon.start()]
-        cut = max(segment.rfind("{"), segment.rfind("["), segment.rfind(","))
-        key = segment[cut + 1 :].strip().lstrip("-? \t").strip("\"'")
-        start = colon.end()
-        if key and secrets.is_secret_key(key):
-            value = _VALUE.match(line[start : start + _LOOK])
-            if value and _literal(value.group(1).strip().strip("\"'")):
-                return True
-    return False
-
-
-def _literal(value: str) -> bool:
-    """A value written in place: not empty, not a reference, not a nested mapping or list, not
-    a block scalar's indicator (its lines are found from the parsed document)."""
-    if not value or value[0] in "{[|>&*":
-        return False
-    return secrets.reference(value) is None
-
-
-_cached: tuple[Document, frozenset[int]] | None = None
-
-
-def _secret_lines(document: Document) -> frozenset[int]:
-    """The lines a literal secret value of the parsed document covers: from its first line to
-    the line before the next key or value starts (a block scalar or a quoted value can run over
-    several lines). Computed once per document, as a report renders many diagnostics."""
+def _hidden(document: Document) -> dict[int, str]:
+    """The lines never shown, each with the text on it that may be the secret: what follows a
+    secret's key, or the whole line. Computed once per document, as a report renders many
+    diagnostics."""
     global _cached
     if _cached is not None and _cached[0] is document:
         return _cached[1]
-    found = frozenset(_covered(document))
+    lines = _LINE_BREAK.split(document.text)
+    secret = _SecretKeys()
+    found = {number: lines[number - 1] for number in _covered(document, len(lines), secret)}
+    found.update(_written(lines, secret))
     _cached = (document, found)
     return found
 
 
-def _covered(document: Document) -> Iterator[int]:
+_cached: tuple[Document, dict[int, str]] | None = None
+
+
+class _SecretKeys(dict[str, bool]):
+    """`is_secret_key`, remembered: a file repeats its keys many times."""
+
+    def __missing__(self, key: str) -> bool:
+        self[key] = found = bool(key) and secrets.is_secret_key(key)
+        return found
+
+
+def _written(lines: list[str], secret: _SecretKeys) -> Iterator[tuple[int, str]]:
+    """The lines that write a secret, read from the text alone, so that it works on a file that
+    does not parse (a T001 on the password's own line): a line where a secret's key (block or
+    flow style) has a value that is not empty and not a whole reference, whatever the value
+    starts with (`&`, `*`, `|`, `[`, `!`...); and below a secret's key that starts its line, the
+    lines indented more than that key, which continue its value (a block scalar after `|` or
+    `>`, a plain or quoted scalar, a nested value). Linear in the text's length."""
+    under: int | None = None  # the column of the secret's key whose value may go on below
+    for number, line in enumerate(lines, 1):
+        if under is not None:
+            if not line.strip() or _indent(line) > under:
+                yield number, line
+                continue
+            under = None
+        if ":" not in line:
+            continue
+        value, under = _secret_on(line, secret)
+        if value is not None:
+            yield number, value
+
+
+def _secret_on(line: str, secret: _SecretKeys) -> tuple[str | None, int | None]:
+    """What follows a secret's key on the line, if it writes the secret there (else None); and
+    the key's column if it starts the line, as its value may continue on the lines below."""
+    value: str | None = None
+    column: int | None = None
+    start = 0
+    for colon in _COLON.finditer(line):
+        segment = line[start : colon.start()]
+        cut = max(segment.rfind("{"), segment.rfind("["), segment.rfind(","))
+        raw = segment[cut + 1 :]
+        key = raw.strip().lstrip("-? \t").strip("\"'")
+        first = start == 0 and cut < 0  # the key starts the line (block style)
+        start = colon.end()
+        if not secret[key]:
+            continue
+        rest = line[start : start + _LOOK]
+        if _written_value(rest.strip(), flow=not first):
+            value = rest
+        if first:
+            column = len(raw) - len(raw.lstrip(" \t-?"))
+    return value, column
+
+
+def _written_value(value: str, *, flow: bool) -> bool:
+    """Whether the text after a secret's key writes a value: anything but nothing, a whole
+    reference, or (in a flow collection) the `,` or `}` that ends an empty value. A comment is
+    taken for a value, as it may hold the secret commented out."""
+    if not value or (flow and value[0] in ",}]"):
+        return False
+    return _REFERENCE.match(value) is None
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _covered(document: Document, last_line: int, secret: _SecretKeys) -> Iterator[int]:
+    """The lines a secret value of the parsed document covers: from its first line to the line
+    before the next key or value that is not part of it starts (a quoted value, a list or an
+    alias's anchored value can run over several lines)."""
     if document.data is None:
         return
-    firsts = [
-        span.line
-        for path, span in document.values.items()
-        if path
-        and isinstance(path[-1], str)
-        and secrets.is_secret_key(path[-1])
-        and _literal_value(_at(document.data, path))
-    ]
-    if not firsts:
+    ends: list[tuple[int, int]] = []
+    for path, span in document.values.items():
+        if not (path and isinstance(path[-1], str) and secret[path[-1]]):
+            continue
+        value = _at(document.data, path)
+        if not _written_data(value):
+            continue
+        last = span.line
+        if isinstance(value, (list, dict)):
+            last = max(_lines_under(document, path), default=last)
+        ends.append((span.line, last))
+    if not ends:
         return
     starts = sorted({s.line for s in (*document.values.values(), *document.keys.values())})
-    last_line = len(_LINE_BREAK.split(document.text))
-    for first in firsts:
-        after = bisect_right(starts, first)
+    for first, last in ends:
+        after = bisect_right(starts, last)
         end = starts[after] - 1 if after < len(starts) else last_line
-        yield from range(first, max(first, end) + 1)
+        yield from range(first, max(last, end) + 1)
 
 
-def _literal_value(value: Any) -> bool:
+def _written_data(value: Any) -> bool:
     if isinstance(value, str):
         return bool(value.strip()) and secrets.reference(value) is None
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(value, (list, dict)):
+        return bool(value)
+    return value is not None
+
+
+def _lines_under(document: Document, path: tuple[str | int, ...]) -> Iterator[int]:
+    depth = len(path)
+    for spans in (document.values, document.keys):
+        for inner, span in spans.items():
+            if len(inner) > depth and inner[:depth] == path:
+                yield span.line
 
 
 def _at(data: Any, path: tuple[str | int, ...]) -> Any:
@@ -142,7 +203,28 @@ def _at(data: Any, path: tuple[str | int, ...]) -> Any:
     return data
 
 
-_LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+# A quoted fragment of a message: what it quotes from the file.
+_QUOTED = re.compile(r"""'([^'\n]*)'|"([^"\n]*)\"""")
+
+
+def _safe(diagnostic: Diagnostic, document: Document) -> Diagnostic:
+    """The diagnostic, with what its message quotes from the secret on its line replaced by
+    `'…'` (a parser's `found undefined alias 'Xy9secret'` for `password: *Xy9secret`)."""
+    message = diagnostic.message
+    if diagnostic.secret or ("'" not in message and '"' not in message):
+        return diagnostic
+    secret = _hidden(document).get(diagnostic.span.line)
+    if secret is None:
+        return diagnostic
+
+    def cut(found: re.Match[str]) -> str:
+        quoted = found.group(1) if found.group(1) is not None else found.group(2)
+        quoted = quoted.removesuffix("...")  # a long value is quoted cut short
+        if quoted and any(c.isalnum() for c in quoted) and quoted in secret:
+            return found.group()[0] + "…" + found.group()[0]
+        return found.group()
+
+    return replace(diagnostic, message=_QUOTED.sub(cut, message))
 
 
 def summary(file: str, diagnostics: Sequence[Diagnostic]) -> str:
@@ -158,7 +240,7 @@ def as_json(document: Document, diagnostics: Sequence[Diagnostic]) -> dict[str, 
     return {
         "file": document.file,
         "valid": not any(d.severity is Severity.ERROR for d in diagnostics),
-        "diagnostics": [d.to_dict() for d in diagnostics],
+        "diagnostics": [_safe(d, document).to_dict() for d in diagnostics],
     }
 
 
