@@ -2,35 +2,53 @@
 on the session's lab clusters, as a user (or an attacker with write access to the plan file)
 runs it.
 
-Each test saves an honest plan of its own topology (one copy to make), with a topic
-`payroll-<uuid>` on the target that topo does not own, then edits a copy of the plan and
-applies it: every edit must exit 1 with one `error:` line and no traceback, and leave the
-clusters as they were (payroll still there, no ACL or ownership record for User:evil, no new
-topic). Some edits recompute the fingerprint (`fingerprint_of` is public), so the layer that
-refuses them is the comparison with a fresh plan, or, with that comparison switched off in the
-process, the guard. Finally the honest plan still applies.
+Each test saves an honest plan of its own topology (one copy to make), then edits a copy of
+the plan and applies it: every edit must exit 1 with one `error:` line and no traceback, and
+leave the clusters as they were. Some edits recompute the fingerprint (`fingerprint_of` is
+public), so the layer that refuses them is the comparison with a fresh plan, or, with that
+comparison switched off in the process, the guard. Finally the honest plan still applies.
+
+Deletes, owners and clusters are tampered with on the plaintext lab pair, with a topic
+`payroll-<uuid>` on the target that topo does not own. ACLs are tampered with on the secured
+pair (`secured_lab`: SASL_SSL and StandardAuthorizer), where the source topic has an ACL the
+topology syncs, so the honest plan copies one and "no ACL for User:evil on the target" is
+checked against a cluster that has ACLs at all.
 """
 
 import copy
 import json
 import subprocess
 import sys
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+# The admin module re-exports these without declaring it; mypy still knows their types.
+from confluent_kafka.admin import (  # type: ignore[attr-defined]
+    AclBinding,
+    AclBindingFilter,
+    AclOperation,
+    AclPermissionType,
+    AdminClient,
+    ResourcePatternType,
+    ResourceType,
+)
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER, SecuredLab
 from tests.helpers import run_topo
 from topology.kafka import inventory, records
+from topology.mm2 import yaml_out
 from topology.observed import Acl
 from topology.plan.model import fingerprint_of
 
 pytestmark = pytest.mark.kafka
 
 EVIL = "User:evil"
+READER = "User:app"  # granted READ on the secured source topic: the ACL the topology syncs
 # `topo` with the comparison against a fresh plan switched off: what is left is the guard.
 GUARD_ONLY = (
     "from topology.plan import saved\n"
@@ -43,34 +61,63 @@ Edit = Callable[["Tamper", dict[str, Any]], object]
 
 
 class Tamper:
-    """One test's topology, its saved plan, and the lab clusters as they were before."""
+    """One test's topology, its saved plan, and the lab clusters as they were before.
 
-    def __init__(self, folder: Path, lab: dict[str, dict[str, str]]) -> None:
+    `source` and `target` are the clusters' admin client configs; `clusters` the topology's
+    `clusters:` entries for aliases src and dst."""
+
+    def __init__(
+        self,
+        folder: Path,
+        source: dict[str, str],
+        target: dict[str, str],
+        clusters: dict[str, Any],
+        *,
+        source_acl: bool = False,
+    ) -> None:
         self.prefix = f"st{uuid.uuid4().hex[:8]}"
         self.folder = folder
-        self.source = lab[SOURCE_CLUSTER]
-        self.target = lab[TARGET_CLUSTER]
+        self.source = source
+        self.target = target
         self.payroll = f"payroll-{uuid.uuid4().hex[:8]}"
         self.orders = f"{self.prefix}-orders"
+        self.copy = f"src.{self.orders}"
         self.file = folder / f"{self.prefix}.yaml"  # its name, so its owner, is the prefix
-        self.file.write_text(
-            f"version: 1\n"
-            f"engine: {{runner: none}}  # topics and ACLs only: no replication jobs here\n"
-            f"clusters:\n"
-            f'  src: {{bootstrap: "{self.source["bootstrap.servers"]}"}}\n'
-            f'  dst: {{bootstrap: "{self.target["bootstrap.servers"]}"}}\n'
-            f"flows:\n"
-            f"  - mirror: {{from: src, to: dst}}\n"
-            f'    topics: {{include: ["{self.prefix}-.*"]}}\n'
-        )
+        topology = {
+            "version": 1,
+            "engine": {"runner": "none"},
+            "clusters": clusters,
+            "defaults": {"replication_factor": 1},
+            "flows": [
+                {
+                    "mirror": {"from": "src", "to": "dst"},
+                    "topics": {"include": [f"{self.prefix}-.*"]},
+                }
+            ],
+        }
+        header = ["topics and ACLs only: no replication jobs here"]
+        self.file.write_text(yaml_out.render(topology, header))
         records.create_topic(self.source, self.orders, 2)
         records.create_topic(self.target, self.payroll, 3)  # someone else's: topo never owned it
+        if source_acl:
+            self.grant_reader()
         self.saved = folder / "plan.json"
         done = run_topo("plan", str(self.file), "-o", str(self.saved))
         assert done.returncode == 0, done.stderr
         self.honest: dict[str, Any] = json.loads(self.saved.read_text())
-        assert any(c["name"] == f"src.{self.orders}" for c in self.honest["changes"])
+        assert any(c["name"] == self.copy for c in self.honest["changes"])
         self.before = self.state()
+
+    def grant_reader(self) -> None:
+        """READER may READ the source topic (granted by the admin, as an operator would, so
+        with no ownership record); the topology's ACL sync copies that to the target."""
+        for future in _admin(self.source).create_acls([_reading(self.orders)]).values():
+            future.result(30)
+        wanted = Acl("TOPIC", self.orders, "LITERAL", READER, "*", "READ", "ALLOW")
+        deadline = time.monotonic() + 20
+        while wanted not in _acls(self.source) and time.monotonic() < deadline:
+            time.sleep(0.2)  # ACLs reach the brokers through the metadata log
+        assert wanted in _acls(self.source), "the source ACL never showed"
 
     def state(self) -> dict[str, Any]:
         """What an apply could have changed: every topic on both clusters, the target's ACLs
@@ -123,13 +170,36 @@ class Tamper:
         }  # fmt: skip
 
     def grant_evil(self) -> dict[str, Any]:
-        copy_name = f"src.{self.orders}"
-        acl = Acl("TOPIC", copy_name, "LITERAL", EVIL, "*", "ALL", "ALLOW")
+        acl = Acl("TOPIC", self.copy, "LITERAL", EVIL, "*", "ALL", "ALLOW")
         return {
-            "action": "create", "resource": "acl", "cluster": "dst", "name": copy_name,
+            "action": "create", "resource": "acl", "cluster": "dst", "name": self.copy,
             "after": acl.to_dict(), "reason": "copied from the source topic's ACLs by src->dst",
             "edges": ["src->dst"],
         }  # fmt: skip
+
+
+def _admin(config: dict[str, str]) -> AdminClient:
+    settings: dict[str, str | int | float | bool] = {**config}
+    return AdminClient(settings)
+
+
+def _reading(topic: str, kind: type[AclBinding] = AclBinding) -> Any:
+    """READER's READ on `topic`: the source's ACL, and its copy on the target (as a filter
+    matching exactly that binding when `kind` is AclBindingFilter)."""
+    return kind(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, READER, "*",
+                AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+
+
+def _acls(config: dict[str, str], topic: str | None = None) -> list[Acl]:
+    """The cluster's ACLs (on `topic` only, if given), described with the admin `config`."""
+    described = inventory.observe("acls", config).acls
+    assert described is not None, "the cluster has no authorizer: its ACLs prove nothing"
+    return [acl for acl in described if topic is None or acl.resource_name == topic]
+
+
+def _evil_acls(config: dict[str, str]) -> list[Acl]:
+    """Every ACL binding for User:evil on the cluster, on any resource."""
+    return [acl for acl in _acls(config) if acl.principal == EVIL]
 
 
 def resign(data: dict[str, Any]) -> dict[str, Any]:
@@ -140,7 +210,27 @@ def resign(data: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.fixture
 def tamper(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Tamper:
-    return Tamper(tmp_path, lab)
+    """On the plaintext pair: the clusters reached by bootstrap alone."""
+    source, target = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    clusters = {"src": {"bootstrap": source["bootstrap.servers"]},
+                "dst": {"bootstrap": target["bootstrap.servers"]}}  # fmt: skip
+    return Tamper(tmp_path, source, target, clusters)
+
+
+@pytest.fixture
+def secured_tamper(tmp_path: Path, secured_lab: SecuredLab) -> Iterator[Tamper]:
+    """On the secured pair, as its admin, with READER's ACL on the source topic; the ACLs on
+    this test's topics are removed at the end."""
+    source = secured_lab.admin_config(secured_lab.source)
+    target = secured_lab.admin_config(secured_lab.target)
+    clusters = {"src": secured_lab.entry(secured_lab.source),
+                "dst": secured_lab.entry(secured_lab.target)}  # fmt: skip
+    made = Tamper(tmp_path, source, target, clusters, source_acl=True)
+    assert made.before["target acls"] is not None, "the secured target lists no ACLs"
+    yield made
+    for config, topic in ((source, made.orders), (target, made.copy)):
+        for future in _admin(config).delete_acls([_reading(topic, AclBindingFilter)]).values():
+            future.result(30)
 
 
 def _add_delete(t: Tamper, d: dict[str, Any]) -> object:
@@ -155,9 +245,15 @@ def _add_acl(t: Tamper, d: dict[str, Any]) -> object:
     return d
 
 
+def _acl_to_evil(t: Tamper, d: dict[str, Any]) -> object:
+    """The honest ACL copy, made out to User:evil instead."""
+    [change] = [c for c in d["changes"] if c["resource"] == "acl"]
+    change["after"]["principal"] = EVIL
+    return d
+
+
 EDITS: dict[str, Edit] = {
     "delete of payroll": _add_delete,
-    "ACL create for User:evil ALL": _add_acl,
     "owner changed": lambda t, d: d["topology"].update(name="someone-else"),
     "allow_delete flipped": lambda t, d: d.update(allow_delete=not d["allow_delete"]),
     "change duplicated": lambda t, d: d["changes"].append(copy.deepcopy(d["changes"][0])),
@@ -188,7 +284,6 @@ def _flip_and_delete(t: Tamper, d: dict[str, Any]) -> object:
 # say no.
 RESIGNED: dict[str, tuple[Edit, tuple[str, ...], str]] = {
     "delete of payroll": (_add_delete, (), "stale or edited plan: "),
-    "ACL create for User:evil ALL": (_add_acl, (), "stale or edited plan: "),
     "owner changed": (
         lambda t, d: d["topology"].update(name="someone-else"),
         (),
@@ -249,9 +344,8 @@ def test_a_forged_change_is_not_the_plan_topo_makes_and_is_named(tamper: Tamper)
             ("--allow-delete",),
             "topo did not create this topic (no ownership record on the cluster names it)",
         ),
-        (_add_acl, (), f"the ACL ALLOW {EVIL} ALL on TOPIC"),
     ],
-    ids=["delete without allow_delete", "delete of a topic topo does not own", "evil ACL"],
+    ids=["delete without allow_delete", "delete of a topic topo does not own"],
 )
 def test_the_guard_alone_refuses_what_the_comparison_would(
     tamper: Tamper, edit: Edit, flags: tuple[str, ...], message: str
@@ -285,3 +379,80 @@ def test_the_honest_plan_still_applies_after_every_refusal(tamper: Tamper) -> No
     after = tamper.state()
     assert f"src.{tamper.orders}" in after["target topics"]
     assert after["payroll"] == tamper.before["payroll"]
+
+
+# -- ACLs, on clusters that enforce them ---------------------------------------------------------
+
+ACL_EDITS: dict[str, Edit] = {
+    "ACL create for User:evil ALL": _add_acl,
+    "the copied ACL made out to User:evil": _acl_to_evil,
+}
+
+
+def _acl_refused(tamper: Tamper, line: str) -> None:
+    """Refused, and the target, which enforces ACLs, has none for User:evil, described
+    directly with the admin's config."""
+    assert line.startswith("error: "), line
+    assert _evil_acls(tamper.target) == []
+
+
+def test_the_honest_secured_plan_copies_the_source_acl(secured_tamper: Tamper) -> None:
+    """So the ACL cases below tamper with a plan that really syncs ACLs."""
+    acls = [c["after"] for c in secured_tamper.honest["changes"] if c["resource"] == "acl"]
+    assert acls == [Acl("TOPIC", secured_tamper.copy, "LITERAL", READER, "*", "READ",
+                        "ALLOW").to_dict()]  # fmt: skip
+    assert _acls(secured_tamper.target, secured_tamper.copy) == []  # not yet
+
+
+@pytest.mark.parametrize("edit", list(ACL_EDITS), ids=list(ACL_EDITS))
+def test_an_acl_edit_is_refused_as_edited(secured_tamper: Tamper, edit: str) -> None:
+    data = copy.deepcopy(secured_tamper.honest)
+    ACL_EDITS[edit](secured_tamper, data)
+    path = secured_tamper.write(data)
+    line = secured_tamper.refused(path)
+    assert line == (
+        f"error: {path}: the plan was edited after `topo plan` wrote it (its fingerprint does "
+        "not match its content); plan again"
+    )
+    _acl_refused(secured_tamper, line)
+
+
+@pytest.mark.parametrize("edit", list(ACL_EDITS), ids=list(ACL_EDITS))
+def test_an_acl_edit_with_the_fingerprint_recomputed_is_not_the_plan_topo_makes(
+    secured_tamper: Tamper, edit: str
+) -> None:
+    data = copy.deepcopy(secured_tamper.honest)
+    ACL_EDITS[edit](secured_tamper, data)
+    path = secured_tamper.write(resign(data))
+    line = secured_tamper.refused(path)
+    assert line.startswith(
+        f"error: stale or edited plan: {path} is not the plan topo makes now (change "
+    ), line
+    _acl_refused(secured_tamper, line)
+
+
+@pytest.mark.parametrize("edit", list(ACL_EDITS), ids=list(ACL_EDITS))
+def test_the_guard_alone_refuses_an_acl_no_source_acl_derives(
+    secured_tamper: Tamper, edit: str
+) -> None:
+    data = copy.deepcopy(secured_tamper.honest)
+    ACL_EDITS[edit](secured_tamper, data)
+    line = secured_tamper.refused(secured_tamper.write(resign(data)), guard_only=True)
+    assert line.startswith("error: refusing to apply change "), line
+    assert f"the ACL ALLOW {EVIL} " in line and "is not derived from any source ACL" in line
+    assert line.endswith("; nothing was changed")
+    _acl_refused(secured_tamper, line)
+
+
+def test_the_honest_secured_plan_applies_after_the_refusals(secured_tamper: Tamper) -> None:
+    for edit in ACL_EDITS.values():
+        data = copy.deepcopy(secured_tamper.honest)
+        edit(secured_tamper, data)
+        secured_tamper.refused(secured_tamper.write(data))
+        secured_tamper.refused(secured_tamper.write(resign(data)))
+    done = run_topo("apply", str(secured_tamper.saved))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert _acls(secured_tamper.target, secured_tamper.copy) == [
+        Acl("TOPIC", secured_tamper.copy, "LITERAL", READER, "*", "READ", "ALLOW")
+    ]
+    assert _evil_acls(secured_tamper.target) == []
