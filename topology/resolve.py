@@ -332,14 +332,30 @@ def oauthbearer_problem(client: dict[str, Any]) -> str | None:
     ways: OIDC client credentials (sasl.oauthbearer.method: oidc with the client id, the client
     secret and the token endpoint), or Kafka's unsecured test tokens
     (enable.sasl.oauthbearer.unsecure.jwt: true with sasl.oauthbearer.config: "principal=NAME");
-    librdkafka refuses the two together."""
+    librdkafka refuses the two together.
+
+    A value given as a secret reference (`${env:NAME}`, `${file:path}`) counts as given, and is
+    not judged: what it holds is read only when a client connects."""
 
     def given(key: str) -> bool:
         value = client.get(key)
         return value is not None and str(value).strip() != ""
 
+    def referenced(key: str) -> bool:
+        value = client.get(key)
+        return isinstance(value, str) and secrets.reference(value) is not None
+
+    def names_a_principal() -> bool:
+        config = "sasl.oauthbearer.config"
+        return referenced(config) or bool(_PRINCIPAL.search(str(client.get(config, ""))))
+
+    # True or false, or (by reference) known only on connect.
+    unsecured = referenced(UNSECURED_JWT) or _is_true(client.get(UNSECURED_JWT, "false"))
+    if referenced("sasl.oauthbearer.method"):  # oidc or default: refused if neither can work
+        if all(given(key) for key in OIDC_SETTINGS) or (unsecured and names_a_principal()):
+            return None
+        return f"needs a way to get tokens; write client properties: {OAUTHBEARER_FORMS}"
     method = str(client.get("sasl.oauthbearer.method", "default")).strip().lower()
-    unsecured = str(client.get(UNSECURED_JWT, "false")).strip().lower() == "true"
     if method not in ("default", "oidc"):
         return (
             f"has client sasl.oauthbearer.method '{client['sasl.oauthbearer.method']}'; "
@@ -349,14 +365,14 @@ def oauthbearer_problem(client: dict[str, Any]) -> str | None:
         missing = [key for key in OIDC_SETTINGS if not given(key)]
         if missing:
             return f"with sasl.oauthbearer.method: oidc needs client {_listed(missing)}"
-        if unsecured:
+        if unsecured and not referenced(UNSECURED_JWT):
             return (
                 f"sets both sasl.oauthbearer.method: oidc and {UNSECURED_JWT}: true, which "
                 f"librdkafka refuses together; keep one of them"
             )
         return None
     if unsecured:
-        if not _PRINCIPAL.search(str(client.get("sasl.oauthbearer.config", ""))):
+        if not names_a_principal():
             return (
                 f'with {UNSECURED_JWT}: true needs client sasl.oauthbearer.config: "principal='
                 'NAME" (the principal the unsecured token names)'
@@ -367,6 +383,10 @@ def oauthbearer_problem(client: dict[str, Any]) -> str | None:
         missing = ["sasl.oauthbearer.method: oidc", *(k for k in OIDC_SETTINGS if not given(k))]
         return f"has client {_listed(oidc)} but needs {_listed(missing)} too"
     return f"needs a way to get tokens; write client properties: {OAUTHBEARER_FORMS}"
+
+
+def _is_true(value: Any) -> bool:
+    return str(value).strip().lower() == "true"
 
 
 def _listed(items: list[str]) -> str:

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from topology.analysis import analyse
 from topology.errors import TopoError
 from topology.secrets import (
     SECRET_KEY,
@@ -308,3 +309,72 @@ def test_a_malformed_reference_to_a_secret_is_named_not_quoted() -> None:
     problem = reference_problem("hunter2${env:X", setting="cluster east: sasl.password")
     assert problem is not None and "hunter2" not in problem
     assert problem.startswith("cluster east: sasl.password looks like a secret reference")
+
+
+# -- a reference counts as given when validate checks a login -------------------------------
+
+OAUTHBEARER = """\
+version: 1
+clusters:
+  east:
+    bootstrap: "127.0.0.1:24980"
+    security: {protocol: SASL_SSL, sasl: {mechanism: OAUTHBEARER}}
+    client:
+CLIENT
+  west: {bootstrap: "127.0.0.1:16340"}
+flows:
+  - mirror: {from: east, to: west}
+"""
+OIDC = (
+    "sasl.oauthbearer.client.id: ${env:ID}, sasl.oauthbearer.client.secret: ${env:SECRET}, "
+    "sasl.oauthbearer.token.endpoint.url: '${file:idp-url}'"
+)
+
+
+def _login_problems(client: str) -> list[str]:
+    """T205's messages for these client properties, written one a line (a reference is no
+    plain scalar in a flow mapping)."""
+    lines = "\n".join(f"      {setting}" for setting in client.split(", "))
+    analysis = analyse(OAUTHBEARER.replace("CLIENT", lines), "t.yaml")
+    assert [d.code for d in analysis.diagnostics if d.severity == "error"] in ([], ["T205"])
+    return [d.message for d in analysis.diagnostics if d.code == "T205"]
+
+
+@pytest.mark.parametrize(
+    "client",
+    [
+        f"sasl.oauthbearer.method: oidc, {OIDC}",  # every OIDC setting by reference
+        f"sasl.oauthbearer.method: ${{env:METHOD}}, {OIDC}",  # oidc or default: read on connect
+        "enable.sasl.oauthbearer.unsecure.jwt: true, sasl.oauthbearer.config: ${env:CONFIG}",
+        "sasl.oauthbearer.method: ${env:M}, enable.sasl.oauthbearer.unsecure.jwt: true, "
+        "sasl.oauthbearer.config: '${file:jwt.conf}'",
+        "enable.sasl.oauthbearer.unsecure.jwt: ${env:U}, sasl.oauthbearer.config: principal=a",
+        f"sasl.oauthbearer.method: oidc, enable.sasl.oauthbearer.unsecure.jwt: ${{env:U}}, {OIDC}",
+    ],
+)
+def test_an_oauthbearer_setting_given_by_reference_counts_as_given(client: str) -> None:
+    assert _login_problems(client) == []
+
+
+@pytest.mark.parametrize(
+    ("client", "problem"),
+    [
+        ("sasl.oauthbearer.method: ${env:M}", "needs a way to get tokens"),
+        (
+            "sasl.oauthbearer.method: ${env:M}, sasl.oauthbearer.client.id: ${env:ID}",
+            "needs a way to get tokens",
+        ),
+        ("sasl.oauthbearer.method: OIDX", "has client sasl.oauthbearer.method 'OIDX'"),
+        (
+            "sasl.oauthbearer.method: oidc, sasl.oauthbearer.client.id: ${env:ID}",
+            "needs client sasl.oauthbearer.client.secret and sasl.oauthbearer.token.endpoint.url",
+        ),
+        (
+            f"sasl.oauthbearer.method: oidc, enable.sasl.oauthbearer.unsecure.jwt: true, {OIDC}",
+            "refuses together",
+        ),
+    ],
+)
+def test_an_oauthbearer_login_that_cannot_work_is_still_refused(client: str, problem: str) -> None:
+    (found,) = _login_problems(client)
+    assert problem in found
