@@ -101,7 +101,8 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
 
 
 def _one_typo_away(word: str) -> set[str]:
-    """Every word one typo from `word` (see `_one_typo_apart`), and the word itself."""
+    """Every word one typo from `word`, and the word itself: a letter missing, added or
+    changed, or two neighbours swapped (the optimal-string-alignment distance is at most 1)."""
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     found = {word}
     found.update(a + b[1:] for a, b in splits if b)  # a letter missing
@@ -119,39 +120,6 @@ _SECRET_WORDS = frozenset(
         *(typo for word in _FUZZY_WORDS for typo in _one_typo_away(word) if len(typo) >= 5),
     }
 )
-
-
-def _one_typo_apart(a: str, b: str) -> bool:
-    """Equal, or one edit apart: a letter inserted, deleted or changed, or two neighbours
-    swapped (the optimal-string-alignment distance is at most 1)."""
-    if a == b:
-        return True
-    if abs(len(a) - len(b)) > 1:
-        return False
-    if len(a) == len(b):
-        differ = [i for i in range(len(a)) if a[i] != b[i]]
-        if len(differ) == 1:
-            return True
-        first = differ[0]
-        return (
-            differ == [first, first + 1] and a[first] == b[first + 1] and a[first + 1] == b[first]
-        )
-    short, long = (a, b) if len(a) < len(b) else (b, a)
-    i = 0
-    while i < len(short) and short[i] == long[i]:
-        i += 1
-    return short[i:] == long[i + 1 :]
-
-
-class _SecretKeyRule:
-    """`SECRET_KEY.search(name)`: the matching API callers had when this was a regex; truthy
-    (the name) when the name holds a secret, else None."""
-
-    def search(self, name: str) -> str | None:
-        return name if is_secret_key(name) else None
-
-
-SECRET_KEY = _SecretKeyRule()
 
 
 class SecretError(TopoError):
