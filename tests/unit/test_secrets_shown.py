@@ -9,7 +9,7 @@ import pytest
 
 from topology.analysis import analyse
 from topology.diagnostics import Span, error, warning
-from topology.render.diagnostics import as_json, as_text
+from topology.render.diagnostics import as_json, as_text, redacted
 from topology.review.annotations import workflow_commands
 from topology.review.comment import body
 from topology.review.findings import review_file
@@ -196,6 +196,7 @@ def test_a_message_quoting_the_secret_leaves_it_out_but_keeps_the_rest() -> None
     assert as_text(found, analysis.document) == (
         "t.yaml:10:19: error[T001]: YAML syntax: found undefined alias '…'"
     )
+    assert redacted(found, analysis.document).message == "YAML syntax: found undefined alias '…'"
     report = json.loads(json.dumps(as_json(analysis.document, analysis.diagnostics)))
     assert report["diagnostics"][0]["message"] == "YAML syntax: found undefined alias '…'"
     # What is quoted from elsewhere on the line, or is no more than YAML's own punctuation, stays.

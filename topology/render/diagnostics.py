@@ -22,7 +22,7 @@ def as_text(diagnostic: Diagnostic, document: Document) -> str:
     """`FILE:LINE:COL: error[CODE]: message`, then the offending line with a caret under it;
     each note (`FILE:LINE:COL: note: ...`) likewise, under it. A diagnostic about a secret, and
     a line holding one, are shown without the line."""
-    diagnostic = _safe(diagnostic, document)
+    diagnostic = redacted(diagnostic, document)
     if diagnostic.secret:
         return "\n".join([diagnostic.headline(), *(note.headline() for note in diagnostic.notes)])
     parts = [_with_line(diagnostic.headline(), diagnostic.span, document)]
@@ -207,9 +207,10 @@ def _at(data: Any, path: tuple[str | int, ...]) -> Any:
 _QUOTED = re.compile(r"""'([^'\n]*)'|"([^"\n]*)\"""")
 
 
-def _safe(diagnostic: Diagnostic, document: Document) -> Diagnostic:
+def redacted(diagnostic: Diagnostic, document: Document) -> Diagnostic:
     """The diagnostic, with what its message quotes from the secret on its line replaced by
-    `'…'` (a parser's `found undefined alias 'Xy9secret'` for `password: *Xy9secret`)."""
+    `'…'` (a parser's `found undefined alias 'Xy9secret'` for `password: *Xy9secret`). `as_text`
+    and `as_json` show only this; anything else that prints a message should too."""
     message = diagnostic.message
     if diagnostic.secret or ("'" not in message and '"' not in message):
         return diagnostic
@@ -240,7 +241,7 @@ def as_json(document: Document, diagnostics: Sequence[Diagnostic]) -> dict[str, 
     return {
         "file": document.file,
         "valid": not any(d.severity is Severity.ERROR for d in diagnostics),
-        "diagnostics": [_safe(d, document).to_dict() for d in diagnostics],
+        "diagnostics": [redacted(d, document).to_dict() for d in diagnostics],
     }
 
 
