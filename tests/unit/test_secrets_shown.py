@@ -241,3 +241,12 @@ def test_no_golden_case_shows_a_line_with_a_secret(case: str) -> None:
         if any(word in line for word in ("hunter2", "changeit", "BEGIN PRIVATE", "pre-$"))
     ]
     assert not [line for line in secret_lines if line in shown]
+
+
+@pytest.mark.parametrize("value", ["*Xy9secretpw", "!!int Secr3tpw"])
+def test_annotations_leave_out_what_a_message_quotes_of_a_secret(value: str) -> None:
+    text = BLOCK.replace("VALUE", value)
+    review = review_file("t.yaml", Change.ADDED, None, text, "main:t.yaml")
+    commands = "\n".join(workflow_commands([review]))
+    assert "::error file=t.yaml" in commands
+    assert "Xy9secretpw" not in commands and "Secr3tpw" not in commands

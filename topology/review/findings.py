@@ -62,7 +62,8 @@ def review_file(
     found = FileReview(
         path,
         change,
-        diagnostics=head.diagnostics,
+        # Messages as the other printers show them: nothing quoted from a secret's value.
+        diagnostics=tuple(render_diagnostics.redacted(d, head.document) for d in head.diagnostics),
         diagnostics_text=tuple(
             render_diagnostics.as_text(d, head.document) for d in head.diagnostics
         ),
