@@ -111,7 +111,8 @@ class Tamper:
     def grant_reader(self) -> None:
         """READER may READ the source topic (granted by the admin, as an operator would, so
         with no ownership record); the topology's ACL sync copies that to the target."""
-        for future in _admin(self.source).create_acls([_reading(self.orders)]).values():
+        admin = _admin(self.source)  # kept until the answer: a collected client drops it
+        for future in admin.create_acls([_reading(self.orders)]).values():
             future.result(30)
         wanted = Acl("TOPIC", self.orders, "LITERAL", READER, "*", "READ", "ALLOW")
         deadline = time.monotonic() + 20
@@ -229,7 +230,8 @@ def secured_tamper(tmp_path: Path, secured_lab: SecuredLab) -> Iterator[Tamper]:
     assert made.before["target acls"] is not None, "the secured target lists no ACLs"
     yield made
     for config, topic in ((source, made.orders), (target, made.copy)):
-        for future in _admin(config).delete_acls([_reading(topic, AclBindingFilter)]).values():
+        admin = _admin(config)  # kept until the answer: a collected client drops it
+        for future in admin.delete_acls([_reading(topic, AclBindingFilter)]).values():
             future.result(30)
 
 
