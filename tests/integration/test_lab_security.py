@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import SecuredLab
 from tests.helpers import run_topo
 from topology.errors import KafkaUnavailableError
 from topology.kafka import records
@@ -55,3 +56,25 @@ def test_tls_cluster_serves_clients_that_trust_the_lab_ca(lab_dir: Path, topic_n
     with pytest.raises(KafkaUnavailableError, match="certificate verify failed"):
         records.read_topic(system_trust_only, topic_name, timeout=10)
     manager.down([name], purge=True)
+
+
+@pytest.mark.parametrize(
+    ("mechanism", "mtls"),
+    [("SCRAM-SHA-512", None), ("PLAIN", None), ("OAUTHBEARER", None), (None, True)],
+    ids=["scram", "plain", "oauthbearer", "mtls"],
+)
+def test_every_login_of_the_secured_pair_authenticates_and_acls_are_enforced(
+    secured_lab: SecuredLab, topic_name: str, mechanism: str | None, mtls: bool | None
+) -> None:
+    """The admin (a super user) reads through each login; a user with no ACL is refused, so
+    the authorizer, not the login, decides."""
+    name = secured_lab.source
+    admin = secured_lab.admin_config(name)
+    records.create_topic(admin, topic_name, 1)
+    records.produce(admin, [Record(topic_name, 0, b"k", b"v")])
+    as_admin = secured_lab.user_config(name, "admin", mechanism=mechanism, mtls=mtls)
+    [back] = records.read_topic(as_admin, topic_name)
+    assert (back.key, back.value) == (b"k", b"v")
+    as_app = secured_lab.user_config(name, "app", mechanism=mechanism, mtls=mtls)
+    with pytest.raises(KafkaUnavailableError, match="authorization failed"):
+        records.read_topic(as_app, topic_name, timeout=10)
