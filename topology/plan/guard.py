@@ -33,7 +33,7 @@ from topology.errors import TopoError
 from topology.model import Topology
 from topology.observed import STATE_TOPIC, Acl, Cluster, acl_key
 from topology.plan.model import PHASES, Action, Change, Plan, Resource
-from topology.plan.planner import remote_name
+from topology.plan.planner import copied_acl, remote_name
 
 
 class GuardError(TopoError):
@@ -118,22 +118,10 @@ def derived_acls(topology: Topology, observed: Mapping[str, Cluster]) -> set[tup
         for acl in source.acls:
             if (acl.resource_type, acl.pattern_type) != ("TOPIC", "LITERAL"):
                 continue
-            if (acl.permission, acl.operation) == ("ALLOW", "WRITE"):
-                continue
             remote = remote_name(edge, acl.resource_name, source)
-            if remote is None:
-                continue
-            operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else None
-            copy = Acl(
-                "TOPIC",
-                remote,
-                "LITERAL",
-                acl.principal,
-                acl.host,
-                operation or acl.operation,
-                acl.permission,
-            )
-            derived.add((edge.target, copy))
+            copy = copied_acl(acl, remote) if remote is not None else None
+            if copy is not None:
+                derived.add((edge.target, copy))
     return derived
 
 

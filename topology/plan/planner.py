@@ -37,6 +37,16 @@ class PlanError(TopoError):
     """The topology cannot be applied to these clusters as they are."""
 
 
+def copied_acl(acl: Acl, remote: str) -> Acl | None:
+    """MM2's ACL sync rule for a literal topic ACL on the source: its copy on `remote`, or
+    None when it is not copied (ALLOW WRITE: only the replication writes to a copy). ALLOW ALL
+    becomes ALLOW READ; everything else, DENY included, is copied as it is."""
+    if (acl.permission, acl.operation) == ("ALLOW", "WRITE"):
+        return None
+    operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else acl.operation
+    return Acl("TOPIC", remote, "LITERAL", acl.principal, acl.host, operation, acl.permission)
+
+
 def checkpoints_topic(source: str, separator: str) -> str:
     """MM2's name: `<source>.checkpoints.internal` on the target."""
     return f"{source}{separator}checkpoints.internal"
@@ -221,19 +231,10 @@ class _Planner:
                 name,
             ):
                 continue
-            if acl.permission == "ALLOW" and acl.operation == "WRITE":
+            copy = copied_acl(acl, remote)
+            if copy is None:
                 continue
-            operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else None
             self.reads.note(f"acl/{edge.source}/{observed.acl_key(acl)}", True)
-            copy = Acl(
-                "TOPIC",
-                remote,
-                "LITERAL",
-                acl.principal,
-                acl.host,
-                operation or acl.operation,
-                acl.permission,
-            )
             self.desired_acls.setdefault((edge.target, copy), set()).add(edge.name)
 
     # -- topics ---------------------------------------------------------------------------------
