@@ -46,12 +46,13 @@ def _ecma_pattern(
 ) -> Iterator[ValidationError]:
     """`pattern` as JSON Schema means it (ECMA-262): `$` is the very end of the text. Python's
     `$` also matches before a final newline, which let a cluster name end in one."""
-    if isinstance(instance, str) and not _ecma_regex(pattern).search(instance):
+    if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
 @cache
-def _ecma_regex(pattern: str) -> re.Pattern[str]:
+def ecma_regex(pattern: str) -> re.Pattern[str]:
+    """A JSON Schema `pattern` compiled so that `$` is the very end of the text."""
     at_end = pattern.endswith("$") and not pattern.endswith("\\$")
     return re.compile(pattern[:-1] + r"\Z" if at_end else pattern)
 

@@ -41,6 +41,7 @@ from topology.plan.model import (
     fingerprint_of,
     plan_from_dict,
 )
+from topology.schema import ecma_regex
 
 
 class SavedPlanError(TopoError):
@@ -72,14 +73,8 @@ def _ecma_pattern(
 ) -> Iterator[ValidationError]:
     """`pattern` as JSON Schema means it: `$` is the very end of the text (Python's `$` also
     matches before a final newline, which would let an owner or cluster name end in one)."""
-    if isinstance(instance, str) and not _ecma_regex(pattern).search(instance):
+    if isinstance(instance, str) and not ecma_regex(pattern).search(instance):
         yield ValidationError(f"{shown(instance)} does not match {pattern!r}")
-
-
-@cache
-def _ecma_regex(pattern: str) -> re.Pattern[str]:
-    at_end = pattern.endswith("$") and not pattern.endswith("\\$")
-    return re.compile(pattern[:-1] + r"\Z" if at_end else pattern)
 
 
 @cache
