@@ -9,11 +9,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-# Where topo records, on every cluster it writes to, which topics and ACLs it created and for
-# which edge: the ownership record that makes deleting only what topo made possible. The
-# `.internal` suffix keeps it out of every flow (MM2's internal-topic rule).
-STATE_TOPIC = "topo-state.internal"
-
 
 @dataclass(frozen=True)
 class Topic:

@@ -25,11 +25,11 @@ import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from topology import observed, secrets
+from topology import naming, observed, secrets
 from topology.model import Cluster as ClusterModel
 from topology.model import Edge, Topology
-from topology.observed import STATE_TOPIC, Acl
-from topology.plan import planner
+from topology.naming import STATE_TOPIC
+from topology.observed import Acl
 from topology.plan.model import Action, Plan, Resource
 
 # Kafka's one cluster resource; kafka-acls.sh names it with --cluster.
@@ -60,30 +60,12 @@ IMPLIED_BY = {
     "DESCRIBE_CONFIGS": frozenset({"DESCRIBE_CONFIGS", "ALTER_CONFIGS"}),
 }
 
-# Group ids of topo's own readers, each `<prefix><random>`: librdkafka looks a consumer's group
-# coordinator up as soon as it has a group id, which needs DESCRIBE on the group, even for a
-# consumer that only assigns partitions and never joins or commits.
-OBSERVE_GROUPS = "topo-observe-"  # topology/kafka/inventory.py: the ownership records
-READ_GROUPS = "topo-read-"  # topology/kafka/records.py: progress and checkpoint logs
-OFFSETS_GROUPS = "topo-offsets-"  # topology/kafka/offsets.py: the copies' source offsets
-EOS_GROUPS = "topo-eos."  # the exactly-once progress groups (topology/spark/query.py)
 UNKNOWN_PRINCIPAL = "User:<your principal>"
 
 
 def probe_name(prefix: str) -> str:
     """The group id asked about for a prefix of random group ids: one it would produce."""
     return f"{prefix}permission-check"
-
-
-def transactional_prefix(owner: str, edge: Edge) -> str:
-    """Every transactional id of the edge's exactly-once job starts with this
-    (`topo.<owner>.<source>--<target>.<topic>.<partition>`, topology/spark/query.py)."""
-    return f"topo.{owner}.{edge.source}--{edge.target}."
-
-
-def progress_group(owner: str, edge: Edge) -> str:
-    """The consumer group an exactly-once job commits its progress as, in each transaction."""
-    return f"{EOS_GROUPS}{owner}.{edge.source}--{edge.target}"
 
 
 @dataclass(frozen=True, order=True)
@@ -181,6 +163,9 @@ def required(
         _applying(needs, change.action, change.resource, change.cluster, change.name)
     for edge in topology.edges():
         _edge(needs, topology, plan, clusters, edge, runs)
+    home = naming.runs_cluster(topology)
+    if home is not None:
+        _run_state(needs, home)
     return needs.all()
 
 
@@ -195,10 +180,21 @@ def _observing(needs: _Needs, name: str, cluster: observed.Cluster | None) -> No
         _read_state(needs, name)
 
 
+def _run_state(needs: _Needs, cluster: str) -> None:
+    """The running replication's state on the home cluster (the planner creates its topic):
+    `topo apply` publishes the jobs, `topo run` and the driver read them and write the lease
+    and status, `topo stop` writes a stop request and `topo status` reads the status."""
+    _read_state(needs, cluster)  # the runs topic's ownership record
+    _topic_read(needs, cluster, naming.RUNS_TOPIC)
+    why = "the running replication's jobs, lease, status and stop requests"
+    needs.topic(cluster, naming.RUNS_TOPIC, "WRITE READ", f"writing and reading {why}")
+    needs.readers(cluster, naming.RUNS_GROUPS, f"reading {why} (the reader's group id)")
+
+
 def _read_state(needs: _Needs, cluster: str) -> None:
     why = "reading topo's ownership records"
     needs.topic(cluster, STATE_TOPIC, "DESCRIBE DESCRIBE_CONFIGS READ", why)
-    needs.readers(cluster, OBSERVE_GROUPS, f"{why} (the reader's group id)")
+    needs.readers(cluster, naming.OBSERVE_GROUPS, f"{why} (the reader's group id)")
 
 
 def _applying(needs: _Needs, action: Action, resource: Resource, cluster: str, name: str) -> None:
@@ -283,25 +279,26 @@ def _running(
     source, target = edge.source, edge.target
     if heartbeats:
         for cluster in (source, target):
-            needs.topic(cluster, planner.HEARTBEATS, "WRITE", "writing heartbeats")
-    syncs = planner.offset_syncs_topic(source, settings.separator)
+            needs.topic(cluster, naming.HEARTBEATS, "WRITE", "writing heartbeats")
+    syncs = naming.offset_syncs_topic(source, settings.separator)
     needs.topic(target, syncs, "WRITE", f"recording {edge.name}'s progress")
     if settings.emit.checkpoints:
-        log = planner.checkpoints_topic(source, settings.separator)
+        log = naming.checkpoints_topic(source, settings.separator)
         needs.topic(target, log, "WRITE READ", "writing and reading back checkpoints")
     if translating:
         why = "translating consumer offsets"
         needs.topic(target, syncs, "READ", f"{why}: reading {edge.name}'s progress")
         logs = "reading topo's progress and checkpoint logs (the reader's group id)"
-        needs.readers(target, READ_GROUPS, logs)
+        needs.readers(target, naming.READ_GROUPS, logs)
         if settings.provenance:
-            needs.readers(target, OFFSETS_GROUPS, f"{why} (the reader's group id)")
+            needs.readers(target, naming.OFFSETS_GROUPS, f"{why} (the reader's group id)")
     if settings.sync.group_offsets:
         why = f"committing the group's translated offsets (sync.group_offsets, {edge.name})"
         for group in _synced_groups(clusters.get(source), edge, copies):
             needs.add(target, GROUP, group, ["READ"], why)
     if exactly_once:
-        prefix = transactional_prefix(topology.name, edge)
+        slug = naming.flow_slug(source, target)
+        prefix = naming.transactional_prefix(topology.name, slug) + "."
         ids = [
             f"{prefix}{topic}.{partition}"
             for topic in sorted(copies)
@@ -311,21 +308,12 @@ def _running(
         needs.add(target, TRANSACTIONAL_ID, prefix, ["WRITE", "DESCRIBE"], why,
                   pattern_type=PREFIXED, instances=ids or [f"{prefix}topic.0"])  # fmt: skip
         why = "exactly-once: the job's progress, committed in each transaction"
-        needs.add(target, GROUP, progress_group(topology.name, edge), ["READ"], why)
+        needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
 
 
 def _internal(needs: _Needs, edge: Edge, runs: bool) -> set[tuple[str, str]]:
-    """topo's own topics the edge wants (the planner's `_want_internal_topics`)."""
-    separator = edge.settings.separator
-    wanted = {
-        (edge.target, STATE_TOPIC),
-        (edge.target, planner.offset_syncs_topic(edge.source, separator)),
-    }
-    if edge.settings.emit.heartbeats and runs:  # written on both ends, recorded on the source
-        wanted |= {(edge.target, planner.HEARTBEATS), (edge.source, planner.HEARTBEATS)}
-        wanted.add((edge.source, STATE_TOPIC))
-    if edge.settings.emit.checkpoints:
-        wanted.add((edge.target, planner.checkpoints_topic(edge.source, separator)))
+    """topo's own topics the edge wants (`naming.internal_topics`, as the planner)."""
+    wanted = {(cluster, topic) for cluster, topic, _ in naming.internal_topics(edge, runs)}
     for cluster, topic in wanted:
         if topic == STATE_TOPIC:
             _read_state(needs, cluster)
@@ -346,9 +334,9 @@ def _copies(clusters: Mapping[str, observed.Cluster], edge: Edge, runs: bool) ->
     found = {}
     names = set(source.topics)
     if edge.settings.emit.heartbeats and runs:
-        names.add(planner.HEARTBEATS)
+        names.add(naming.HEARTBEATS)
     for name in sorted(names):
-        remote = planner.remote_name(edge, name, source)
+        remote = naming.remote_name(edge, name, source)
         if remote is not None:
             found[name] = remote
     return found
@@ -411,7 +399,7 @@ def _synced_groups(
     return [
         group_id
         for group_id, group in sorted(source.groups.items())
-        if not group_id.startswith(EOS_GROUPS)
+        if not group_id.startswith(naming.PROGRESS_GROUPS)
         and any(topic in copies for topic, _partition in group.offsets)
         and edge.settings.groups.admits(group_id)
     ]

@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
 from topology.kafka import changes, inventory, records
-from topology.observed import STATE_TOPIC, Acl
+from topology.naming import STATE_TOPIC
+from topology.observed import Acl
 from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka

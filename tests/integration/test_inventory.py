@@ -16,7 +16,8 @@ from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from topology.errors import KafkaUnavailableError, TopoError
 from topology.kafka import changes, inventory, records
 from topology.kafka.records import Record
-from topology.observed import STATE_TOPIC, Owned
+from topology.naming import STATE_TOPIC
+from topology.observed import Owned
 from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka

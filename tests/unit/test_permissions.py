@@ -16,7 +16,8 @@ from topology import analysis, permissions
 from topology.cli import live
 from topology.kafka import permissions as asking
 from topology.model import Topology
-from topology.observed import STATE_TOPIC, Acl, Cluster, Group, Owned, Topic
+from topology.naming import RUNS_TOPIC, STATE_TOPIC
+from topology.observed import Acl, Cluster, Group, Owned, Topic
 from topology.permissions import (
     CLUSTER,
     CLUSTER_NAME,
@@ -123,7 +124,11 @@ def test_a_fresh_mirror_needs_exactly_these_now_and_these_later() -> None:
         | topic("west", "heartbeats", "CREATE", *READ_AND_CONFIGS, "WRITE")
         | topic("west", "east.checkpoints.internal", *internal)
         | topic("west", "topo-offset-syncs.east.internal", *internal)
-        | {reader_group("west", p) for p in ("topo-observe-", "topo-read-", "topo-offsets-")}
+        | topic("west", RUNS_TOPIC, *internal)  # west is the home cluster
+        | {
+            reader_group("west", p)
+            for p in ("topo-observe-", "topo-read-", "topo-offsets-", "topo-runs-")
+        }
     )
     assert keys(found, now=False) == (
         topic("west", "east.orders", "ALTER", "ALTER_CONFIGS")
@@ -218,7 +223,7 @@ def test_without_a_replication_engine_only_topics_are_needed() -> None:
     _topology, _plan, found = needs(text, cluster("east", "orders"), cluster("west"))
     operations = {p.operation for p in found if p.resource_type == TOPIC and p.name != STATE_TOPIC}
     assert operations == {"CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "ALTER", "ALTER_CONFIGS"}
-    assert not any(p.name == "heartbeats" for p in found)
+    assert not any(p.name in ("heartbeats", RUNS_TOPIC, "topo-runs-") for p in found)
 
 
 def test_another_topologys_copy_is_never_altered_and_deletes_need_delete() -> None:

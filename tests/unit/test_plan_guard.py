@@ -14,7 +14,8 @@ import pytest
 from topology import apply as applying
 from topology.analysis import analyse
 from topology.model import Topology
-from topology.observed import STATE_TOPIC, Acl, Cluster, Owned, Topic, cluster_from_dict
+from topology.naming import STATE_TOPIC
+from topology.observed import Acl, Cluster, Owned, Topic, cluster_from_dict
 from topology.plan import guard
 from topology.plan.guard import GuardError
 from topology.plan.model import Action, Change, Plan, Resource

@@ -5,7 +5,8 @@ import pytest
 from topology import analysis
 from topology.jobs import specs_of
 from topology.model import Topology
-from topology.observed import STATE_TOPIC, Acl, Cluster, Owned, Topic
+from topology.naming import RUNS_TOPIC, STATE_TOPIC
+from topology.observed import Acl, Cluster, Owned, Topic
 from topology.plan.model import Action, Change, Plan, Resource
 from topology.plan.planner import PlanError, plan
 
@@ -53,6 +54,7 @@ def internal(name: str) -> Topic:
 
 WEST_INTERNAL = (
     internal(STATE_TOPIC),
+    internal(RUNS_TOPIC),  # west is the home cluster: the first edge's target
     internal("heartbeats"),
     internal("east.checkpoints.internal"),
     internal("topo-offset-syncs.east.internal"),
@@ -79,7 +81,7 @@ def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) ->
 
 def replica_changes(result: Plan) -> list[Change]:
     """The changes about data topics (not topo's internal ones)."""
-    purposes = ("state", "heartbeats", "checkpoints", "offset-syncs")
+    purposes = ("state", "runs", "heartbeats", "checkpoints", "offset-syncs")
     return [
         c
         for c in result.changes
@@ -104,7 +106,7 @@ def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs()
     assert change.edges == ("east->west",)
     created = {c.name for c in result.changes}
     assert created == {
-        "east.orders", STATE_TOPIC, "heartbeats", "east.checkpoints.internal",
+        "east.orders", STATE_TOPIC, RUNS_TOPIC, "heartbeats", "east.checkpoints.internal",
         "topo-offset-syncs.east.internal", "east.heartbeats",
     }  # fmt: skip
     assert result.changes[0].name == STATE_TOPIC  # ownership records need it first
@@ -404,6 +406,46 @@ def test_the_sources_heartbeats_and_their_copy_are_planned_together_so_one_apply
     quiet = plan(none, {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
                  topology_sha256="0" * 64)  # fmt: skip
     assert not [c for c in quiet.changes if "heartbeats" in c.name or c.resource is Resource.FLOW]
+
+
+def test_the_run_state_topic_is_planned_on_the_home_cluster_when_something_runs() -> None:
+    def runs(text: str, **clusters: Cluster) -> list[Change]:
+        found = plan(topology(text), clusters, topology_sha256="0" * 64)
+        return [c for c in found.changes if c.name == RUNS_TOPIC]
+
+    east, west = cluster("east"), cluster("west")
+    [change] = runs(MIRROR, east=east, west=west)
+    assert (change.action, change.resource, change.cluster) == (
+        Action.CREATE, Resource.TOPIC, "west"  # the first edge's target
+    )  # fmt: skip
+    assert change.after == {
+        "partitions": 1,
+        "replication_factor": 1,
+        "configs": {
+            "cleanup.policy": "compact",
+            "message.timestamp.type": "LogAppendTime",
+            "segment.ms": "3600000",
+            "min.cleanable.dirty.ratio": "0.1",
+        },
+        "purpose": "runs",
+        "sources": [],
+    }
+    assert change.edges == ("east->west",)
+    assert "jobs, lease, status and stop requests" in change.reason
+    # engine.state_cluster moves it, and the state topic that records it comes along (without
+    # heartbeats nothing else wants one on the source).
+    text = MIRROR.replace("version: 1", "version: 1\nengine: {state_cluster: east}")
+    text += "    emit: {heartbeats: false}\n"
+    bare_east = Cluster("east", 1, 1, {"orders": Topic("orders", 1, 1)}, None)
+    [moved] = runs(text, east=bare_east, west=west)
+    assert moved.cluster == "east"
+    created = plan(topology(text), {"east": bare_east, "west": west}, topology_sha256="0" * 64)
+    assert ("east", STATE_TOPIC) in {(c.cluster, c.name) for c in created.changes}
+    # Nothing runs: no run state.
+    assert runs(MIRROR.replace("version: 1", "version: 1\nengine: {runner: none}"),
+                east=east, west=west) == []  # fmt: skip
+    # Already there: left as it is, like every internal topic.
+    assert runs(MIRROR, east=east, west=cluster("west", internal(RUNS_TOPIC))) == []
 
 
 def test_a_running_job_may_create_and_grow_copies_but_never_delete_or_stop() -> None:

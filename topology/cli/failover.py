@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from topology.offsets.failover import Offsets
+    from topology.ops.failover import Offsets
 
 GroupOption = Annotated[
     list[str] | None, typer.Option("--group", "-g", help="A consumer group (repeat for more).")
@@ -36,7 +36,7 @@ def failover(
     """Commit consumer groups' translated offsets on another cluster (failover, failback)."""
     from topology.errors import TopoError
     from topology.kafka.offsets import Groups
-    from topology.offsets.failover import check
+    from topology.ops.failover import check
     from topology.render.offsets import moves_text
 
     if every == bool(groups):
@@ -110,7 +110,7 @@ def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets
     """The topology's clusters read, after the cluster names are checked."""
     from topology.cli import live
     from topology.errors import TopoError
-    from topology.offsets.failover import Offsets
+    from topology.ops.failover import Offsets
 
     loaded = live.load(file)
     known = loaded.topology.clusters

@@ -1,7 +1,7 @@
 """Carry out one plan change on one cluster; and the one encoding of topo's ownership records.
 
 Ownership is written ahead: a topic or ACL topo creates gets its record in the state topic
-(`observed.STATE_TOPIC`) before it exists, so a crash in between leaves at worst a record
+(`naming.STATE_TOPIC`) before it exists, so a crash in between leaves at worst a record
 for something missing, never something of topo's that no record claims. A delete removes the
 thing first and its record after, for the same reason.
 
@@ -39,7 +39,8 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 from topology import observed
 from topology.errors import KafkaUnavailableError, TopoError
 from topology.kafka import client
-from topology.observed import STATE_TOPIC, Acl, Owned
+from topology.naming import STATE_TOPIC
+from topology.observed import Acl, Owned
 from topology.plan.model import Action, Change, Resource
 
 # -- ownership records ----------------------------------------------------------------------

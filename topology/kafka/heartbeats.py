@@ -16,8 +16,8 @@ from confluent_kafka import Producer
 
 from topology.errors import TopicNotFoundError
 from topology.kafka import client, records
+from topology.naming import HEARTBEATS
 
-TOPIC = "heartbeats"
 HISTORY = 20  # records read back per partition: the recent latencies status shows
 
 
@@ -48,7 +48,7 @@ class Emitter:
         value = json.dumps({"emitted_ms": int(time.time() * 1000)})
         # BufferError: the cluster is unreachable and the queue full; a missing beat is the signal.
         with contextlib.suppress(BufferError):
-            producer.produce(TOPIC, key=key.encode(), value=value.encode())
+            producer.produce(HEARTBEATS, key=key.encode(), value=value.encode())
         producer.poll(0)
 
     def flush(self, timeout: float = 5) -> None:

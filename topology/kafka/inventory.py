@@ -40,7 +40,7 @@ from topology import observed
 from topology.errors import KafkaUnavailableError, TopoError
 from topology.kafka import client
 from topology.kafka.changes import acl_from_binding, owned_from_record
-from topology.observed import STATE_TOPIC
+from topology.naming import OBSERVE_GROUPS, STATE_TOPIC
 
 # Kafka's own bookkeeping: never replicated, so never observed.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -299,7 +299,7 @@ class _Observer:
         settings = {
             **client.quiet(self.config, self.last_error),
             # Offsets come from assign(); the group id is never used to commit.
-            "group.id": f"topo-observe-{uuid.uuid4().hex}",
+            "group.id": f"{OBSERVE_GROUPS}{uuid.uuid4().hex}",
             "enable.auto.commit": False,
             "enable.partition.eof": True,
         }

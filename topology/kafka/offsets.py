@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient
 from topology.errors import KafkaUnavailableError, TopicNotFoundError, TopoError
 from topology.jobs import OFFSETS_HEADER, hop_offsets
 from topology.kafka import client, records
+from topology.naming import OFFSETS_GROUPS
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
@@ -40,7 +41,7 @@ class PartitionReader:
             self.consumer = Consumer(
                 {
                     **client.quiet(config, self.last_error),
-                    "group.id": f"topo-offsets-{uuid.uuid4().hex}",
+                    "group.id": f"{OFFSETS_GROUPS}{uuid.uuid4().hex}",
                     "enable.auto.commit": False,
                     "isolation.level": "read_committed",
                     "enable.partition.eof": True,

@@ -33,9 +33,9 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 
 from topology import observed
 from topology.kafka import client
+from topology.naming import OBSERVE_GROUPS
 from topology.permissions import (
     GROUP,
-    OBSERVE_GROUPS,
     PREFIXED,
     TOPIC,
     Access,

@@ -15,6 +15,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from topology.errors import KafkaUnavailableError, TopicNotFoundError
 from topology.kafka import client
+from topology.naming import READ_GROUPS
 
 Headers = tuple[tuple[str, bytes | None], ...]
 
@@ -89,7 +90,7 @@ def read_topic(
         consumer = Consumer(
             {
                 **client.quiet(config, last_error),
-                "group.id": f"topo-read-{uuid.uuid4().hex}",
+                "group.id": f"{READ_GROUPS}{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from topology import observed
 from topology.model import Topology
-from topology.plan.planner import remote_name
+from topology.naming import remote_name
 
 
 @dataclass(frozen=True)

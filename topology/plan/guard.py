@@ -31,9 +31,10 @@ from typing import Any
 from topology.apply import describe
 from topology.errors import TopoError
 from topology.model import Topology
-from topology.observed import STATE_TOPIC, Acl, Cluster, acl_key
+from topology.naming import STATE_TOPIC, remote_name
+from topology.observed import Acl, Cluster, acl_key
 from topology.plan.model import PHASES, Action, Change, Plan, Resource
-from topology.plan.planner import copied_acl, remote_name
+from topology.plan.planner import copied_acl
 
 
 class GuardError(TopoError):

@@ -14,15 +14,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology import jobs, kafka_rules, observed, patterns
+from topology import jobs, kafka_rules, naming, observed, patterns
 from topology.errors import TopoError
-from topology.model import Edge, Naming, Topology
-from topology.observed import STATE_TOPIC, Acl
+from topology.model import Edge, Topology
+from topology.observed import Acl
 from topology.plan.model import Action, Change, Note, NoteLevel, Plan, Resource
 
-HEARTBEATS = "heartbeats"
 _PURPOSES = {
     "state": "topo's record of the topics and ACLs it created on this cluster",
+    "runs": "the running replication's jobs, lease, status and stop requests (topo run, status, "
+    "stop)",
     "heartbeats": "heartbeats written here by {edges}, for liveness and latency",
     "checkpoints": "consumer-group offsets translated by {edges}, for failover",
     "offset-syncs": "source-to-target offset pairs written by {edges}'s job",
@@ -31,6 +32,14 @@ COMPACTED = {"cleanup.policy": "compact"}
 # Heartbeat topics, and every copy of one, are stamped by the broker on arrival: a copy's
 # timestamp minus the time the heartbeat was emitted is the flow's end-to-end latency.
 ARRIVAL_TIME = {"message.timestamp.type": "LogAppendTime"}
+# The run-state topic: a handful of small records, rewritten every few seconds (the lease, the
+# status); hourly segments and a low dirty ratio keep what a reader replays short.
+RUNS_CONFIGS = {
+    **COMPACTED,
+    **ARRIVAL_TIME,
+    "segment.ms": "3600000",
+    "min.cleanable.dirty.ratio": "0.1",
+}
 
 
 class PlanError(TopoError):
@@ -45,16 +54,6 @@ def copied_acl(acl: Acl, remote: str) -> Acl | None:
         return None
     operation = "READ" if (acl.permission, acl.operation) == ("ALLOW", "ALL") else acl.operation
     return Acl("TOPIC", remote, "LITERAL", acl.principal, acl.host, operation, acl.permission)
-
-
-def checkpoints_topic(source: str, separator: str) -> str:
-    """MM2's name: `<source>.checkpoints.internal` on the target."""
-    return f"{source}{separator}checkpoints.internal"
-
-
-def offset_syncs_topic(source: str, separator: str) -> str:
-    """Where the replication job records source -> target offset pairs, on the target."""
-    return f"topo-offset-syncs{separator}{source}{separator}internal"
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ def plan(
 
 def _purpose_rank(change: Change) -> tuple[int, str]:
     # Within a phase and cluster: topo's state topic first (ownership records go there).
-    state = change.resource is Resource.TOPIC and change.name == STATE_TOPIC
+    state = change.resource is Resource.TOPIC and change.name == naming.STATE_TOPIC
     return (0 if state else 1, change.name)
 
 
@@ -153,6 +152,7 @@ class _Planner:
         for edge in self.topology.edges():
             self._want_internal_topics(edge)
             self._want_replicas(edge)
+        self._want_runs_topic()
         for (cluster_name, name), desired in sorted(self.desired.items()):
             self._reconcile_topic(cluster_name, name, desired)
         for (cluster_name, acl), edges in sorted(self.desired_acls.items()):
@@ -186,17 +186,19 @@ class _Planner:
         return desired
 
     def _want_internal_topics(self, edge: Edge) -> None:
-        separator = edge.settings.separator
-        self._want(edge.target, STATE_TOPIC, "state", edge)
-        self._want(edge.target, offset_syncs_topic(edge.source, separator), "offset-syncs", edge)
-        if self._heartbeats(edge):
-            # Written on both ends: the target's like MM2's; the source's are what the job
-            # copies, so each copy's arrival time measures the flow's end-to-end latency.
-            self._want(edge.target, HEARTBEATS, "heartbeats", edge)
-            self._want(edge.source, STATE_TOPIC, "state", edge)  # records the one below
-            self._want(edge.source, HEARTBEATS, "heartbeats", edge)
-        if edge.settings.emit.checkpoints:
-            self._want(edge.target, checkpoints_topic(edge.source, separator), "checkpoints", edge)
+        runs = self.topology.engine.runner != "none"
+        for cluster, name, purpose in naming.internal_topics(edge, runs):
+            self._want(cluster, name, purpose, edge)
+
+    def _want_runs_topic(self) -> None:
+        """The running replication's state, on the home cluster, for every edge's job."""
+        home = naming.runs_cluster(self.topology)
+        if home is None:
+            return
+        edges = self.topology.edges()
+        self._want(home, naming.STATE_TOPIC, "state", edges[0])  # records the one below
+        for edge in edges:
+            self._want(home, naming.RUNS_TOPIC, "runs", edge)
 
     def _heartbeats(self, edge: Edge) -> bool:
         """Does the edge's job write heartbeats? (None runs under `engine: {runner: none}`.)"""
@@ -205,13 +207,15 @@ class _Planner:
     def _want_replicas(self, edge: Edge) -> None:
         source = self._cluster(edge.source)
         topics = dict(source.topics)
-        if self._heartbeats(edge) and HEARTBEATS not in topics:
+        if self._heartbeats(edge) and naming.HEARTBEATS not in topics:
             # This plan creates the source's heartbeats topic: plan its copy too, so one
             # apply converges.
             rf = self._replication_factor(edge, edge.source)
-            topics[HEARTBEATS] = observed.Topic(HEARTBEATS, 1, rf, {**COMPACTED, **ARRIVAL_TIME})
+            topics[naming.HEARTBEATS] = observed.Topic(
+                naming.HEARTBEATS, 1, rf, {**COMPACTED, **ARRIVAL_TIME}
+            )
         for name, topic in sorted(topics.items()):
-            remote = remote_name(edge, name, source)
+            remote = naming.remote_name(edge, name, source)
             if remote is None:
                 continue
             self.reads.note(f"topic/{edge.source}/{name}", topic.to_dict())
@@ -337,8 +341,11 @@ class _Planner:
             reason = _PURPOSES[desired.purpose].format(edges=", ".join(edges))
         if desired.purpose in ("state", "heartbeats", "checkpoints", "offset-syncs"):
             partitions, configs = 1, dict(COMPACTED)
+        if desired.purpose == "runs":
+            partitions, configs = 1, dict(RUNS_CONFIGS)
         if desired.purpose == "heartbeats" or any(
-            _is_heartbeats(c.topic.name, c.edge) for c in desired.contributions
+            naming.is_heartbeats(c.topic.name, c.edge.settings.separator)
+            for c in desired.contributions
         ):
             configs = {**configs, **ARRIVAL_TIME}
         self._change(
@@ -534,34 +541,6 @@ class _Planner:
         self.notes.append(Note(level, cluster, name, message))
 
 
-def remote_name(edge: Edge, name: str, source: observed.Cluster) -> str | None:
-    """The name source topic `name` gets on the edge's target, or None when the edge does not
-    copy it. The replication job asks the same question of each topic it finds."""
-    settings = edge.settings
-    if kafka_rules.is_internal_topic(name):
-        return None
-    hops = name.split(settings.separator)
-    if _is_heartbeats(name, edge):
-        # Like MM2's heartbeats.replication.enabled: heartbeats travel whatever the topic
-        # filter says, always under a prefix, so their names show the path they took.
-        if not settings.emit.heartbeats or edge.target in hops[:-1]:
-            return None
-        return f"{edge.source}{settings.separator}{name}"
-    if not settings.topics.admits(name):
-        return None
-    if settings.naming is Naming.PREFIX:
-        # MM2's cycle rule: never back to a cluster in the topic's own origin chain.
-        return None if edge.target in hops[:-1] else settings.remote_name(edge.source, name)
-    owned = source.owns_topic(name)
-    if owned is not None and any(e.split("->")[0] == edge.target for e in owned.edges):
-        return None  # a copy that came from the target is not synced back to it
-    return name
-
-
-def _is_heartbeats(name: str, edge: Edge) -> bool:
-    return name.split(edge.settings.separator)[-1] == HEARTBEATS
-
-
 def replicated_topics(
     topology: Topology, clusters: Mapping[str, observed.Cluster]
 ) -> dict[str, dict[str, str]]:
@@ -569,7 +548,7 @@ def replicated_topics(
     found: dict[str, dict[str, str]] = {}
     for edge in topology.edges():
         source = clusters[edge.source]
-        names = {name: remote_name(edge, name, source) for name in sorted(source.topics)}
+        names = {name: naming.remote_name(edge, name, source) for name in sorted(source.topics)}
         found[edge.name] = {name: remote for name, remote in names.items() if remote is not None}
     return found
 

@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
+from topology import naming
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
@@ -170,8 +171,8 @@ def _transactional_batch(plan: QueryPlan) -> Any:
     """A foreachBatch function: each task writes its source partition's records in one Kafka
     transaction, with the source offsets committed in it (topology/kafka/transactional.py)."""
     config = dict(plan.target_client or {})
-    prefix = f"topo.{plan.owner}.{plan.spec.slug}"
-    group = f"topo-eos.{plan.owner}.{plan.spec.slug}"
+    prefix = naming.transactional_prefix(plan.owner, plan.spec.slug)
+    group = naming.progress_group(plan.owner, plan.spec.slug)
 
     def write_partition(rows: Any) -> None:
         from topology.kafka.transactional import Row, write_exactly_once

@@ -17,13 +17,10 @@ from topology import observed
 from topology.errors import TopoError
 from topology.kafka import offsets as kafka_offsets
 from topology.model import Edge, Topology
+from topology.naming import PROGRESS_GROUPS, checkpoints_topic
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint
-from topology.offsets.translate import Translation, Translator
-from topology.plan.planner import checkpoints_topic
-
-# The exactly-once jobs' progress groups (topology/kafka/transactional.py): topo's, not users'.
-OWN_GROUPS = "topo-eos."
+from topology.ops.translate import Translation, Translator
 
 
 @dataclass
@@ -77,7 +74,7 @@ class Checkpointer:
         writer = kafka_offsets.LogWriter(self.configs[edge.target])
         written = self._previous(edge, log)
         for group_id, group in sorted(source.groups.items()):
-            if group_id.startswith(OWN_GROUPS) or not edge.settings.groups.admits(group_id):
+            if group_id.startswith(PROGRESS_GROUPS) or not edge.settings.groups.admits(group_id):
                 continue
             if not group.offsets:
                 continue

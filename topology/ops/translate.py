@@ -1,8 +1,8 @@
 """Translate a group's committed offsets from one cluster to another, reading live clusters.
 
-The rules are pure (route.py, search.py); this module does the reading: each partition's
-stamped copies, and each flow's recorded progress, which says whether everything the group
-had consumed has reached the destination yet (docs/offsets.md).
+The rules are pure (topology/offsets/route.py, search.py); this module does the reading: each
+partition's stamped copies, and each flow's recorded progress, which says whether everything the
+group had consumed has reached the destination yet (docs/offsets.md).
 """
 
 from collections.abc import Mapping
@@ -12,9 +12,9 @@ from typing import Any
 from topology import observed
 from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
+from topology.naming import offset_syncs_topic
 from topology.offsets import search
 from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
-from topology.plan.planner import offset_syncs_topic
 
 
 @dataclass(frozen=True)

@@ -15,9 +15,9 @@ from topology.errors import KafkaUnavailableError, TopoError
 from topology.kafka import inventory
 from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
+from topology.naming import checkpoints_topic
 from topology.offsets import checkpoints
-from topology.offsets.translate import Translation, Translator
-from topology.plan.planner import checkpoints_topic
+from topology.ops.translate import Translation, Translator
 
 
 @dataclass
