@@ -152,10 +152,13 @@ def _stop_replication(state: Path) -> None:
     from topology import jobstate
 
     for driver_file in state.glob(f"*/{jobstate.DRIVER}"):
-        driver = jobstate.running_driver(driver_file.parent.name)
-        if driver is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(driver.launcher_pid, signal.SIGKILL)
+        driver = jobstate.recorded_driver(driver_file.parent.name)
+        if driver is None:
+            continue
+        for group in (driver.launcher_pid, driver.submit_pid):  # `topo run`, then spark-submit
+            if group is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(group, signal.SIGKILL)
 
 
 @pytest.fixture(scope="session")

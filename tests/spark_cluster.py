@@ -15,6 +15,7 @@ import socket
 import subprocess
 import time
 import urllib.request
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,8 @@ class StandaloneSpark:
     spark_home: Path = field(default=Path(), repr=False)
     # Worker first: stop ends it before the master it reports to.
     processes: tuple["subprocess.Popen[bytes]", ...] = field(default=(), repr=False, compare=False)
+    cores: int = 2
+    memory: str = "1g"
 
     @property
     def master_log(self) -> Path:
@@ -87,18 +90,52 @@ def start(
     registered with the master, or raise SparkClusterError (with nothing left running)."""
     home = spark_home()
     workdir.mkdir(parents=True, exist_ok=True)
-    conf_dir = workdir / "conf"  # empty: no spark-defaults.conf or spark-env.sh of the user's
-    conf_dir.mkdir(exist_ok=True)
-    worker_dir = workdir / "worker"
-    worker_dir.mkdir(exist_ok=True)
-
-    master_port, master_ui_port, worker_port, worker_ui_port = (free_port() for _ in range(4))
+    master_port, master_ui_port = free_port(), free_port()
     master_url = f"spark://{HOST}:{master_port}"
     master_web_url = f"http://{HOST}:{master_ui_port}"
+    env = _environment(home, workdir)
+    spark_class = str(home / "bin" / "spark-class")
+    master_cmd = [
+        spark_class, "org.apache.spark.deploy.master.Master",
+        "--host", HOST, "--port", str(master_port), "--webui-port", str(master_ui_port),
+    ]  # fmt: skip
+    started: list[subprocess.Popen[bytes]] = []
+    try:
+        started.append(_spawn(master_cmd, env, workdir / "master.log", workdir))
+        started.append(_start_worker(home, workdir, master_url, cores, memory))
+        cluster = StandaloneSpark(
+            master_url, workdir, master_web_url, home, processes=tuple(reversed(started)),
+            cores=cores, memory=memory,
+        )  # fmt: skip
+        _await_worker(cluster, timeout)
+    except BaseException:
+        _stop_all(tuple(reversed(started)))
+        raise
+    return cluster
+
+
+def replace_worker(cluster: StandaloneSpark, timeout: float = 60) -> None:
+    """kill -9 of the worker and the executors it launched (a machine lost), then a new worker
+    for the same master (the machine's replacement); returns once the master lists it ALIVE.
+    `stop` ends the new worker with the rest."""
+    worker, *rest = cluster.processes
+    known = _worker_ids(cluster)
+    _signal_group(worker.pid, signal.SIGKILL)
+    worker.wait()
+    fresh = _start_worker(
+        cluster.spark_home, cluster.workdir, cluster.master_url, cluster.cores, cluster.memory
+    )
+    object.__setattr__(cluster, "processes", (fresh, *rest))  # stop() must end this one
+    _await_worker(cluster, timeout, alive_other_than=known)
+
+
+def _environment(home: Path, workdir: Path) -> dict[str, str]:
+    conf_dir = workdir / "conf"  # empty: no spark-defaults.conf or spark-env.sh of the user's
+    conf_dir.mkdir(exist_ok=True)
     # A port taken between free_port() and the JVM's bind fails loudly instead of Spark quietly
     # moving to the next port, which would make master_url wrong.
     daemon_opts = "-Dspark.port.maxRetries=0 -Dspark.master.rest.enabled=false"
-    env = {
+    return {
         **os.environ,
         "SPARK_HOME": str(home),
         "SPARK_CONF_DIR": str(conf_dir),
@@ -109,30 +146,29 @@ def start(
         "SPARK_WORKER_OPTS": "",
         "SPARK_NO_DAEMONIZE": "1",
     }
-    spark_class = str(home / "bin" / "spark-class")
-    master_cmd = [
-        spark_class, "org.apache.spark.deploy.master.Master",
-        "--host", HOST, "--port", str(master_port), "--webui-port", str(master_ui_port),
-    ]  # fmt: skip
+
+
+def _start_worker(
+    home: Path, workdir: Path, master_url: str, cores: int, memory: str
+) -> "subprocess.Popen[bytes]":
+    worker_dir = workdir / "worker"
+    worker_dir.mkdir(exist_ok=True)
+    worker_port, worker_ui_port = free_port(), free_port()
     worker_cmd = [
-        spark_class, "org.apache.spark.deploy.worker.Worker",
+        str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
         "--host", HOST, "--port", str(worker_port), "--webui-port", str(worker_ui_port),
         "--cores", str(cores), "--memory", memory, "--work-dir", str(worker_dir),
         master_url,
     ]  # fmt: skip
+    return _spawn(worker_cmd, _environment(home, workdir), workdir / "worker.log", workdir)
 
-    started: list[subprocess.Popen[bytes]] = []
+
+def _worker_ids(cluster: StandaloneSpark) -> set[str]:
+    """The workers the master lists now (the dead one too, until it times out)."""
     try:
-        started.append(_spawn(master_cmd, env, workdir / "master.log", workdir))
-        started.append(_spawn(worker_cmd, env, workdir / "worker.log", workdir))
-        cluster = StandaloneSpark(
-            master_url, workdir, master_web_url, home, processes=tuple(reversed(started))
-        )
-        _await_worker(cluster, timeout)
-    except BaseException:
-        _stop_all(tuple(reversed(started)))
-        raise
-    return cluster
+        return {str(w.get("id")) for w in cluster.status().get("workers", [])}
+    except (OSError, ValueError):
+        return set()
 
 
 def stop(cluster: StandaloneSpark) -> None:
@@ -153,7 +189,11 @@ def _spawn(cmd: list[str], env: dict[str, str], log: Path, cwd: Path) -> "subpro
         )
 
 
-def _await_worker(cluster: StandaloneSpark, timeout: float) -> None:
+def _await_worker(
+    cluster: StandaloneSpark,
+    timeout: float,
+    alive_other_than: Collection[str] = (),
+) -> None:
     deadline = time.monotonic() + timeout
     last_error = "the master's web UI never answered"
     while True:
@@ -168,7 +208,10 @@ def _await_worker(cluster: StandaloneSpark, timeout: float) -> None:
         except (OSError, ValueError) as error:  # not listening yet, or a half-written page
             last_error = f"the master's web UI: {error}"
         else:
-            alive = [w for w in status.get("workers", []) if w.get("state") == "ALIVE"]
+            alive = [
+                w for w in status.get("workers", [])
+                if w.get("state") == "ALIVE" and str(w.get("id")) not in alive_other_than
+            ]  # fmt: skip
             if alive:
                 return
             last_error = f"the master lists no ALIVE worker (workers: {status.get('workers')})"

@@ -20,10 +20,12 @@ translation exact (docs/offsets.md).
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topology import naming
+from topology.errors import TopoError
 from topology.model import Edge, FlowKind, Naming, Topology
 
 PROVENANCE_HEADER = "topo-provenance"
@@ -72,7 +74,7 @@ class JobSpec:
     @property
     def slug(self) -> str:
         """A file-name-safe name for the edge: its checkpoint folder."""
-        return f"{self.source}--{self.target}"
+        return naming.flow_slug(self.source, self.target)
 
 
 def spec_of(topology: Topology, edge: Edge) -> JobSpec:
@@ -100,7 +102,7 @@ def specs_of(topology: Topology) -> list[JobSpec]:
     return [spec_of(topology, edge) for edge in topology.edges()]
 
 
-def spec_from_dict(data: dict[str, Any]) -> JobSpec:
+def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
     return JobSpec(
         flow=data["flow"],
         source=data["source"],
@@ -115,6 +117,60 @@ def spec_from_dict(data: dict[str, Any]) -> JobSpec:
         record_filter=data["record_filter"],
         no_forward_from=tuple(data.get("no_forward_from", ())),
     )
+
+
+# The jobs document: the specs `topo apply` hands to the driver (published to topo-runs.internal
+# on the home cluster, and written to the driver's folder by `topo run`). The driver runs the
+# specs it is given, never re-deriving them from the topology file, and refuses any other format.
+JOBS_FORMAT = "1"
+
+
+class JobsFormatError(TopoError):
+    """A jobs document this topo cannot run: another format version, or not a jobs document."""
+
+
+@dataclass(frozen=True)
+class JobsDocument:
+    owner: str
+    topology_sha256: str
+    published_at: float
+    specs: tuple[JobSpec, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": JOBS_FORMAT,
+            "owner": self.owner,
+            "topology_sha256": self.topology_sha256,
+            "published_at": self.published_at,
+            "specs": [spec.to_dict() for spec in self.specs],
+        }
+
+
+def document(owner: str, sha256: str, specs: Sequence[JobSpec], now: float) -> JobsDocument:
+    return JobsDocument(owner, sha256, now, tuple(specs))
+
+
+def read_document(data: Any) -> JobsDocument:
+    """A jobs document read back; JobsFormatError for another format or a malformed one."""
+    if not isinstance(data, Mapping):
+        raise JobsFormatError("not a jobs document (expected a JSON object)")
+    found = data.get("format")
+    if found != JOBS_FORMAT:
+        raise JobsFormatError(
+            f"jobs document format {found!r} is not {JOBS_FORMAT!r}, the one this topo runs; "
+            "run the same topo version as the one that published it (`topo apply`)"
+        )
+    try:
+        return JobsDocument(
+            owner=str(data["owner"]),
+            topology_sha256=str(data["topology_sha256"]),
+            published_at=float(data["published_at"]),
+            specs=tuple(spec_from_dict(spec) for spec in data["specs"]),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as problem:
+        raise JobsFormatError(
+            f"malformed jobs document ({type(problem).__name__}: {problem})"
+        ) from None
 
 
 def visited(provenance: str | None) -> list[str]:

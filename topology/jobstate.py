@@ -2,10 +2,17 @@
 
 One folder per topology (named by its owner name) under `paths.state_dir()`:
 
-    driver.json    what runs: pids, mode, runner, the topology file and each job's spec
+    driver.json    what runs here: pids (`topo run`, spark-submit, the driver program), mode,
+                   runner, the topology file and each job's spec
+    jobs.json      the jobs document the driver runs (`topo run` writes it)
     status.json    written by the running driver every second: per flow state and numbers
-    driver.log     the driver's and Spark's output
-    checkpoints/   Spark checkpoints, one folder per edge; they survive restarts and crashes
+    driver.log     the background supervisor's, the driver's and Spark's output
+    checkpoints/   Spark checkpoints, one folder per edge (unless `engine.checkpoints` puts
+                   them elsewhere); they survive restarts and crashes
+
+What other machines need (the jobs, the lease, the status, stop requests) is in
+`topo-runs.internal` on the home cluster (topology/runstate.py); these files are this
+machine's own.
 
 The files are small JSON documents, replaced atomically, so a reader never sees half of one.
 """
@@ -27,7 +34,7 @@ CHECKPOINTS = "checkpoints"
 
 @dataclass(frozen=True)
 class Driver:
-    launcher_pid: int  # spark-submit, the session leader of the driver's process group
+    launcher_pid: int  # `topo run`, the supervisor; or spark-submit for a --once copy
     driver_pid: int | None  # the Python driver program, once it has started
     mode: str  # continuous | once
     runner: str  # local | spark
@@ -36,6 +43,7 @@ class Driver:
     topology_sha256: str
     started_at: float
     specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # flow -> JobSpec.to_dict()
+    submit_pid: int | None = None  # spark-submit, the leader of the driver's process group
 
 
 def folder(owner: str) -> Path:
@@ -75,11 +83,9 @@ def recorded_driver(owner: str) -> Driver | None:
 
 
 def running_driver(owner: str) -> Driver | None:
-    """The recorded driver if its process group is still alive (a crashed one is not)."""
+    """The recorded driver if its supervisor is still alive (it restarts a crashed driver)."""
     driver = recorded_driver(owner)
     if driver is None or not alive(driver.launcher_pid):
-        return None
-    if driver.driver_pid is not None and not alive(driver.driver_pid):
         return None
     return driver
 

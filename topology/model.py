@@ -172,12 +172,20 @@ class Cluster:
 
 @dataclass(frozen=True)
 class Engine:
-    """Where replication jobs run: `local` (Spark local[*] here) or a `spark` cluster master."""
+    """Where replication jobs run: `local` (Spark local[*] here, under a supervisor topo
+    starts), a `spark` cluster master, `external` (a supervisor the user runs, such as systemd,
+    runs `topo run`; apply only publishes the jobs) or `none`."""
 
     runner: str = "local"
     master: str = "local[*]"
     spark_conf: Mapping[str, str] = field(default_factory=dict)
     trigger: str = "micro-batch"  # | real-time (Spark 4.1's real-time mode)
+    # Where Spark keeps each flow's checkpoint: any Hadoop-compatible URI (hdfs://, s3a://,
+    # file:///...); None is the state folder on the machine the driver runs on.
+    checkpoints: str | None = None
+    # The cluster whose `topo-runs.internal` holds the running replication's state (jobs, lease,
+    # status, stop requests); None is the target of the topology's first edge.
+    state_cluster: str | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +198,15 @@ class Topology:
 
     def edges(self) -> list[Edge]:
         return [edge for flow in self.flows for edge in flow.edges()]
+
+    @property
+    def home(self) -> str | None:
+        """The cluster that holds the running replication's state (`engine.state_cluster`,
+        else the first edge's target); None for a topology without flows."""
+        if self.engine.state_cluster is not None:
+            return self.engine.state_cluster
+        edges = self.edges()
+        return edges[0].target if edges else None
 
     def flow(self, index: int) -> Flow:
         """The flow at `index` in the file's flows list."""

@@ -18,6 +18,8 @@ ownership records that make deleting only what topo made possible. The `.interna
 it, like every name here ending so, out of every flow (MM2's internal-topic rule)."""
 
 RUNS_TOPIC = "topo-runs.internal"
+# Shared by every topology that writes to a cluster: never deleted, whoever created them.
+NEVER_DELETED = (STATE_TOPIC, RUNS_TOPIC)
 """On the topology's home cluster (`Topology.home`): the running replication's state, keyed
 `<owner>/jobs`, `<owner>/lease`, `<owner>/status`, `<owner>/stop`."""
 

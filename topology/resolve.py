@@ -92,6 +92,9 @@ class _Resolver:
         )
         name = data.get("name") or _default_name(self.document.file)
         engine = self._engine(data.get("engine", {}))
+        if engine.state_cluster is not None and engine.state_cluster not in clusters:
+            self._error("T201", f"engine: state_cluster {engine.state_cluster!r} is not one of "
+                        "the clusters", ("engine", "state_cluster"))  # fmt: skip
         return Topology(self.document.file, clusters, flows, name, engine), self.diagnostics
 
     def _engine(self, raw: dict[str, Any]) -> Engine:
@@ -102,7 +105,10 @@ class _Resolver:
                         ("engine", "runner"))  # fmt: skip
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
         trigger = raw.get("trigger", "micro-batch")
-        return Engine(runner, master or "local[*]", conf, trigger)
+        return Engine(
+            runner, master or "local[*]", conf, trigger,
+            checkpoints=raw.get("checkpoints"), state_cluster=raw.get("state_cluster"),
+        )  # fmt: skip
 
     # -- clusters -------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ Each test writes its own topology (its own name, so its own job state and owners
 admitting only topics with the test's unique prefix.
 """
 
+import contextlib
 import json
 import os
 import signal
@@ -332,7 +333,7 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     topology.write("  - mirror: {from: src, to: dst}")
 
     log = topology.apply()  # continuous: returns once the driver runs
-    assert "starting the replication driver" in log
+    assert "starting the replication supervisor" in log
     wait_for(dst, f"src.{first}", 10)
 
     # A topic created after apply is copied without another apply, its remote topic created
@@ -360,25 +361,50 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     STATUS_SCHEMA.validate(status)
     assert "src->dst" in run_topo("status", str(topology.file)).stdout
 
-    # kill -9 mid-stream, then apply again: no record lost (duplicates allowed only here).
+    # kill -9 of the driver mid-stream: its supervisor (`topo run`) starts it again once the
+    # dead driver's lease has expired; no record lost (duplicates allowed only here).
     stream = [Record(first, i % 3, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
               for i in range(300)]  # fmt: skip
     producing = threading.Thread(target=_trickle, args=(src, stream))
     producing.start()
     time.sleep(2)
-    driver = jobstate.running_driver(topology.prefix)
-    assert driver is not None
-    os.killpg(driver.launcher_pid, signal.SIGKILL)
+    killed = kill_driver(topology.prefix)
     producing.join()
-    assert topology.status()["running"] is False
-    assert "+ replication job src->dst" in run_topo("plan", str(topology.file)).stdout
-    topology.apply()
+    restarted = wait_for_restart(topology.prefix, killed)
+    assert restarted.launcher_pid == killed.launcher_pid  # the same supervisor
     everything = records.read_topic(src, first)
     copied = wait_for(dst, f"src.{first}", len(everything))
     assert set(expected(everything, "src")) <= set(contents(copied))
 
     topology.stop()
     assert topology.status()["running"] is False
+
+
+def kill_driver(owner: str) -> jobstate.Driver:
+    """kill -9 of the running driver (spark-submit and the driver program), not of `topo run`."""
+    deadline = time.monotonic() + 60
+    driver = jobstate.running_driver(owner)
+    while (driver is None or driver.driver_pid is None) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        driver = jobstate.running_driver(owner)
+    assert driver is not None and driver.submit_pid is not None and driver.driver_pid is not None
+    os.killpg(driver.submit_pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(driver.driver_pid, signal.SIGKILL)
+    return driver
+
+
+def wait_for_restart(owner: str, killed: jobstate.Driver, timeout: float = 150) -> jobstate.Driver:
+    """The driver `topo run` started after `killed`, once it has started its program."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        driver = jobstate.running_driver(owner)
+        if driver is not None and driver.driver_pid not in (None, killed.driver_pid):
+            status = jobstate.status(owner) or {}
+            if status.get("state") == "running":
+                return driver
+        time.sleep(1)
+    raise AssertionError(f"the driver of {owner} was not restarted in {timeout:.0f}s")
 
 
 def _add_partition(config: dict[str, str], topic: str, total: int) -> None:
@@ -408,11 +434,9 @@ def test_exactly_once_has_no_duplicates_after_a_crash(topology: Topology) -> Non
     producing = threading.Thread(target=_trickle, args=(src, stream))
     producing.start()
     time.sleep(2)
-    driver = jobstate.running_driver(topology.prefix)
-    assert driver is not None
-    os.killpg(driver.launcher_pid, signal.SIGKILL)
+    killed = kill_driver(topology.prefix)
     producing.join()
-    topology.apply()
+    wait_for_restart(topology.prefix, killed)
     everything = records.read_topic(src, topic)
     copied = wait_for(dst, f"src.{topic}", len(everything))
     time.sleep(3)  # anything a duplicate would add has arrived by now

@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
+from tests.integration.test_acl_sync import acl, grant
 from tests.integration.test_offsets import committed, consume_part, rest, resume, seen
 from tests.integration.test_replication import (
     STATUS_SCHEMA,
@@ -25,7 +26,7 @@ from tests.integration.test_replication import (
     wait_for,
 )
 from topology import jobstate
-from topology.kafka import records
+from topology.kafka import inventory, records
 from topology.mm2 import yaml_out
 
 if TYPE_CHECKING:
@@ -121,6 +122,19 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
     records.create_topic(a, late, 2)
     records.produce(a, varied(late, 8, partitions=2, tag="l"))
     assert contents(wait_for(b, f"a.{late}", 8)) == expected(records.read_topic(a, late), "a")
+
+    # An ACL granted on the source while it runs reaches the copy within seconds (ACL sync is
+    # on by default), recorded as a change the running driver made.
+    grant(a, acl(orders, "READ", principal="User:app"))
+    copy_acl = acl(remote, "READ", principal="User:app")
+    deadline = time.monotonic() + 60
+    while copy_acl not in set(inventory.observe("b", b).acls or ()):
+        assert time.monotonic() < deadline, "the source's new ACL never reached the copy"
+        time.sleep(1)
+    deadline = time.monotonic() + 30
+    while not [c for c in t.status()["changes"] if c["resource"] == "acl" and c["name"] == remote]:
+        assert time.monotonic() < deadline, "the ACL sync is not in topo status"
+        time.sleep(1)
 
     # Checkpoints and group offset sync reach the idle group on b.
     consume_part(a, group, orders, {0: 3, 1: 2, 2: 4})

@@ -1,5 +1,6 @@
 """The spark-submit command line: Spark settings go to a private file, never to arguments."""
 
+import json
 import stat
 import subprocess
 from pathlib import Path
@@ -7,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from topology import jobstate
+from topology.jobs import JobsDocument, read_document
 from topology.spark import installed, launch
+
+JOBS = JobsDocument(owner="orders", topology_sha256="0" * 64, published_at=1.0, specs=())
 
 
 @pytest.fixture
@@ -27,7 +31,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch.Submis
 def test_spark_settings_are_in_a_private_file_not_on_the_command_line(
     submission: launch.Submission,
 ) -> None:
-    args = launch.command(submission, "once", report=lambda _line: None)
+    args = launch.command(submission, "once", lambda _line: None, Path("/s/jobs.json"))
     assert not any("s3cr3t" in arg for arg in args)
     assert "--conf" not in args
     settings = Path(args[args.index("--properties-file") + 1])
@@ -50,7 +54,9 @@ def test_a_key_that_would_end_early_or_be_a_comment_is_escaped() -> None:
 def test_spark_defaults_are_still_loaded_beside_the_settings_file(
     submission: launch.Submission,
 ) -> None:
-    assert "--load-spark-defaults" in launch.command(submission, "once", lambda _line: None)
+    assert "--load-spark-defaults" in launch.command(
+        submission, "once", lambda _line: None, Path("/j")
+    )
 
 
 class _Finished:
@@ -79,12 +85,12 @@ def test_once_deletes_the_settings_file_when_the_driver_exits(
 
     monkeypatch.setattr(subprocess, "Popen", finished)
     lines: list[str] = []
-    assert launch.run_once(submission, lines.append) == 0
+    assert launch.run_once(submission, JOBS, lines.append) == 0
     assert seen == [True] and lines == ["copied 3 records"]
     assert not _settings(submission).exists()
 
 
-@pytest.mark.parametrize("runner", ["run_once", "start"])
+@pytest.mark.parametrize("runner", ["run_once", "spawn"])
 def test_the_settings_file_is_deleted_when_spark_submit_cannot_start(
     submission: launch.Submission, monkeypatch: pytest.MonkeyPatch, runner: str
 ) -> None:
@@ -93,5 +99,13 @@ def test_the_settings_file_is_deleted_when_spark_submit_cannot_start(
 
     monkeypatch.setattr(subprocess, "Popen", missing)
     with pytest.raises(FileNotFoundError):
-        getattr(launch, runner)(submission, lambda _line: None)
+        getattr(launch, runner)(submission, JOBS, lambda _line: None)
     assert not _settings(submission).exists()
+
+
+def test_the_driver_is_given_the_jobs_document_it_runs(submission: launch.Submission) -> None:
+    path = launch.write_jobs(submission.owner, JOBS)
+    args = launch.command(submission, "continuous", lambda _line: None, path)
+    assert args[args.index("--jobs") + 1] == str(path)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert read_document(json.loads(path.read_text())) == JOBS

@@ -65,9 +65,9 @@ def test_the_unit_runs_topo_run_on_the_instances_topology_file() -> None:
 
 def test_the_unit_restarts_on_failure_and_stops_cleanly() -> None:
     service = _unit()["Service"]
-    assert service["Restart"] == "on-failure"  # exit 0 (a stop request) stays stopped
+    assert service["Restart"] == "always"  # after `topo stop` it waits for the next apply
     assert _seconds(service["RestartSec"]) > 0
-    assert service["KillMode"] == "control-group"  # spark-submit and the driver die with it
+    assert service["KillMode"] == "mixed"  # topo run stops the driver; the rest killed after
     assert service["KillSignal"] == "SIGTERM"
     # topo run waits up to a minute for the driver's clean stop before killing it.
     assert _seconds(service["TimeoutStopSec"]) >= 60

@@ -20,6 +20,7 @@ from topology.cli import (
     import_mm2,
     lab,
     plan,
+    run,
     status,
     stop,
     validate,
@@ -43,6 +44,7 @@ app.command()(plan.plan)
 app.command()(apply.apply)
 app.command()(status.status)
 app.command()(stop.stop)
+app.command()(run.run)
 app.command()(failover.failover)
 app.command()(failover.offsets)
 

@@ -13,29 +13,32 @@ runs.
 
 import hashlib
 import os
+import socket
 import stat
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from topology import apply as applying
+from topology import jobstate
 from topology.apply import Outcome
 from topology.errors import TopoError
+from topology.ops.reconcile import StalePlanError
 from topology.plan.model import Action, Change, Plan, Resource
 
 if TYPE_CHECKING:
     from topology.cli.live import Loaded
+    from topology.jobs import JobsDocument
     from topology.observed import Cluster
+    from topology.ops.reconcile import Planned
     from topology.spark.launch import Submission
 
 Configs = dict[str, dict[str, str]]
-
-
-class StalePlanError(TopoError):
-    """The clusters or the topology changed after the saved plan was made."""
 
 
 EXIT_INTERRUPTED = 130
@@ -54,12 +57,14 @@ class _Prepared:
     observed: Mapping[str, "Cluster"]
     expected: Plan
 
-    def check(self, plan: Plan) -> None:
-        from topology.plan import guard
+    @property
+    def planned(self) -> "Planned":
+        from topology.ops.reconcile import Planned
 
-        guard.check(
-            plan, topology=self.loaded.topology, observed=self.observed, expected=self.expected
-        )
+        return Planned(self.expected, self.observed)
+
+    def check(self, plan: Plan) -> None:
+        self.planned.check(plan, self.loaded.topology)
 
 
 def apply(
@@ -109,7 +114,7 @@ def apply(
         _dry_run(plan)
         raise typer.Exit(0)
     _refuse_without_engine(plan, prepared.loaded, once)
-    jobs = _Jobs(prepared.loaded, once)
+    jobs = _Jobs(prepared.loaded, once, prepared.configs)
     _execute(prepared, jobs)
     if once:
         raise typer.Exit(jobs.copy_once())
@@ -131,6 +136,7 @@ def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
 
 def _current_saved_plan(text: str, file: str, allow_delete: bool, once: bool) -> _Prepared:
     from topology.cli import live
+    from topology.ops import reconcile
     from topology.plan import saved
 
     plan = saved.read(text, file)  # complete, this format, fingerprint matches: or refused
@@ -142,18 +148,7 @@ def _current_saved_plan(text: str, file: str, allow_delete: bool, once: bool) ->
     configs = live.client_configs(loaded)
     observed = live.observe(configs)
     current = live.make_plan(loaded, observed, allow_delete)  # the operator's word, not the file's
-    if current.observed_sha256 != plan.observed_sha256:
-        now = ", ".join(f"{n} to {action}" for action, n in current.summary().items() if n)
-        raise StalePlanError(
-            f"stale plan: the clusters changed after {file} was made (a plan now would have "
-            f"{now or 'no changes'}); plan again"
-        )
-    difference = saved.first_difference(plan, current)
-    if difference is not None:
-        raise StalePlanError(
-            f"stale or edited plan: {file} is not the plan topo makes now ({difference}); "
-            "plan again"
-        )
+    reconcile.check_current(plan, current, file)
     prepared = _Prepared(plan, configs, loaded, observed, current)
     prepared.check(plan)
     typer.echo(f"{file} is current: the clusters are as it expects.", err=True)
@@ -324,40 +319,104 @@ def _refuse_once(loaded: "Loaded") -> None:
 
 
 class _Jobs:
-    """Executes the plan's flow changes: one driver runs every flow of a topology, so the first
-    flow change (re)starts it with all the topology's jobs and the others are then done. With
-    --once the flows are not started in the background: `copy_once` runs them after the plan."""
+    """Executes the plan's flow changes. One driver runs every flow of a topology, so the
+    first flow change publishes the topology's jobs document to topo-runs.internal on its home
+    cluster (the contract the driver runs) and the others are then done. Who runs it: the
+    `topo run` already supervising this topology (here or on another machine) restarts its
+    driver on the new jobs; else, for the local and spark runners, a `topo run` started here
+    in the background; for the external runner, the one the user supervises. With --once the
+    flows are not started in the background: `copy_once` runs them after the plan."""
 
-    def __init__(self, loaded: "Loaded", once: bool) -> None:
+    def __init__(self, loaded: "Loaded", once: bool, configs: Configs) -> None:
         self.loaded = loaded
         self.once = once
+        self.configs = configs
         self.handled = False
 
-    def _submission(self) -> "Submission":
-        from topology.cli import live
+    def _document(self) -> "JobsDocument":
+        from topology.jobs import document, specs_of
 
-        return live.submission(self.loaded)
+        topology = self.loaded.topology
+        return document(topology.name, self.loaded.sha256, specs_of(topology), time.time())
 
     def execute(self, change: Change) -> None:
         if self.handled or self.once:
             return
+        from topology.cli import live
+        from topology.kafka.runlog import RunLog
         from topology.spark import launch
 
         self.handled = True
-        submission = self._submission()
-        launch.stop(submission.owner, report=_progress)
-        if submission.specs:
-            launch.start(submission, report=_progress)
+        topology = self.loaded.topology
+        owner, home = topology.name, topology.home
+        jobs = self._document()
+        if home is None or not jobs.specs:
+            self._stop_all(home)
+            return
+        with RunLog(self.configs[home], owner, cluster=home) as log:
+            log.write("jobs", jobs.to_dict())
+            book = log.read()
+        _progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal on {home}")
+        if topology.engine.runner == "external":
+            _progress("the `topo run` you supervise picks them up (docs/service.md)")
+            return
+        local = jobstate.running_driver(owner)
+        if local is not None:
+            _progress(f"the supervisor on this machine (pid {local.launcher_pid}) restarts its "
+                      "driver on them")  # fmt: skip
+            folder = jobstate.folder(owner)
+            launch.wait_until_running(owner, jobs.published_at, _gone(local.launcher_pid), folder)
+        elif live.lease_live(book, owner):
+            lease = book.lease(owner)
+            holder = lease.holder if lease is not None else "?"
+            _progress(f"the driver running elsewhere ({holder}) is restarted on them by its "
+                      "`topo run`")  # fmt: skip
+        else:
+            launch.start_supervisor(
+                owner, str(Path(self.loaded.file).resolve()), _progress, jobs.published_at
+            )
+
+    def _stop_all(self, home: str | None) -> None:
+        """No flow is left: the running replication is asked to stop, wherever it runs."""
+        from topology.kafka.runlog import RunLog
+        from topology.spark import launch
+
+        owner = self.loaded.topology.name
+        if home is not None:
+            with RunLog(self.configs[home], owner, cluster=home) as log:
+                log.write("stop", stop_request("the topology has no flows left"))
+        launch.stop(owner, report=_progress)
 
     def copy_once(self) -> int:
         from topology.spark import launch
 
-        submission = self._submission()
-        typer.echo(f"Copying what the sources hold now ({len(submission.specs)} flow(s)) ...",
+        submission = live_submission(self.loaded)
+        jobs = self._document()
+        typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...",
                    err=True)  # fmt: skip
-        code = launch.run_once(submission, report=_progress)
+        code = launch.run_once(submission, jobs, report=_progress)
         typer.echo("Copy complete." if code == 0 else "Copy FAILED (see above).", err=True)
         return code
+
+
+def stop_request(reason: str) -> dict[str, object]:
+    """A stop record's value: when, by whom (host and pid), why."""
+    return {
+        "requested_at": time.time(),
+        "by": f"{socket.gethostname()}:{os.getpid()}",
+        "reason": reason,
+    }
+
+
+def live_submission(loaded: "Loaded") -> "Submission":
+    from topology.cli import live
+
+    return live.submission(loaded)
+
+
+def _gone(pid: int) -> "Callable[[], int | None]":
+    """For waiting on a supervisor this process did not start: 1 once it is gone."""
+    return lambda: None if jobstate.alive(pid) else 1
 
 
 def _progress(line: str) -> None:
@@ -385,6 +444,7 @@ def _dry_run(plan: Plan) -> None:
 
 def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
     from topology.kafka import changes
+    from topology.ops import reconcile
 
     plan, configs = prepared.plan, prepared.configs
 
@@ -407,13 +467,10 @@ def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
         elif step.outcome is Outcome.FAILED:
             typer.echo(f"FAILED: {step.detail}", err=True)
 
-    report = applying.run(
-        plan,
-        execute,
-        guard=prepared.check,  # every change checked before the first one runs
-        on_start=started,
+    report = reconcile.execute(  # the guard checks every change before the first one runs
+        plan, prepared.planned, prepared.loaded.topology, execute, on_start=started,
         on_done=finished,
-    )
+    )  # fmt: skip
     _summarise(report)
 
 

@@ -27,6 +27,7 @@ from topology.plan.model import Plan
 
 if TYPE_CHECKING:
     from topology.permissions import Findings, Missing
+    from topology.runstate import Book
     from topology.spark.launch import Submission
 
 OBSERVE_TIMEOUT = 15.0
@@ -205,26 +206,68 @@ def _summary(findings: "Findings") -> str:
     )
 
 
-def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
-    """The specs of the topology's replication jobs running on this machine now."""
-    from topology import jobstate
+LEASE_MARGIN_S = 5.0  # beyond the lease's TTL, for clocks that disagree between machines
 
-    driver = jobstate.running_driver(loaded.topology.name)
-    return dict(driver.specs) if driver is not None else {}
+
+def run_book(loaded: Loaded, configs: dict[str, dict[str, str]] | None = None) -> "Book | None":
+    """What topo-runs.internal on the home cluster says about this topology (its jobs, lease,
+    status, stop requests); None before the first apply made the topic, or without flows."""
+    from topology.errors import TopicNotFoundError
+    from topology.kafka.runlog import RunLog
+
+    home = loaded.topology.home
+    if home is None or loaded.topology.engine.runner == "none":
+        return None
+    settings = configs if configs is not None else client_configs(loaded)
+    try:
+        with RunLog(settings[home], loaded.topology.name, cluster=home) as log:
+            return log.read()
+    except TopicNotFoundError:
+        return None
+
+
+def lease_live(book: "Book", owner: str) -> bool:
+    """Does a driver hold the topology's lease and renew it? (Judged with this machine's
+    clock against the broker's timestamps, with a margin.)"""
+    from topology.runstate import TTL_MS
+
+    lease = book.lease(owner)
+    if lease is None or lease.released:
+        return False
+    return time.time() - lease.renewed_at_ms / 1000 <= TTL_MS / 1000 + LEASE_MARGIN_S
+
+
+def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
+    """The specs of the topology's replication jobs running now, on any machine: the jobs
+    published in topo-runs.internal while a driver holds the lease and no stop applies."""
+    from topology.jobs import JobsFormatError, read_document
+
+    owner = loaded.topology.name
+    book = run_book(loaded)
+    if book is None or not lease_live(book, owner) or book.stop_applies(owner):
+        return {}
+    entry = book.jobs(owner)
+    if entry is None:
+        return {}
+    try:
+        jobs = read_document(entry.value)
+    except JobsFormatError:
+        return {}
+    return {spec.flow: spec.to_dict() for spec in jobs.specs}
 
 
 def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) -> Plan:
     """The plan, once the permissions it needs are checked (MissingPermissionsError if not)."""
-    from topology.plan import planner
+    from topology.ops import reconcile
 
-    plan = planner.plan(
+    plan = reconcile.plan_now(
         loaded.topology,
+        loaded.sha256,
         clusters,
-        topology_sha256=loaded.sha256,
-        allow_delete=allow_delete,
-        topo_version=__version__,
         running=running_specs(loaded),
-    )
+        allow_delete=allow_delete,
+        version=__version__,
+    ).plan
     check_permissions(loaded, clusters, plan)
     return plan
 

@@ -1,6 +1,8 @@
 """`topo status FILE [--json]`: each flow's state, records and bytes copied, lag, recent
-throughput and end-to-end latency (from heartbeats), read from the running driver's status
-file and from the target clusters."""
+throughput and end-to-end latency (from heartbeats), and the changes the running driver made
+to follow its sources. Read from topo-runs.internal on the topology's home cluster, where the
+driver publishes its status every two seconds, so it works from any machine that reaches the
+clusters; a status older than 15 s (by the broker's clock) is said to be stale."""
 
 import json
 import statistics
@@ -10,9 +12,9 @@ from typing import Annotated, Any
 import typer
 
 from topology.jobs import JobSpec
-from topology.jobstate import Driver
 
 STALE_AFTER = 15.0  # seconds without a status update: the driver is not making progress
+CHANGES_SHOWN = 10
 
 
 def status(
@@ -22,22 +24,25 @@ def status(
     ] = False,
 ) -> None:
     """Show how replication is doing: per flow state, records, bytes, lag, rate, latency."""
-    from topology import jobstate
     from topology.cli import live
     from topology.jobs import specs_of
 
     loaded = live.load(file)
     owner = loaded.topology.name
-    driver = jobstate.running_driver(owner)
-    reported = jobstate.status(owner) if driver is not None else None
-    flows = {f["flow"]: f for f in (reported or {}).get("flows", [])}
+    configs = live.client_configs(loaded)
+    book = live.run_book(loaded, configs)
+    entry = book.status(owner) if book is not None else None
+    running = book is not None and live.lease_live(book, owner)
+    reported = entry.value if entry is not None else None
+    flows = {f["flow"]: f for f in (reported or {}).get("flows", [])} if running else {}
     specs = specs_of(loaded.topology)
-    latencies = _latencies(live.client_configs(loaded), specs) if driver is not None else {}
+    latencies = _latencies(configs, specs) if running else {}
     document = {
         "owner": owner,
-        "running": driver is not None,
-        "driver": _driver(driver, reported),
+        "running": running,
+        "driver": _driver(reported, entry.timestamp_ms if entry is not None else None),
         "flows": [_flow(spec, flows.get(spec.flow), latencies.get(spec.flow)) for spec in specs],
+        "changes": list((reported or {}).get("changes", [])),
     }
     if as_json:
         typer.echo(json.dumps(document, indent=2))
@@ -45,17 +50,19 @@ def status(
         typer.echo(_text(document))
 
 
-def _driver(driver: Driver | None, reported: dict[str, Any] | None) -> dict[str, Any] | None:
-    if driver is None:
+def _driver(reported: dict[str, Any] | None, published_ms: int | None) -> dict[str, Any] | None:
+    if reported is None:
         return None
-    updated = (reported or {}).get("updated_at")
+    age = None if published_ms is None else time.time() - published_ms / 1000
     return {
-        "pid": driver.driver_pid or driver.launcher_pid,
-        "runner": driver.runner,
-        "master": driver.master,
-        "started_at": driver.started_at,
-        "updated_at": updated,
-        "stale": updated is None or time.time() - updated > STALE_AFTER,
+        "host": str(reported.get("host", "?")),
+        "pid": int(reported.get("driver_pid", 0)),
+        "runner": reported.get("runner", "local"),
+        "master": str(reported.get("master", "?")),
+        "state": str(reported.get("state", "?")),
+        "started_at": float(reported.get("started_at", 0.0)),
+        "updated_at": reported.get("updated_at"),
+        "stale": age is None or age > STALE_AFTER,
     }
 
 
@@ -88,12 +95,13 @@ def _latencies(
     newest is (a flow whose heartbeats stopped arriving is not replicating)."""
     from topology.errors import TopoError
     from topology.kafka import heartbeats
+    from topology.naming import heartbeats_copy
 
     found = {}
     for spec in specs:
         if not spec.heartbeats:
             continue
-        topic = f"{spec.source}{spec.separator}{heartbeats.TOPIC}"
+        topic = heartbeats_copy(spec.source, spec.separator)
         try:
             recent = heartbeats.recent(configs[spec.target], topic, timeout=5)
         except TopoError:
@@ -111,13 +119,17 @@ def _latencies(
 def _text(document: dict[str, Any]) -> str:
     owner = document["owner"]
     driver = document["driver"]
-    if driver is None:
+    if driver is None or not document["running"]:
         lines = [f"Replication of {owner} is not running (`topo apply FILE` starts it)."]
+        if driver is not None:
+            lines[0] += (
+                f" Its last driver ({driver['host']}, pid {driver['pid']}) was {driver['state']}."
+            )
     else:
         up = time.time() - driver["started_at"]
         stale = "; NO RECENT STATUS: the driver may be stuck" if driver["stale"] else ""
-        lines = [f"Replication of {owner}: running ({driver['runner']}, {driver['master']}, "
-                 f"pid {driver['pid']}, up {_duration(up)}){stale}"]  # fmt: skip
+        where = f"{driver['host']} ({driver['runner']}, {driver['master']}, pid {driver['pid']}"
+        lines = [f"Replication of {owner}: running on {where}, up {_duration(up)}){stale}"]
     header = ("FLOW", "STATE", "TOPICS", "RECORDS", "BYTES", "LAG", "RECORDS/S", "MB/S", "LATENCY")
     rows = [header]
     for flow in document["flows"]:
@@ -135,6 +147,19 @@ def _text(document: dict[str, Any]) -> str:
     for flow in document["flows"]:
         if flow["error"]:
             lines.append(f"{flow['flow']}: {flow['error']}")
+    changes = document["changes"][-CHANGES_SHOWN:]
+    if changes:
+        lines += ["", "Changes the driver made to follow the sources (newest last):"]
+        for change in changes:
+            when = time.strftime("%H:%M:%S", time.localtime(change["at"]))
+            outcome = (
+                ""
+                if change["outcome"] == "done"
+                else f" [{change['outcome'].upper()}: {change['detail']}]"
+            )
+            what = f"{change['cluster']}: {change['action']} {change['resource']} {change['name']}"
+            why = f"{change['reason']}{outcome}"
+            lines.append(f"  {when}  {what} ({change['what']}): {why}")
     return "\n".join(lines)
 
 

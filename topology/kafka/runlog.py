@@ -16,7 +16,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Produ
 from topology import runstate
 from topology.errors import KafkaUnavailableError, TopicNotFoundError
 from topology.kafka import client
-from topology.naming import RUNS_TOPIC
+from topology.naming import RUNS_GROUPS, RUNS_TOPIC
 
 
 class RunLog:
@@ -89,7 +89,7 @@ class RunLog:
             settings = {
                 **client.quiet(self._config, self._consumer_error),
                 # Offsets come from assign(); the group id is never used to commit.
-                "group.id": f"topo-runs-{uuid.uuid4().hex}",
+                "group.id": f"{RUNS_GROUPS}{uuid.uuid4().hex}",
                 "enable.auto.commit": False,
                 "enable.partition.eof": True,
                 "auto.offset.reset": "earliest",  # an offset compacted away: the next one

@@ -31,7 +31,7 @@ from typing import Any
 from topology.apply import describe
 from topology.errors import TopoError
 from topology.model import Topology
-from topology.naming import STATE_TOPIC, remote_name
+from topology.naming import NEVER_DELETED, remote_name
 from topology.observed import Acl, Cluster, acl_key
 from topology.plan.model import PHASES, Action, Change, Plan, Resource
 from topology.plan.planner import copied_acl
@@ -181,8 +181,8 @@ class _Rules:
         why = self._deletes_allowed("a topic")
         if why is not None:
             return why
-        if change.name == STATE_TOPIC:
-            return "topo never deletes its state topic"
+        if change.name in NEVER_DELETED:
+            return "topo never deletes its state topics (every topology's state is in them)"
         return self._owned_here(cluster.owned.get(f"topic:{change.name}"), "topic")
 
     def delete_acl(self, change: Change, cluster: Cluster) -> str | None:

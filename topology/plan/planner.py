@@ -33,12 +33,15 @@ COMPACTED = {"cleanup.policy": "compact"}
 # timestamp minus the time the heartbeat was emitted is the flow's end-to-end latency.
 ARRIVAL_TIME = {"message.timestamp.type": "LogAppendTime"}
 # The run-state topic: a handful of small records, rewritten every few seconds (the lease, the
-# status); hourly segments and a low dirty ratio keep what a reader replays short.
+# status); hourly segments and a low dirty ratio keep what a reader replays short. The last
+# hour is never compacted: a lease race is decided by log order, and a reader must see it whole
+# (compaction keeps only the newest record of a key: a lost claim could outlive the winner's).
 RUNS_CONFIGS = {
     **COMPACTED,
     **ARRIVAL_TIME,
     "segment.ms": "3600000",
     "min.cleanable.dirty.ratio": "0.1",
+    "min.compaction.lag.ms": "3600000",
 }
 
 
@@ -484,6 +487,8 @@ class _Planner:
                 before={"edges": list(owned.edges)}, edges=owned.edges,
             )  # fmt: skip
             return
+        if owned.name in naming.NEVER_DELETED:
+            return  # every topology's state is in it, whichever created it
         why = _orphaned_because(owned, live_edges)
         if self.allow_delete:
             self._change(

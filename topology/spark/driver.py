@@ -1,21 +1,30 @@
 """topo's replication driver: the one program every runner submits (`spark-submit driver.py`).
 
-It runs one Spark query per edge of the topology and, in continuous mode, supervises them:
-- every 2 s it looks at each source's topics (names and partition counts); when they change it
-  plans the topics again and creates what is missing on the targets (remote topics with their
-  partitions and configs, grown partitions, ACLs: never a delete), then restarts the queries
-  whose topic list changed. So a topic created after apply is copied within seconds;
-- every second it writes heartbeats and `status.json` (records, bytes, lag, rates per flow);
-- a query that fails (a cluster down, say) is restarted from its checkpoint after a backoff;
-- SIGTERM stops every query cleanly and exits.
+It runs the job specs it is given (the jobs document `topo apply` published; it refuses one of
+another format and never re-derives them from the topology file, which it reads only for the
+clusters' connections and the plan), one Spark query per spec. First it takes the topology's
+lease in `topo-runs.internal` on the home cluster, so exactly one driver writes: a second one
+exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it then:
+- follows the sources through the same reconcile as `topo apply` (`ops.reconcile.follow`):
+  at once when a source's topics or partition counts change (looked at every 2 s), and every
+  10 s for configs and ACLs. What a running job may do on its own (create and grow copies,
+  sync configs and ACLs; never a delete) is executed and recorded, for `topo status`; queries
+  whose topic list changed are restarted, so a topic created after apply is copied in seconds;
+- every second writes heartbeats and `status.json`, renews its lease and looks for a stop
+  request (`topo stop`, from any machine); every 2 s publishes its status to topo-runs.internal;
+- restarts a query that fails (a cluster down, say) from its checkpoint after a backoff;
+- stops every query cleanly on SIGTERM or a stop request, releases the lease and exits 0.
 With `--mode once` each query copies what its source holds at start (availableNow) and the
 driver exits when all are done: 0 when every one succeeded.
 """
 
 import argparse
+import collections
 import hashlib
+import json
 import os
 import signal
+import socket
 import sys
 import threading
 import time
@@ -31,40 +40,54 @@ from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
 from topology.jobprogress import FlowStatus, first_line, lag, processed, progress_metrics
-from topology.jobs import specs_of
+from topology.jobs import JobsDocument, JobsFormatError, read_document
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.offsets import LogWriter
 from topology.kafka.topic_watch import TopicWatch
 from topology.model import Topology
+from topology.naming import offset_syncs_topic
 from topology.offsets import checkpoints
-from topology.offsets.rounds import Checkpointer
-from topology.plan.planner import offset_syncs_topic, plan, replicated_topics
+from topology.ops import reconcile
+from topology.ops.rounds import Checkpointer
+from topology.plan.planner import replicated_topics
 from topology.spark import query
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
+FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s)
+LEASE_EVERY = 2.0  # lease renewed, stop requests looked for, status published
+APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
+# Exit codes `topo run` reads (topology/ops/supervise.py).
+LEASE_HELD = 75  # another driver holds this topology's lease
+FATAL = 3  # the jobs or the topology cannot be run: retrying cannot help
 PROGRESS_FLUSH = 2.0  # seconds the loop waits for its progress records; retried next second
 
 
 class Replicator:
     def __init__(
-        self, spark: SparkSession, topology: Topology, folder: Path, once: bool, report: Any
+        self,
+        spark: SparkSession,
+        topology: Topology,
+        jobs: JobsDocument,
+        folder: Path,
+        once: bool,
+        report: Any,
+        configs: dict[str, dict[str, str]],
     ) -> None:
         self.spark = spark
         self.topology = topology
+        self.jobs = jobs
         self.folder = folder
         self.once = once
         self.report = report
-        base = Path(topology.file).parent
-        self.configs = {
-            name: client_config(cluster, os.environ, base=base)
-            for name, cluster in topology.clusters.items()
-        }
+        self.configs = configs
         self.java = {name: java_client_config(c) for name, c in self.configs.items()}
-        self.specs = {spec.flow: spec for spec in specs_of(topology)}
+        self.specs = {spec.flow: spec for spec in jobs.specs}
+        self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
+        self.publish: Any = None  # set by main: publishes the status to topo-runs.internal
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.queries: dict[str, StreamingQuery] = {}
@@ -79,22 +102,34 @@ class Replicator:
     # -- topics ---------------------------------------------------------------------------------
 
     def sync_topics(self) -> dict[str, dict[str, str]]:
-        """Create what the targets lack for the topics the sources have now; each flow's topic
-        map (source -> remote) of the topics whose remote exists."""
-        clusters = inventory.observe_all(self.configs)
-        running = {flow: spec.to_dict() for flow, spec in self.specs.items()}
-        wanted = plan(self.topology, clusters, topology_sha256="0" * 64, running=running)
-        failed: set[tuple[str, str]] = set()
-        for change in wanted.changes:
-            if not change.unattended:
-                continue
-            try:
-                changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
-                self.report(f"{change.action} {change.resource} {change.name} on {change.cluster}")
-            except TopoError as problem:
-                failed.add((change.cluster, change.name))
-                self.report(f"could not {change.action} {change.resource} {change.name}: {problem}")
-        maps = replicated_topics(self.topology, clusters)
+        """Follow the sources (`ops.reconcile.follow`, the reconcile `topo apply` runs): make
+        what a running job may make on its own, record each change; each flow's topic map
+        (source -> remote) of the topics whose remote exists."""
+        observed: dict[str, Any] = {}
+
+        def observe() -> dict[str, Any]:
+            observed.update(inventory.observe_all(self.configs))
+            return observed
+
+        def run_change(change: Any) -> None:
+            changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
+
+        followed = reconcile.follow(
+            self.topology,
+            self.jobs.topology_sha256,
+            observe=observe,
+            run_change=run_change,
+            running={flow: spec.to_dict() for flow, spec in self.specs.items()},
+        )
+        for applied in followed.applied:
+            self.applied.append(applied.to_dict())
+            what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
+            if applied.outcome == "done":
+                self.report(f"{what} ({applied.reason})")
+            else:
+                self.report(f"could not {what}: {applied.detail or applied.outcome}")
+        failed = followed.failed
+        maps = replicated_topics(self.topology, observed)
         return {
             flow: {
                 source: remote
@@ -119,7 +154,7 @@ class Replicator:
             topic_map=topic_map,
             source_options=self.java[spec.source],
             target_options=self.java[spec.target],
-            checkpoint=str(self.folder / jobstate.CHECKPOINTS / spec.slug),
+            checkpoint=checkpoint_location(self.topology, self.folder, spec.slug),
             once=self.once,
             target_client=self.configs[spec.target],
             owner=self.topology.name,
@@ -182,9 +217,12 @@ class Replicator:
         self.maps = self.sync_topics()
         for flow in self.specs:
             self.start_query(flow)
-        last_line = 0.0
+        last_line = next_lease = 0.0
         while self.queries and not self.stopping:
             now = time.monotonic()
+            if now >= next_lease and self.publish is not None:
+                next_lease = now + LEASE_EVERY
+                self.publish("running")  # the lease renewed: a long copy keeps it
             for flow in list(self.queries):
                 self.collect(flow)
                 self.check(flow, now)
@@ -215,9 +253,19 @@ class Replicator:
         watches = {name: TopicWatch(self.configs[name]) for name in sources}
         emitter = Emitter(self.configs)
         shapes: dict[str, dict[str, int]] = {}
-        due = {"beat": 0.0, "watch": 0.0, "status": 0.0, "offsets": time.monotonic() + 5}
+        due = {"beat": 0.0, "watch": 0.0, "status": 0.0, "offsets": time.monotonic() + 5,
+               "follow": time.monotonic() + FOLLOW_EVERY, "lease": 0.0}  # fmt: skip
         while not self.stopping:
             now = time.monotonic()
+            if now >= due["lease"]:
+                due["lease"] = now + LEASE_EVERY
+                if self.publish is not None:
+                    self.publish("running")
+                if self.stopping:
+                    break
+            if now >= due["follow"]:
+                due["follow"] = now + FOLLOW_EVERY
+                shapes = {}  # re-plan now, even when no topic or partition count changed
             if now >= due["beat"]:
                 due["beat"] = now + HEARTBEAT_EVERY
                 for spec in self.specs.values():
@@ -318,20 +366,25 @@ class Replicator:
             for line in done.lines():
                 self.report(line)
 
-    def write_status(self, state: str) -> None:
+    def status_document(self, state: str) -> dict[str, Any]:
         now = time.monotonic()
-        jobstate.write_json(
-            self.folder / jobstate.STATUS,
-            {
-                "owner": self.topology.name,
-                "mode": "once" if self.once else "continuous",
-                "state": state,
-                "driver_pid": os.getpid(),
-                "started_at": self.started_at,
-                "updated_at": time.time(),
-                "flows": [status.to_dict(now) for status in self.flows.values()],
-            },
-        )
+        return {
+            "owner": self.topology.name,
+            "mode": "once" if self.once else "continuous",
+            "state": state,
+            "host": socket.gethostname(),
+            "driver_pid": os.getpid(),
+            "runner": self.topology.engine.runner,
+            "master": self.topology.engine.master,
+            "jobs_published_at": self.jobs.published_at,
+            "started_at": self.started_at,
+            "updated_at": time.time(),
+            "flows": [status.to_dict(now) for status in self.flows.values()],
+            "changes": list(self.applied),
+        }
+
+    def write_status(self, state: str) -> None:
+        jobstate.write_json(self.folder / jobstate.STATUS, self.status_document(state))
 
 
 def _load(file: str, sha256: str) -> Topology:
@@ -344,6 +397,30 @@ def _load(file: str, sha256: str) -> Topology:
     return analysis.topology
 
 
+def _jobs(file: str, topology: Topology, sha256: str) -> JobsDocument:
+    """The jobs document `topo run` wrote: this format, for this topology as it is now."""
+    try:
+        data = json.loads(Path(file).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as problem:
+        raise JobsFormatError(f"cannot read the jobs document {file}: {problem}") from None
+    jobs = read_document(data)
+    if jobs.owner != topology.name or jobs.topology_sha256 != sha256:
+        raise JobsFormatError(
+            f"the jobs document {file} was published for another topology or another version "
+            f"of {topology.file}; run `topo apply` again"
+        )
+    return jobs
+
+
+def checkpoint_location(topology: Topology, folder: Path, slug: str) -> str:
+    """Where a flow's Spark checkpoint lives: under `engine.checkpoints` (any Hadoop URI, one
+    folder per topology and flow), else in the driver's state folder on this machine."""
+    base = topology.engine.checkpoints
+    if base is None:
+        return str(folder / jobstate.CHECKPOINTS / slug)
+    return f"{base.rstrip('/')}/{topology.name}/{slug}"
+
+
 def _record_pid(folder: Path) -> None:
     """Add this program's pid to driver.json, which the launcher wrote: `topo stop` signals it."""
     recorded = jobstate.read_json(folder / jobstate.DRIVER)
@@ -351,11 +428,77 @@ def _record_pid(folder: Path) -> None:
         jobstate.write_json(folder / jobstate.DRIVER, {**recorded, "driver_pid": os.getpid()})
 
 
+class _RunState:
+    """The driver's side of topo-runs.internal: its lease, renewed with every status it
+    publishes, and the stop requests it obeys. A driver that cannot renew its lease for
+    SELF_FENCE seconds stops writing: by then another may hold it."""
+
+    SELF_FENCE = 10.0
+
+    def __init__(self, topology: Topology, configs: dict[str, dict[str, str]], report: Any):
+        from topology.kafka.runlog import RunLog
+        from topology.ops.lease import Leaseholder, holder_id
+
+        home = topology.home
+        assert home is not None  # a topology with jobs has edges
+        self.owner = topology.name
+        self.report = report
+        self.log = RunLog(configs[home], topology.name, cluster=home)
+        self.lease = Leaseholder(self.log, topology.name, holder_id(), report)
+        self.renewed = time.monotonic()
+        self.fenced = False
+        self.problem = ""
+
+    def acquire(self) -> bool:
+        return self.lease.acquire(wait=False, should_stop=lambda: True)
+
+    def publish(self, replicator: "Replicator", state: str) -> None:
+        """Renew the lease, obey a stop request, publish the status. Called every 2 s."""
+        try:
+            if not self.lease.renew():
+                self.report("another driver took this topology's lease; stopping (it writes now)")
+                self.fenced = replicator.stopping = True
+                return
+            self.renewed = time.monotonic()
+            book = self.log.read()
+            if book.stop_applies(self.owner):
+                stop = book.stop(self.owner)
+                who = stop.value.get("by", "?") if stop is not None else "?"
+                self.report(f"stop requested by {who}; stopping")
+                replicator.stopping = True
+                state = "stopping"
+            self.log.write("status", replicator.status_document(state))
+            self.problem = ""
+        except TopoError as problem:
+            if str(problem) != self.problem:
+                self.report(f"topo-runs.internal: {first_line(str(problem))}")
+                self.problem = str(problem)
+            if time.monotonic() - self.renewed > self.SELF_FENCE:
+                self.report(
+                    f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s; "
+                    "stopping so that no two drivers write"
+                )
+                self.fenced = replicator.stopping = True
+
+    def finish(self, replicator: "Replicator", state: str) -> None:
+        """The last status, then the lease released (not when fenced: it is another's)."""
+        if self.fenced:
+            return
+        try:
+            self.log.write("status", replicator.status_document(state))
+            self.lease.release()
+        except TopoError as problem:
+            self.report(f"topo-runs.internal: {first_line(str(problem))}")
+        finally:
+            self.log.close()
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="topo-driver")
     parser.add_argument("--state", required=True)
     parser.add_argument("--topology", required=True)
     parser.add_argument("--sha256", required=True)
+    parser.add_argument("--jobs", required=True, help="the jobs document to run")
     parser.add_argument("--mode", choices=("once", "continuous"), required=True)
     args = parser.parse_args(argv)
     folder = Path(args.state)
@@ -365,12 +508,26 @@ def main(argv: list[str]) -> int:
 
     try:
         topology = _load(args.topology, args.sha256)
+        jobs = _jobs(args.jobs, topology, args.sha256)
+        base = Path(topology.file).parent
+        configs = {
+            name: client_config(cluster, os.environ, base=base)
+            for name, cluster in topology.clusters.items()
+        }
+        run_state = _RunState(topology, configs, report)
+        if not run_state.acquire():
+            return LEASE_HELD
+    except JobsFormatError as problem:
+        report(f"error: {problem}")
+        return FATAL
     except (OSError, TopoError) as problem:
         report(f"error: {problem}")
         return 1
     _record_pid(folder)
     spark = SparkSession.builder.getOrCreate()
-    replicator = Replicator(spark, topology, folder, args.mode == "once", report)
+    once = args.mode == "once"
+    replicator = Replicator(spark, topology, jobs, folder, once, report, configs)
+    replicator.publish = lambda state: run_state.publish(replicator, state)
 
     def on_term(_signum: int, _frame: object) -> None:
         replicator.stopping = True
@@ -379,11 +536,15 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, on_term)
     try:
         code = replicator.run_once() if replicator.once else replicator.run_continuously()
+        final = "done" if once and code == 0 else ("failed" if code else "stopped")
     except TopoError as problem:
         report(f"error: {problem}")
         replicator.write_status("failed")
-        code = 1
+        code, final = 1, "failed"
+    run_state.finish(replicator, final)
     spark.stop()
+    if run_state.fenced:
+        return LEASE_HELD
     return code
 
 

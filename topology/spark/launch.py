@@ -1,12 +1,17 @@
 """Start, run and stop the replication driver with `spark-submit`, for both runners.
 
 The `local` runner submits to `local[*]` on this machine; the `spark` runner to the master
-URL the topology names. Everything else is the same command, so outgrowing one machine is one
-setting. A continuous driver runs detached (its own session, output in driver.log); `--once`
-runs in the foreground and relays the driver's progress lines.
+URL the topology names (client mode: the driver runs here, executors on the workers).
+Everything else is the same command, so outgrowing one machine is one setting.
+
+`spawn` starts the driver on a jobs document and returns a handle `topo run` supervises
+(`ops.supervise`); `start_supervisor` starts `topo run` itself detached, the local runner's
+background mode (output in driver.log); `--once` runs the driver in the foreground and relays
+its progress lines.
 """
 
 import contextlib
+import json
 import os
 import re
 import signal
@@ -19,7 +24,7 @@ from pathlib import Path
 
 from topology import jobstate, paths
 from topology.errors import TopoError
-from topology.jobs import JobSpec
+from topology.jobs import JobsDocument, JobSpec
 from topology.spark import installed
 from topology.spark.conf import BASE_CONF
 from topology.spark.interceptor import interceptor_jar
@@ -47,7 +52,9 @@ def _spark_submit() -> str:
     return str(Path(_find_spark_home()) / "bin" / "spark-submit")  # type: ignore[no-untyped-call]
 
 
-def command(submission: Submission, mode: str, report: Callable[[str], None]) -> list[str]:
+def command(
+    submission: Submission, mode: str, report: Callable[[str], None], jobs: Path
+) -> list[str]:
     """The spark-submit command line. Spark settings go in a private properties file, not on
     the command line: any user of the machine can read a process's arguments, and a setting
     (an object store's key, say) may be a secret."""
@@ -68,10 +75,19 @@ def command(submission: Submission, mode: str, report: Callable[[str], None]) ->
             "--properties-file", str(settings), "--load-spark-defaults",
             "--jars", ",".join(str(jar) for jar in jars)]  # fmt: skip
     topology = ["--topology", submission.topology_file, "--sha256", submission.topology_sha256]
-    return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode, *topology]
+    return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode, *topology,
+            "--jobs", str(jobs)]  # fmt: skip
 
 
 SPARK_PROPERTIES = "spark.properties"
+JOBS = "jobs.json"  # the jobs document the driver runs, as `topo run` got it
+
+
+def write_jobs(owner: str, jobs: JobsDocument) -> Path:
+    """The jobs document in the job's private folder, for the driver to read."""
+    path = private_folder(owner) / JOBS
+    paths.write_private(path, json.dumps(jobs.to_dict(), indent=2, sort_keys=True) + "\n")
+    return path
 
 
 def private_folder(owner: str) -> Path:
@@ -104,59 +120,120 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def start(submission: Submission, report: Callable[[str], None]) -> jobstate.Driver:
-    """Start the continuous driver detached; return once it reports its flows running."""
-    try:
-        return _start(submission, report)
-    finally:
-        _forget_settings(submission.owner)  # read by spark-submit by now, or never will be
+class SparkDriver:
+    """A driver spark-submit runs, as `topo run` supervises it (`ops.supervise.Driver`)."""
+
+    def __init__(self, owner: str, process: "subprocess.Popen[bytes]") -> None:
+        self.owner = owner
+        self.process = process
+        self.settings_read = False
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def poll(self) -> int | None:
+        """The exit code once exited. The Spark settings file goes as soon as the driver
+        program runs (spark-submit has read it by then), or spark-submit has exited."""
+        code = self.process.poll()
+        if not self.settings_read:
+            recorded = jobstate.recorded_driver(self.owner)
+            if code is not None or (recorded is not None and recorded.driver_pid is not None):
+                _forget_settings(self.owner)
+                self.settings_read = True
+        return code
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> int:
+        """SIGTERM to the driver program (it stops its queries and releases its lease), the
+        whole process group killed if it has not exited within `timeout`."""
+        if self.process.poll() is None:
+            recorded = jobstate.recorded_driver(self.owner)
+            target = recorded.driver_pid if recorded and recorded.driver_pid else self.pid
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(target, signal.SIGTERM)
+            try:
+                return self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.pid, signal.SIGKILL)
+        return self.process.wait()
 
 
-def _start(submission: Submission, report: Callable[[str], None]) -> jobstate.Driver:
+def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> SparkDriver:
+    """Start the continuous driver on `jobs` (its own process group, output inherited: `topo
+    run` logs to stdout), recorded in driver.json for `topo stop` on this machine."""
     folder = private_folder(submission.owner)
-    args = command(submission, "continuous", report)
+    args = command(submission, "continuous", report, write_jobs(submission.owner, jobs))
     (folder / jobstate.STATUS).unlink(missing_ok=True)
-    with (folder / jobstate.LOG).open("ab") as log:
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
-                                   stderr=subprocess.STDOUT, env=_environment(),
+    try:
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=_environment(),
                                    start_new_session=True)  # fmt: skip
-    driver = jobstate.Driver(
-        launcher_pid=process.pid,
-        driver_pid=None,
-        mode="continuous",
-        runner=submission.runner,
-        master=submission.master,
-        topology_file=submission.topology_file,
-        topology_sha256=submission.topology_sha256,
-        started_at=time.time(),
-        specs={spec.flow: spec.to_dict() for spec in submission.specs},
+    except BaseException:
+        _forget_settings(submission.owner)
+        raise
+    jobstate.write_driver(
+        submission.owner,
+        jobstate.Driver(
+            launcher_pid=os.getpid(),  # `topo run`: stopping it stops the driver
+            driver_pid=None,
+            mode="continuous",
+            runner=submission.runner,
+            master=submission.master,
+            topology_file=submission.topology_file,
+            topology_sha256=jobs.topology_sha256,
+            started_at=time.time(),
+            specs={spec.flow: spec.to_dict() for spec in jobs.specs},
+            submit_pid=process.pid,
+        ),
     )
-    jobstate.write_driver(submission.owner, driver)
-    report(f"starting the replication driver ({submission.runner}, {submission.master}); "
+    return SparkDriver(submission.owner, process)
+
+
+def start_supervisor(
+    owner: str, topology_file: str, report: Callable[[str], None], published_at: float
+) -> int:
+    """The local runner's background mode: `topo run FILE` started detached (its output in
+    driver.log); returns once its driver reports running on the jobs published at
+    `published_at`. The supervisor restarts a crashed driver with backoff."""
+    folder = private_folder(owner)
+    with (folder / jobstate.LOG).open("ab") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "topology", "run", topology_file],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            env=_environment(), start_new_session=True,
+        )  # fmt: skip
+    report(f"starting the replication supervisor (`topo run`, pid {process.pid}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip
-    _wait_until_running(submission.owner, process, folder)
-    return driver
+    wait_until_running(owner, published_at, process.poll, folder)
+    return process.pid
 
 
-def _wait_until_running(owner: str, process: "subprocess.Popen[bytes]", folder: Path) -> None:
+def wait_until_running(
+    owner: str, published_at: float, exited: Callable[[], int | None], folder: Path
+) -> None:
+    """Until the driver of this machine reports running on the jobs published at
+    `published_at` (TopoError when the supervisor exits or time runs out)."""
     deadline = time.monotonic() + STARTUP_TIMEOUT
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise TopoError(
-                f"the replication driver exited ({process.returncode}): {_last_line(folder)}"
-            )
+        code = exited()
+        if code is not None:
+            raise TopoError(f"the replication supervisor exited ({code}): {_last_line(folder)}")
         status = jobstate.status(owner)
-        if status is not None and status.get("state") == "running":
+        if (
+            status is not None
+            and status.get("state") == "running"
+            and status.get("jobs_published_at") == published_at
+        ):
             return
         time.sleep(0.5)
     raise TopoError(f"the replication driver did not start in {STARTUP_TIMEOUT:.0f}s; see "
                     f"{folder / jobstate.LOG}")  # fmt: skip
 
 
-def run_once(submission: Submission, report: Callable[[str], None]) -> int:
+def run_once(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> int:
     """Copy what the sources hold now; the driver's progress lines are relayed to `report`."""
     try:
-        code = _run_once(submission, report)
+        code = _run_once(submission, write_jobs(submission.owner, jobs), report)
     finally:
         _forget_settings(submission.owner)
     if code != 0:
@@ -167,9 +244,9 @@ def run_once(submission: Submission, report: Callable[[str], None]) -> int:
     return code
 
 
-def _run_once(submission: Submission, report: Callable[[str], None]) -> int:
+def _run_once(submission: Submission, jobs: Path, report: Callable[[str], None]) -> int:
     folder = private_folder(submission.owner)
-    args = command(submission, "once", report)
+    args = command(submission, "once", report, jobs)
     with (folder / jobstate.LOG).open("ab") as log:
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=log, env=_environment(), text=True)  # fmt: skip
@@ -190,14 +267,14 @@ def _run_once(submission: Submission, report: Callable[[str], None]) -> int:
 
 
 def stop(owner: str, report: Callable[[str], None]) -> bool:
-    """Stop the running driver cleanly (SIGTERM to the driver program, which stops its
-    queries); kill its process group if it has not exited within a minute. False when none
-    was running."""
+    """Stop the replication supervised on this machine: SIGTERM to `topo run` (which stops its
+    driver cleanly); its process group killed if it has not exited in a minute. False when none
+    was running here. (`topo stop` asks through topo-runs.internal first, from any machine.)"""
     driver = jobstate.running_driver(owner)
     if driver is None:
         return False
-    report(f"stopping the replication driver of {owner} (pid {driver.driver_pid})")
-    target = driver.driver_pid or driver.launcher_pid
+    report(f"stopping the replication supervisor of {owner} (pid {driver.launcher_pid})")
+    target = driver.launcher_pid
     with contextlib.suppress(ProcessLookupError):
         os.kill(target, signal.SIGTERM)
     deadline = time.monotonic() + STOP_TIMEOUT
@@ -205,8 +282,9 @@ def stop(owner: str, report: Callable[[str], None]) -> bool:
         time.sleep(0.3)
     if jobstate.alive(driver.launcher_pid):
         report("the driver did not stop in time; killing it (its checkpoints are kept)")
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(driver.launcher_pid, signal.SIGKILL)
+        for group in (driver.submit_pid, driver.launcher_pid):
+            with contextlib.suppress(ProcessLookupError, PermissionError, TypeError):
+                os.killpg(group, signal.SIGKILL)  # type: ignore[arg-type]
     (jobstate.folder(owner) / jobstate.DRIVER).unlink(missing_ok=True)
     return True
 

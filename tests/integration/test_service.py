@@ -1,0 +1,233 @@
+"""Replication as a service: `topo run` supervising the driver on the jobs `topo apply`
+published, status and stop from another machine (another state folder), one writer per
+topology, and the sources followed while running. Real lab clusters, real Spark."""
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from confluent_kafka.admin import AdminClient, ConfigResource
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.helpers import RECENT_MS, run_topo
+from tests.integration.test_replication import contents, expected, varied, wait_for
+from topology.kafka import records
+from topology.kafka.records import Record
+
+if TYPE_CHECKING:
+    from tests.spark_cluster import StandaloneSpark
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+class Machine:
+    """topo as run on one machine: its own state folder, nothing shared but the clusters."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.env = {**os.environ, "TOPO_STATE_DIR": str(folder)}
+        self.folder = folder
+
+    def topo(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return run_topo(*args, env=self.env)
+
+    def start_run(self, file: Path, log: Path) -> "subprocess.Popen[bytes]":
+        """`topo run FILE` in the foreground of its own session, its output in `log`."""
+        with log.open("wb") as out:
+            return subprocess.Popen(
+                [sys.executable, "-m", "topology", "run", str(file)],
+                stdout=out, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
+            )  # fmt: skip
+
+
+def _wait_for_line(log: Path, text: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in log.read_text(errors="replace"):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"{text!r} not in {log} after {timeout}s:\n{log.read_text()[-3000:]}")
+
+
+def _topic_config(config: dict[str, str], topic: str, name: str) -> str | None:
+    admin = AdminClient(config)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
+    described = admin.describe_configs([resource])[resource].result(30)
+    entry = described.get(name)
+    return None if entry is None else entry.value
+
+
+def _set_topic_config(config: dict[str, str], topic: str, name: str, value: str) -> None:
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
+
+    admin = AdminClient(config)
+    entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
+    resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[entry])
+    admin.incremental_alter_configs([resource])[resource].result(30)
+
+
+def _status(machine: Machine, file: Path) -> dict[str, Any]:
+    import json
+
+    done = machine.topo("status", str(file), "--json")
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    return document
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Iterator[list["subprocess.Popen[bytes]"]]:
+    started: list[subprocess.Popen[bytes]] = []
+    yield started
+    for process in started:  # a failed test leaves nothing running
+        if process.poll() is None:
+            os.killpg(process.pid, 9)
+    for folder in tmp_path.glob("machine-*"):
+        from tests.conftest import _stop_replication
+
+        _stop_replication(folder)
+
+
+def test_a_supervised_run_is_watched_followed_fenced_and_stopped_from_anywhere(
+    tmp_path: Path, lab: dict[str, dict[str, str]], runs: list["subprocess.Popen[bytes]"]
+) -> None:
+    src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    prefix = f"sv{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}-orders"
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 12, 2))
+    file = tmp_path / f"{prefix}.yaml"
+    file.write_text(
+        "version: 1\n"
+        "engine: {runner: external}\n"
+        "clusters:\n"
+        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
+        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
+        "defaults:\n  replication_factor: 1\n"
+        f'  topics: {{include: ["{prefix}-.*"]}}\n'
+        "flows:\n  - mirror: {from: src, to: dst}\n"
+    )
+    operator, first, second = (Machine(tmp_path / f"machine-{n}") for n in ("op", "a", "b"))
+
+    # Apply publishes the jobs and runs nothing itself (runner external).
+    applied = operator.topo("apply", str(file), "--auto-approve")
+    assert applied.returncode == 0, applied.stderr
+    assert "published 1 job(s) to topo-runs.internal on dst" in applied.stderr
+    assert "the `topo run` you supervise picks them up" in applied.stderr
+
+    # The supervised `topo run` on machine a picks them up and copies, record by record.
+    log_a = tmp_path / "run-a.log"
+    runs.append(first.start_run(file, log_a))
+    _wait_for_line(log_a, "starting the driver (generation")
+    copied = wait_for(dst, f"src.{topic}", 12)
+    assert contents(copied) == expected(records.read_topic(src, topic), "src")
+
+    # Status from another machine: read from topo-runs.internal, not from a local file.
+    deadline = time.monotonic() + 60
+    status = _status(operator, file)
+    while (not status["running"] or status["flows"][0]["records"] < 12) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(1)
+        status = _status(operator, file)
+    assert status["running"] is True
+    assert status["driver"]["state"] == "running" and not status["driver"]["stale"]
+    assert status["flows"][0]["state"] == "running" and status["flows"][0]["records"] >= 12
+    assert not (operator.folder / prefix).exists()  # nothing of it on the operator's machine
+
+    # A second `topo run` for the same topology waits: one driver writes.
+    log_b = tmp_path / "run-b.log"
+    runs.append(second.start_run(file, log_b))
+    _wait_for_line(log_b, "holds this topology's lease")
+    more = [Record(topic, i % 2, f"more-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(20)]
+    records.produce(src, more)
+    everything = records.read_topic(src, topic)
+    wait_for(dst, f"src.{topic}", len(everything))
+    time.sleep(3)  # a second writer's duplicates would have arrived by now
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
+    assert "starting the driver" not in log_b.read_text()
+
+    # A source config change reaches the copy within seconds, recorded as the driver's change.
+    _set_topic_config(src, topic, "retention.ms", "86400001")
+    deadline = time.monotonic() + 60
+    while _topic_config(dst, f"src.{topic}", "retention.ms") != "86400001":
+        assert time.monotonic() < deadline, "the config change was not followed in 60 s"
+        time.sleep(1)
+    deadline = time.monotonic() + 30
+    changes: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not changes:
+        changes = [
+            c for c in _status(operator, file)["changes"]
+            if c["name"] == f"src.{topic}" and c["resource"] == "topic_config"
+        ]  # fmt: skip
+        time.sleep(1)
+    assert changes and changes[-1]["outcome"] == "done" and changes[-1]["cluster"] == "dst"
+    assert "retention.ms" in changes[-1]["what"] and "86400001" in changes[-1]["what"]
+    assert "retention.ms" in operator.topo("status", str(file)).stdout
+
+    # Stop from the operator's machine: both supervisors end cleanly, the lease is released.
+    stopped = operator.topo("stop", str(file))
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Stopped the replication" in stopped.stdout
+    assert runs[0].wait(90) == 0 and runs[1].wait(90) == 0
+    assert "stop requested" in log_a.read_text()
+    assert _status(operator, file)["running"] is False
+
+
+def test_continuous_replication_on_a_standalone_spark_cluster_survives_a_lost_worker(
+    tmp_path: Path,
+    lab: dict[str, dict[str, str]],
+    spark_cluster: "StandaloneSpark",
+    runs: list["subprocess.Popen[bytes]"],
+) -> None:
+    from tests import spark_cluster as standalone
+
+    src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    prefix = f"sw{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}-payments"
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 10, 2))
+    file = tmp_path / f"{prefix}.yaml"
+    file.write_text(
+        "version: 1\n"
+        f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n"
+        "  spark_conf: {spark.executor.memory: 512m, spark.cores.max: 2}\n"
+        f"  checkpoints: {(tmp_path / 'shared-checkpoints').as_uri()}\n"
+        "clusters:\n"
+        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
+        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
+        "defaults:\n  replication_factor: 1\n"
+        f'  topics: {{include: ["{prefix}-.*"]}}\n'
+        "flows:\n  - mirror: {from: src, to: dst}\n"
+    )
+    here, elsewhere = Machine(tmp_path / "machine-here"), Machine(tmp_path / "machine-else")
+
+    # The local machine runs `topo run` in the background; the queries run on the cluster.
+    applied = here.topo("apply", str(file), "--auto-approve")
+    assert applied.returncode == 0, applied.stderr
+    assert "starting the replication supervisor" in applied.stderr
+    wait_for(dst, f"src.{topic}", 10)
+    active = [app["name"] for app in spark_cluster.status().get("activeapps", [])]
+    assert f"topo-{prefix}" in active
+    assert (tmp_path / "shared-checkpoints" / prefix / "src--dst").is_dir()
+
+    # The worker (and its executors) is lost mid-stream; a new one joins; nothing is lost.
+    stream = [Record(topic, i % 2, f"s-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(60)]
+    records.produce(src, stream[:30])
+    standalone.replace_worker(spark_cluster)
+    records.produce(src, stream[30:])
+    everything = records.read_topic(src, topic)
+    copied = wait_for(dst, f"src.{topic}", len(everything), timeout=180)
+    assert set(expected(everything, "src")) <= set(contents(copied))  # at-least-once: no loss
+
+    # Stopped from another machine's state folder.
+    stopped = elsewhere.topo("stop", str(file))
+    assert stopped.returncode == 0, stopped.stderr
+    assert "Stopped the replication" in stopped.stdout
+    assert _status(elsewhere, file)["running"] is False

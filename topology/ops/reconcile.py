@@ -1,0 +1,199 @@
+"""Reconcile: observe the clusters, plan, check, execute. The one path `topo apply` and the
+running replication driver share.
+
+`topo apply` plans everything (deletes too, with `--allow-delete`), shows the plan and asks;
+the driver, every few seconds while it runs, plans the same way and executes only what a
+running job may do on its own (`Change.unattended`: new remote topics, grown partitions,
+configs and ACLs that follow the source; never a delete, never a job start or stop). Either way
+the plan comes from `planner.plan`, `plan.guard` checks every change against the clusters just
+read before the first one runs, and `apply.run` executes them in order and accounts for each.
+
+The adapters are injected: `observe` reads the clusters, `run_change` executes one change. So
+this module is tested without Kafka, and it never imports the Kafka adapter.
+"""
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from topology import apply as applying
+from topology.errors import TopoError
+from topology.model import Topology
+from topology.observed import Cluster
+from topology.plan import guard, planner, saved
+from topology.plan.model import Change, Plan
+
+Observe = Callable[[], Mapping[str, Cluster]]
+RunChange = Callable[[Change], None]
+
+
+class StalePlanError(TopoError):
+    """The clusters or the topology changed after the saved plan was made."""
+
+
+@dataclass(frozen=True)
+class Planned:
+    """A plan and what it was made from: the clusters as read, for the guard."""
+
+    plan: Plan
+    observed: Mapping[str, Cluster]
+
+    def check(self, plan: Plan, topology: Topology) -> None:
+        """Refuse (GuardError) any change of `plan` the planner would not make now."""
+        guard.check(plan, topology=topology, observed=self.observed, expected=self.plan)
+
+
+def plan_now(
+    topology: Topology,
+    sha256: str,
+    observed: Mapping[str, Cluster],
+    *,
+    running: Mapping[str, Mapping[str, Any]],
+    allow_delete: bool = False,
+    version: str = "",
+) -> Planned:
+    """The plan for the clusters as observed, with the replication jobs now running."""
+    plan = planner.plan(
+        topology,
+        dict(observed),
+        topology_sha256=sha256,
+        allow_delete=allow_delete,
+        topo_version=version,
+        running=running,
+    )
+    return Planned(plan, observed)
+
+
+def check_current(saved_plan: Plan, fresh: Plan, file: str) -> None:
+    """Refuse a saved plan that is not exactly the plan topo makes now (StalePlanError)."""
+    if fresh.observed_sha256 != saved_plan.observed_sha256:
+        now = ", ".join(f"{n} to {action}" for action, n in fresh.summary().items() if n)
+        raise StalePlanError(
+            f"stale plan: the clusters changed after {file} was made (a plan now would have "
+            f"{now or 'no changes'}); plan again"
+        )
+    difference = saved.first_difference(saved_plan, fresh)
+    if difference is not None:
+        raise StalePlanError(
+            f"stale or edited plan: {file} is not the plan topo makes now ({difference}); "
+            "plan again"
+        )
+
+
+def execute(
+    plan: Plan,
+    planned: Planned,
+    topology: Topology,
+    run_change: RunChange,
+    *,
+    on_start: applying.Listener = lambda number, total, change: None,
+    on_done: Callable[[applying.Step], None] = lambda step: None,
+) -> applying.Report:
+    """Execute `plan`'s changes in order, once the guard has accepted every one of them."""
+    return applying.run(
+        plan,
+        run_change,
+        guard=lambda whole: planned.check(whole, topology),
+        on_start=on_start,
+        on_done=on_done,
+    )
+
+
+def unattended(plan: Plan) -> Plan:
+    """The part of `plan` a running job makes on its own, between applies."""
+    return replace(plan, changes=tuple(c for c in plan.changes if c.unattended))
+
+
+@dataclass(frozen=True)
+class Applied:
+    """One change the running driver made (or tried), for `topo status`."""
+
+    at: float
+    cluster: str
+    action: str
+    resource: str
+    name: str
+    reason: str
+    what: str  # the values that changed: "retention.ms: 604800000 -> 86400000"
+    outcome: str  # done | failed | not attempted
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "at": self.at,
+            "cluster": self.cluster,
+            "action": self.action,
+            "resource": self.resource,
+            "name": self.name,
+            "reason": self.reason,
+            "what": self.what,
+            "outcome": self.outcome,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Followed:
+    """One round of following the sources: the plan made, what was executed, and what the
+    plan holds that only `topo apply` may do (deletes), left for it."""
+
+    plan: Plan
+    applied: tuple[Applied, ...]
+    left: tuple[Change, ...]
+
+    @property
+    def failed(self) -> set[tuple[str, str]]:
+        """(cluster, name) of every change that failed or was not attempted."""
+        return {(a.cluster, a.name) for a in self.applied if a.outcome != "done"}
+
+
+def changed_values(change: Change) -> str:
+    """What a change changes, in one line: each value before -> after (`-` where absent)."""
+    before, after = change.before or {}, change.after or {}
+    shown = []
+    for key in sorted(set(before) | set(after)):
+        old, new = before.get(key), after.get(key)
+        if old != new:
+            shown.append(f"{key}: {_value(old)} -> {_value(new)}")
+    return "; ".join(shown)
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, list | tuple):
+        return ",".join(str(v) for v in value) or "[]"
+    return str(value)
+
+
+def follow(
+    topology: Topology,
+    sha256: str,
+    *,
+    observe: Observe,
+    run_change: RunChange,
+    running: Mapping[str, Mapping[str, Any]],
+    version: str = "",
+    clock: Callable[[], float] = time.time,
+) -> Followed:
+    """The running driver's reconcile: read the clusters, plan, execute the unattended part."""
+    planned = plan_now(topology, sha256, observe(), running=running, version=version)
+    doing = unattended(planned.plan)
+    left = tuple(c for c in planned.plan.changes if not c.unattended and c.resource.value != "flow")
+    report = execute(doing, planned, topology, run_change)
+    applied = tuple(
+        Applied(
+            at=clock(),
+            cluster=step.change.cluster,
+            action=str(step.change.action),
+            resource=str(step.change.resource),
+            name=step.change.name,
+            reason=step.change.reason,
+            what=changed_values(step.change),
+            outcome=str(step.outcome),
+            detail=step.detail,
+        )
+        for step in report.steps
+    )
+    return Followed(planned.plan, applied, left)
