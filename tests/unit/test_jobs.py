@@ -1,8 +1,21 @@
 """Job specs from topologies, and the provenance rules the Spark query states in SQL."""
 
+import re
+
+import pytest
+
 from topology import analysis
 from topology.connection import java_client_config
-from topology.jobs import copied_headers, forwards, spec_from_dict, specs_of, stamped
+from topology.jobs import (
+    JobsFormatError,
+    copied_headers,
+    document,
+    forwards,
+    read_document,
+    spec_from_dict,
+    specs_of,
+    stamped,
+)
 from topology.model import Topology
 
 MESH = """
@@ -107,3 +120,32 @@ def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
     assert lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None
     assert progress_metrics({"observedMetrics": {"topo": {"records": 3}}}, "topo") == {"records": 3}
     assert progress_metrics({}, "topo") == {}
+
+
+def test_the_jobs_document_round_trips_through_json() -> None:
+    import json
+
+    made = document("mesh", "ab" * 32, specs_of(topology()), now=1700000000.5)
+    back = read_document(json.loads(json.dumps(made.to_dict())))
+    assert back == made
+    assert made.to_dict()["format"] == "1"
+    assert [spec.flow for spec in back.specs] == [spec.flow for spec in specs_of(topology())]
+    assert len(back.specs) == 7  # the mesh's six edges and the audit mirror
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"format": "2", "owner": "x", "topology_sha256": "0", "published_at": 1, "specs": []},
+         "format '2' is not '1'"),
+        ({"owner": "x", "topology_sha256": "0", "published_at": 1, "specs": []}, "format None"),
+        (["not", "an", "object"], "not a jobs document"),
+        ({"format": "1", "owner": "x", "topology_sha256": "0", "published_at": 1},
+         "malformed jobs document"),
+        ({"format": "1", "owner": "x", "topology_sha256": "0", "published_at": 1,
+          "specs": [{"flow": "a->b"}]}, "malformed jobs document"),
+    ],
+)  # fmt: skip
+def test_a_jobs_document_of_another_format_or_shape_is_refused(data: object, says: str) -> None:
+    with pytest.raises(JobsFormatError, match=re.escape(says)):
+        read_document(data)

@@ -1,6 +1,7 @@
 """The spark-submit command line: Spark settings go to a private file, never to arguments."""
 
 import json
+import re
 import stat
 import subprocess
 from pathlib import Path
@@ -109,3 +110,26 @@ def test_the_driver_is_given_the_jobs_document_it_runs(submission: launch.Submis
     assert args[args.index("--jobs") + 1] == str(path)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert read_document(json.loads(path.read_text())) == JOBS
+
+
+def test_the_driver_refuses_jobs_of_another_format_or_topology(tmp_path: Path) -> None:
+    from topology import analysis
+    from topology.jobs import JobsFormatError
+    from topology.spark import driver
+
+    text = 'version: 1\nname: orders\nclusters:\n  a: {bootstrap: "h:1"}\n  b: {bootstrap: "h:2"}\n'
+    loaded = analysis.analyse(text + "flows:\n  - mirror: {from: a, to: b}\n", "orders.yaml")
+    assert loaded.topology is not None
+    sha = "0" * 64
+    good = {**JOBS.to_dict(), "topology_sha256": sha}
+    for data, says in (
+        ({**good, "format": "2"}, "format '2' is not '1'"),
+        ({**good, "topology_sha256": "1" * 64}, "another version of orders.yaml"),
+        ({**good, "owner": "payments"}, "another topology"),
+    ):
+        path = tmp_path / "jobs.json"
+        path.write_text(json.dumps(data))
+        with pytest.raises(JobsFormatError, match=re.escape(says)):
+            driver._jobs(str(path), loaded.topology, sha)
+    path.write_text(json.dumps(good))
+    assert driver._jobs(str(path), loaded.topology, sha).owner == "orders"
