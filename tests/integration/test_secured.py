@@ -28,6 +28,7 @@ from tests.integration.test_replication import (
 from topology import jobstate
 from topology.kafka import inventory, records
 from topology.mm2 import yaml_out
+from topology.naming import RUNS_TOPIC
 
 if TYPE_CHECKING:
     from tests.spark_cluster import StandaloneSpark
@@ -162,7 +163,11 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
     # While it runs: no secret in any command line, job file or output; job files private.
     secrets = secured_lab.secrets()
     assert len(secrets) >= 8  # both clusters' admin, broker and user passwords, and keys
-    assert leaks(secrets, [*command_lines(), *written_by_topo(), *shown]) == []
+    run_state = [  # what any machine reads: the jobs, the lease, the status
+        (r.value or b"").decode(errors="replace") for r in records.read_topic(b, RUNS_TOPIC)
+    ]
+    assert any(f'"owner":"{t.prefix}"' in value for value in run_state)
+    assert leaks(secrets, [*command_lines(), *written_by_topo(), *shown, *run_state]) == []
     assert job_folder_is_private(t.prefix)
 
     t.stop()

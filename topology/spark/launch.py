@@ -160,14 +160,16 @@ class SparkDriver:
 
 
 def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> SparkDriver:
-    """Start the continuous driver on `jobs` (its own process group, output inherited: `topo
-    run` logs to stdout), recorded in driver.json for `topo stop` on this machine."""
+    """Start the continuous driver on `jobs` (output inherited: `topo run` logs to stdout),
+    recorded in driver.json for `topo stop` on this machine."""
     folder = private_folder(submission.owner)
     args = command(submission, "continuous", report, write_jobs(submission.owner, jobs))
     (folder / jobstate.STATUS).unlink(missing_ok=True)
     try:
+        # Its own process group (a Ctrl-C at `topo run`'s terminal reaches `topo run`, which
+        # stops the driver cleanly), in `topo run`'s session (whose CPU is the replicator's).
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=_environment(),
-                                   start_new_session=True)  # fmt: skip
+                                   process_group=0)  # fmt: skip
     except BaseException:
         _forget_settings(submission.owner)
         raise
