@@ -379,12 +379,16 @@ class _Jobs:
     def _stop_all(self, home: str | None) -> None:
         """No flow is left: the running replication is asked to stop, wherever it runs."""
         from topology.kafka.runlog import RunLog
+        from topology.ops.runs import stop_request
         from topology.spark import launch
 
         owner = self.loaded.topology.name
         if home is not None:
+            request = stop_request(
+                "the topology has no flows left", socket.gethostname(), os.getpid(), time.time()
+            )
             with RunLog(self.configs[home], owner, cluster=home) as log:
-                log.write("stop", stop_request("the topology has no flows left"))
+                log.write("stop", request)
         launch.stop(owner, report=_progress)
 
     def copy_once(self) -> int:
@@ -397,15 +401,6 @@ class _Jobs:
         code = launch.run_once(submission, jobs, report=_progress)
         typer.echo("Copy complete." if code == 0 else "Copy FAILED (see above).", err=True)
         return code
-
-
-def stop_request(reason: str) -> dict[str, object]:
-    """A stop record's value: when, by whom (host and pid), why."""
-    return {
-        "requested_at": time.time(),
-        "by": f"{socket.gethostname()}:{os.getpid()}",
-        "reason": reason,
-    }
 
 
 def live_submission(loaded: "Loaded") -> "Submission":

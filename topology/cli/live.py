@@ -206,9 +206,6 @@ def _summary(findings: "Findings") -> str:
     )
 
 
-LEASE_MARGIN_S = 5.0  # beyond the lease's TTL, for clocks that disagree between machines
-
-
 def run_book(loaded: Loaded, configs: dict[str, dict[str, str]] | None = None) -> "Book | None":
     """What topo-runs.internal on the home cluster says about this topology (its jobs, lease,
     status, stop requests); None before the first apply made the topic, or without flows."""
@@ -227,33 +224,22 @@ def run_book(loaded: Loaded, configs: dict[str, dict[str, str]] | None = None) -
 
 
 def lease_live(book: "Book", owner: str) -> bool:
-    """Does a driver hold the topology's lease and renew it? (Judged with this machine's
-    clock against the broker's timestamps, with a margin.)"""
-    from topology.runstate import TTL_MS
+    """Does a driver hold the topology's lease and renew it? (`ops.runs.lease_live`, judged
+    with this machine's clock.)"""
+    from topology.ops import runs
 
-    lease = book.lease(owner)
-    if lease is None or lease.released:
-        return False
-    return time.time() - lease.renewed_at_ms / 1000 <= TTL_MS / 1000 + LEASE_MARGIN_S
+    return runs.lease_live(book, owner, time.time())
 
 
 def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
-    """The specs of the topology's replication jobs running now, on any machine: the jobs
-    published in topo-runs.internal while a driver holds the lease and no stop applies."""
-    from topology.jobs import JobsFormatError, read_document
+    """The specs of the topology's replication jobs running now, on any machine
+    (`ops.runs.running_specs` over the run log read now)."""
+    from topology.ops import runs
 
-    owner = loaded.topology.name
     book = run_book(loaded)
-    if book is None or not lease_live(book, owner) or book.stop_applies(owner):
+    if book is None:
         return {}
-    entry = book.jobs(owner)
-    if entry is None:
-        return {}
-    try:
-        jobs = read_document(entry.value)
-    except JobsFormatError:
-        return {}
-    return {spec.flow: spec.to_dict() for spec in jobs.specs}
+    return runs.running_specs(book, loaded.topology.name, time.time())
 
 
 def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) -> Plan:

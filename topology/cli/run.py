@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from topology.ops.supervise import Wanted
     from topology.spark.launch import SparkDriver
 
-LEASE_MARGIN_S = 5.0  # beyond the lease's TTL, for clocks that disagree between machines
-
 
 def run(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None:
     """Run the replication in the foreground: supervise the driver on the published jobs."""
@@ -78,49 +76,20 @@ class _Runs:
         self.driver: SparkDriver | None = None
 
     def wanted(self) -> "Wanted":
-        from topology.jobs import JobsFormatError, read_document
-        from topology.ops.supervise import Wanted
+        from topology.ops import runs
 
-        owner = self.loaded.topology.name
-        book = self.log.read()
-        entry = book.jobs(owner)
-        if entry is None:
-            return Wanted(None, None)
-        stop = None
-        if book.stop_applies(owner):
-            request = book.stop(owner)
-            value = request.value if request is not None else {}
-            stop = f"by {value.get('by', '?')} at {_when(value.get('requested_at'))}"
-        try:
-            jobs: Any = read_document(entry.value)
-        except JobsFormatError as problem:
-            return Wanted(entry.value, entry.offset, stop, f"the published jobs: {problem}")
-        unusable = None
-        if jobs.topology_sha256 != self.loaded.sha256:
-            unusable = (
-                f"the jobs published at {_when(jobs.published_at)} are for another version of "
-                f"{self.loaded.file} (sha256 {jobs.topology_sha256[:12]}, this file's is "
-                f"{self.loaded.sha256[:12]}): deploy the applied file here, or apply this one"
-            )
-        elif not jobs.specs:
-            unusable = "the published jobs have no flows"
-        elif not self._mine_running():
-            unusable = self._held_elsewhere(book)
-        return Wanted(jobs, entry.offset, stop, unusable)
+        loaded = self.loaded
+        return runs.wanted(
+            self.log.read(),
+            loaded.topology.name,
+            loaded.sha256,
+            loaded.file,
+            self._mine_running(),
+            time.time(),
+        )
 
     def _mine_running(self) -> bool:
         return self.driver is not None and self.driver.process.poll() is None
-
-    def _held_elsewhere(self, book: Any) -> str | None:
-        """Another driver holds the lease and renewed it lately: starting one would only wait."""
-        from topology.runstate import TTL_MS
-
-        lease = book.lease(self.loaded.topology.name)
-        if lease is None or lease.released:
-            return None
-        if time.time() - lease.renewed_at_ms / 1000 > TTL_MS / 1000 + LEASE_MARGIN_S:
-            return None
-        return f"another driver ({lease.holder}) holds this topology's lease and renews it"
 
     def start(self, jobs: Any) -> "SparkDriver":
         from topology.cli import live
@@ -128,9 +97,3 @@ class _Runs:
 
         self.driver = launch.spawn(live.submission(self.loaded), jobs, report=say)
         return self.driver
-
-
-def _when(at: Any) -> str:
-    if not isinstance(at, int | float):
-        return "?"
-    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(at))

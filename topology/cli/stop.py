@@ -6,6 +6,8 @@ any machine) and its `topo run` look for one every two seconds; this command the
 the driver says it stopped. A supervisor on this machine is also stopped directly.
 """
 
+import os
+import socket
 import time
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,8 +22,8 @@ STOP_WAIT = 90.0  # seconds for the driver to stop its queries and say so
 def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None:
     """Stop the topology's replication, on whichever machine it runs."""
     from topology.cli import live
-    from topology.cli.apply import stop_request
     from topology.kafka.runlog import RunLog
+    from topology.ops.runs import stop_request
     from topology.spark import launch
 
     loaded = live.load(file)
@@ -37,7 +39,9 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
         assert home is not None
         configs = live.client_configs(loaded)
         with RunLog(configs[home], owner, cluster=home) as log:
-            log.write("stop", stop_request("topo stop"))
+            log.write(
+                "stop", stop_request("topo stop", socket.gethostname(), os.getpid(), time.time())
+            )
             lease = log.read().lease(owner)
             progress(f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
                      f"topo-runs.internal on {home}")  # fmt: skip

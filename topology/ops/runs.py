@@ -1,0 +1,97 @@
+"""What the run state in `topo-runs.internal` says, for the commands that read it.
+
+Pure: functions over a replayed `runstate.Book` and an explicit `now` (this machine's unix
+time, seconds); the caller reads the log and the clock. `topo run` asks `wanted` every tick,
+`topo plan`/`apply` ask `running_specs` (what the running driver runs), `topo status`, `stop`
+and `apply` ask `lease_live`; `stop_request` is the record `topo stop` and `topo apply` write.
+
+A lease is judged live with this machine's clock against the broker's timestamps: renewed
+within the lease's TTL plus `LEASE_MARGIN_S`, for clocks that disagree between machines.
+"""
+
+import time
+from typing import Any
+
+from topology.jobs import JobsFormatError, read_document
+from topology.ops.supervise import Wanted
+from topology.runstate import TTL_MS, Book
+
+LEASE_MARGIN_S = 5.0  # beyond the lease's TTL, for clocks that disagree between machines
+
+
+def lease_live(book: Book, owner: str, now: float) -> bool:
+    """Does a driver hold `owner`'s lease and renew it (not released, renewed lately)?"""
+    lease = book.lease(owner)
+    if lease is None or lease.released:
+        return False
+    return now - lease.renewed_at_ms / 1000 <= TTL_MS / 1000 + LEASE_MARGIN_S
+
+
+def running_specs(book: Book, owner: str, now: float) -> dict[str, dict[str, Any]]:
+    """The specs (by flow) of `owner`'s jobs running now, on any machine: the jobs published
+    while a driver holds the lease and no stop applies; empty otherwise, and for jobs of
+    another format."""
+    if not lease_live(book, owner, now) or book.stop_applies(owner):
+        return {}
+    entry = book.jobs(owner)
+    if entry is None:
+        return {}
+    try:
+        jobs = read_document(entry.value)
+    except JobsFormatError:
+        return {}
+    return {spec.flow: spec.to_dict() for spec in jobs.specs}
+
+
+def wanted(
+    book: Book, owner: str, sha256: str, file: str, mine_running: bool, now: float
+) -> Wanted:
+    """What the run log asks of `topo run FILE` now (`ops.supervise`): the newest jobs and
+    their generation (the jobs record's offset), a standing stop request, and why the jobs
+    cannot run here (another version of the file, no flows, a live lease held by another
+    driver while this supervisor's own driver is not running)."""
+    entry = book.jobs(owner)
+    if entry is None:
+        return Wanted(None, None)
+    stop = None
+    if book.stop_applies(owner):
+        request = book.stop(owner)
+        value = request.value if request is not None else {}
+        stop = f"by {value.get('by', '?')} at {when(value.get('requested_at'))}"
+    try:
+        jobs: Any = read_document(entry.value)
+    except JobsFormatError as problem:
+        return Wanted(entry.value, entry.offset, stop, f"the published jobs: {problem}")
+    unusable = None
+    if jobs.topology_sha256 != sha256:
+        unusable = (
+            f"the jobs published at {when(jobs.published_at)} are for another version of "
+            f"{file} (sha256 {jobs.topology_sha256[:12]}, this file's is "
+            f"{sha256[:12]}): deploy the applied file here, or apply this one"
+        )
+    elif not jobs.specs:
+        unusable = "the published jobs have no flows"
+    elif not mine_running:
+        unusable = _held_elsewhere(book, owner, now)
+    return Wanted(jobs, entry.offset, stop, unusable)
+
+
+def _held_elsewhere(book: Book, owner: str, now: float) -> str | None:
+    """Another driver holds the lease and renewed it lately: starting one would only wait.
+    (No age in the line: the supervisor repeats a waiting line only when it changes.)"""
+    lease = book.lease(owner)
+    if lease is None or not lease_live(book, owner, now):
+        return None
+    return f"another driver ({lease.holder}) holds this topology's lease and renews it"
+
+
+def stop_request(reason: str, host: str, pid: int, now: float) -> dict[str, Any]:
+    """A stop record's value: when (`now`), by whom (`host:pid`), why."""
+    return {"requested_at": now, "by": f"{host}:{pid}", "reason": reason}
+
+
+def when(at: Any) -> str:
+    """A unix time as local date and time; `?` for anything else."""
+    if not isinstance(at, int | float):
+        return "?"
+    return time.strftime("%Y-%m-%d %H:%M:%S %Z", time.localtime(at))
