@@ -35,30 +35,13 @@ def failover(
 ) -> None:
     """Commit consumer groups' translated offsets on another cluster (failover, failback)."""
     from topology.errors import TopoError
-    from topology.kafka.offsets import Groups
-    from topology.ops.failover import check
     from topology.render.offsets import moves_text
 
     if every == bool(groups):
         raise TopoError("name the groups with --group, or pass --all (not both)")
-    offsets = _offsets(file, origin, destination)
-    offsets.need(destination)  # before anything is read from it
-    chosen = offsets.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
-    if not chosen:
-        raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
-    moves = offsets.moves(chosen, origin, destination)
-    if every:  # only the groups with offsets on topics replicated between the two
-        moves = [move for move in moves if move.rows]
-        if not moves:
-            raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
-    there = Groups(offsets.configs[destination])
-    for move in moves:
-        check(move, force, there.state(move.group).members)
+    found = _offsets(file, origin, destination)
+    moves = found.failover(origin, destination, None if every else groups, force)
     refused = any(move.refused for move in moves)
-    if not refused:
-        for move in moves:
-            there.commit(move.group, move.offsets)
-            move.committed = True
     documents = [move.to_dict() for move in moves]
     shown = json.dumps({"groups": documents}, indent=2) if as_json else moves_text(documents, True)
     typer.echo(shown)
@@ -83,20 +66,7 @@ def offsets(
 
     if not groups:
         raise TopoError("name at least one group with --group")
-    found = _offsets(file, origin, destination)
-    names = sorted(found.topology.clusters)
-    # A cluster that does not answer is an error, as in `topo plan`, never "no offsets": only
-    # an origin named with --from may be down (its flows' checkpoints on --to stand in for it).
-    origins, destinations = [origin] if origin else names, [destination] if destination else names
-    found.need(*destinations, *(name for name in origins if not (origin and destination)))
-    moves = []
-    for here in origins:
-        for there in destinations:
-            if here == there:
-                continue
-            wanted = groups if here in found.down else found.clusters[here].groups
-            moves += [m for m in found.moves([g for g in groups if g in wanted], here, there)
-                      if m.rows]  # fmt: skip
+    moves = _offsets(file, origin, destination).show(groups, origin, destination)
     documents = [move.to_dict() for move in moves]
     if as_json:
         typer.echo(json.dumps({"groups": documents}, indent=2))
@@ -110,6 +80,7 @@ def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets
     """The topology's clusters read, after the cluster names are checked."""
     from topology.cli import live
     from topology.errors import TopoError
+    from topology.kafka.offsets_port import KafkaOffsets
     from topology.ops.failover import Offsets
 
     loaded = live.load(file)
@@ -121,4 +92,8 @@ def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets
         raise TopoError("--from and --to name the same cluster")
     configs = live.client_configs(loaded)
     typer.echo(f"Reading {len(configs)} cluster(s) ...", err=True)
-    return Offsets(loaded.topology, configs, lambda line: typer.echo(line, err=True))
+
+    def report(line: str) -> None:
+        typer.echo(line, err=True)
+
+    return Offsets(loaded.topology, configs, report, KafkaOffsets())

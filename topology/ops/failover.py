@@ -3,20 +3,22 @@
 Live, when the cluster the group leaves answers: its committed offsets translated exactly from
 the copies on the destination (translate.py). When it does not (the disaster case), from the
 last checkpoints the running flow wrote on the destination.
+
+Every decision is here (which groups, what is refused, all or nothing); the CLI parses and
+prints. The clusters are read and written through an injected `ports.OffsetsAdapter`.
 """
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from topology import observed
 from topology.errors import KafkaUnavailableError, TopoError
-from topology.kafka import inventory
-from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
 from topology.naming import checkpoints_topic
 from topology.offsets import checkpoints
+from topology.ops.ports import OffsetsAdapter
 from topology.ops.translate import Translation, Translator
 
 
@@ -60,25 +62,28 @@ class Move:
 
 
 class Offsets:
-    """Reads what translation needs from a topology's clusters."""
+    """Reads what translation needs from a topology's clusters (each observed once, here: one
+    that does not answer is noted in `down`), and moves groups between them."""
 
     def __init__(
         self,
         topology: Topology,
         configs: Mapping[str, dict[str, str]],
         report: Callable[[str], None],
+        adapter: OffsetsAdapter,
         unreachable: Iterable[str] = (),
     ) -> None:
         self.topology = topology
         self.configs = configs
         self.report = report
+        self.adapter = adapter
         self.clusters: dict[str, observed.Cluster] = {}
         self.down: dict[str, str] = {}  # cluster -> why it could not be read
         for name, config in configs.items():
             if name in unreachable:
                 continue
             try:
-                self.clusters[name] = inventory.observe(name, config)
+                self.clusters[name] = adapter.observe(name, config)
             except KafkaUnavailableError as problem:
                 self.down[name] = str(problem)
 
@@ -86,6 +91,56 @@ class Offsets:
         for name in names:
             if name in self.down:
                 raise TopoError(f"cluster {name} cannot be reached: {self.down[name]}")
+
+    def failover(
+        self, origin: str, destination: str, groups: Sequence[str] | None, force: bool
+    ) -> list[Move]:
+        """`topo failover`: each group's move from `origin` to `destination`, checked, and
+        committed on `destination` only when none is refused (all or nothing).
+
+        `groups` None (`--all`): every group on `origin` that the flows between the two admit,
+        with offsets on topics they link. TopoError when there is no group to move."""
+        self.need(destination)  # before anything is read from it
+        every = groups is None
+        chosen = self.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
+        if not chosen:
+            raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
+        moves = self.moves(chosen, origin, destination)
+        if every:  # only the groups with offsets on topics replicated between the two
+            moves = [move for move in moves if move.rows]
+            if not moves:
+                raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
+        there = self.adapter.groups(self.configs[destination])
+        for move in moves:
+            check(move, force, there.state(move.group).members)
+        if not any(move.refused for move in moves):
+            for move in moves:
+                there.commit(move.group, move.offsets)
+                move.committed = True
+        return moves
+
+    def show(
+        self, groups: Sequence[str], origin: str | None = None, destination: str | None = None
+    ) -> list[Move]:
+        """`topo offsets`: the groups' translations from `origin` (else every cluster where
+        they have offsets) to `destination` (else every other cluster), committing nothing.
+
+        A cluster that does not answer is an error (TopoError), as in `topo plan`, never "no
+        offsets": only an origin named together with a destination may be down (its flow's
+        checkpoints on the destination stand in for it)."""
+        names = sorted(self.topology.clusters)
+        origins = [origin] if origin else names
+        destinations = [destination] if destination else names
+        self.need(*destinations, *(name for name in origins if not (origin and destination)))
+        found: list[Move] = []
+        for here in origins:
+            for there in destinations:
+                if here == there:
+                    continue
+                wanted = groups if here in self.down else self.clusters[here].groups
+                moves = self.moves([g for g in groups if g in wanted], here, there)
+                found += [move for move in moves if move.rows]
+        return found
 
     def groups_on(self, cluster: str, destination: str) -> list[str]:
         """The groups with offsets on `cluster` that the flows between it and `destination`
@@ -110,7 +165,7 @@ class Offsets:
             )
             written = list(self._checkpoints(origin, destination).values())
             return [self._from_checkpoints(g, origin, destination, written, here) for g in groups]
-        translator = Translator(self.topology, self.clusters, self.configs)
+        translator = Translator(self.topology, self.clusters, self.configs, self.adapter)
         try:
             moves = []
             for group in groups:
@@ -158,7 +213,7 @@ class Offsets:
                 f"checkpoints there: {self.down.get(origin, '')}"
             )
         log = checkpoints_topic(origin, edge.settings.separator)
-        return kafka_offsets.read_checkpoints(self.configs[destination], log)
+        return self.adapter.read_checkpoints(self.configs[destination], log)
 
 
 def check(move: Move, force: bool, active_members: int) -> None:

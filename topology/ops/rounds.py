@@ -7,6 +7,9 @@ filter admits and that has offsets on topics the topology links with the target:
 - with `sync.group_offsets`, they are committed to the same group on the target while it has
   no members there, only where that moves the group forward. An active group is reported, not
   fought; a partition whose records have not all arrived yet waits for a later round.
+
+The clusters are read and written through a `ports.OffsetsAdapter` (Kafka's unless one is
+passed in).
 """
 
 import time
@@ -15,11 +18,12 @@ from dataclasses import dataclass, field
 
 from topology import observed
 from topology.errors import TopoError
-from topology.kafka import offsets as kafka_offsets
+from topology.kafka.offsets import ActiveGroupError
 from topology.model import Edge, Topology
 from topology.naming import PROGRESS_GROUPS, checkpoints_topic
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint
+from topology.ops.ports import LogWriterLike, OffsetsAdapter
 from topology.ops.translate import Translation, Translator
 
 
@@ -41,14 +45,24 @@ class Round:
 class Checkpointer:
     """Keeps the last checkpoint written per flow, group and partition across rounds."""
 
-    def __init__(self, topology: Topology, configs: Mapping[str, dict[str, str]]) -> None:
+    def __init__(
+        self,
+        topology: Topology,
+        configs: Mapping[str, dict[str, str]],
+        adapter: OffsetsAdapter | None = None,
+    ) -> None:
+        if adapter is None:
+            from topology.kafka.offsets_port import KafkaOffsets
+
+            adapter = KafkaOffsets()
         self.topology = topology
         self.configs = configs
+        self.adapter = adapter
         self.written: dict[str, dict[tuple[str, str, int], Checkpoint]] = {}
 
     def run(self, clusters: Mapping[str, observed.Cluster], report: Callable[[str], None]) -> Round:
         done = Round()
-        translator = Translator(self.topology, clusters, self.configs)
+        translator = Translator(self.topology, clusters, self.configs, self.adapter)
         try:
             for edge in self.topology.edges():
                 settings = edge.settings
@@ -71,7 +85,7 @@ class Checkpointer:
     ) -> None:
         source, target = clusters[edge.source], clusters[edge.target]
         log = checkpoints_topic(edge.source, edge.settings.separator)
-        writer = kafka_offsets.LogWriter(self.configs[edge.target])
+        writer = self.adapter.log_writer(self.configs[edge.target])
         written = self._previous(edge, log)
         for group_id, group in sorted(source.groups.items()):
             if group_id.startswith(PROGRESS_GROUPS) or not edge.settings.groups.admits(group_id):
@@ -90,14 +104,14 @@ class Checkpointer:
     def _previous(self, edge: Edge, log: str) -> dict[tuple[str, str, int], Checkpoint]:
         """What earlier rounds wrote; read back from the topic the first time (a restart)."""
         if edge.name not in self.written:
-            self.written[edge.name] = kafka_offsets.read_checkpoints(self.configs[edge.target], log)
+            self.written[edge.name] = self.adapter.read_checkpoints(self.configs[edge.target], log)
         return self.written[edge.name]
 
     def _emit(
         self,
         found: list[Translation],
         written: dict[tuple[str, str, int], Checkpoint],
-        writer: kafka_offsets.LogWriter,
+        writer: LogWriterLike,
         log: str,
     ) -> int:
         count = 0
@@ -132,13 +146,13 @@ class Checkpointer:
         wanted = checkpoints.to_commit(translated, there.offsets if there else {})
         if not wanted:
             return
-        groups = kafka_offsets.Groups(self.configs[edge.target])
+        groups = self.adapter.groups(self.configs[edge.target])
         if groups.state(group_id).members:
             done.active.append(f"{group_id} on {edge.target}")
             return
         try:
             groups.commit(group_id, wanted)
-        except kafka_offsets.ActiveGroupError:
+        except ActiveGroupError:
             done.active.append(f"{group_id} on {edge.target}")
             return
         done.committed[group_id] = done.committed.get(group_id, 0) + len(wanted)

@@ -2,7 +2,8 @@
 
 The rules are pure (topology/offsets/route.py, search.py); this module does the reading: each
 partition's stamped copies, and each flow's recorded progress, which says whether everything the
-group had consumed has reached the destination yet (docs/offsets.md).
+group had consumed has reached the destination yet (docs/offsets.md). It reads through an
+injected `ports.OffsetsAdapter` (the Kafka one in production, a fake in the unit tests).
 """
 
 from collections.abc import Mapping
@@ -10,11 +11,11 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from topology import observed
-from topology.kafka import offsets as kafka_offsets
 from topology.model import Topology
 from topology.naming import offset_syncs_topic
 from topology.offsets import search
 from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
+from topology.ops.ports import OffsetsAdapter, ReaderLike
 
 
 @dataclass(frozen=True)
@@ -43,11 +44,13 @@ class Translator:
         topology: Topology,
         clusters: Mapping[str, observed.Cluster],
         configs: Mapping[str, dict[str, str]],
+        adapter: OffsetsAdapter,
     ) -> None:
         self.topology = topology
         self.clusters = clusters
         self.configs = configs
-        self._readers: dict[str, kafka_offsets.PartitionReader] = {}
+        self.adapter = adapter
+        self._readers: dict[str, ReaderLike] = {}
         self._progress: dict[str, dict[tuple[str, int], int]] = {}
         self._routes: dict[tuple[str, str, str], Route | str | None] = {}
 
@@ -165,9 +168,9 @@ class Translator:
             lambda at: reader.last_stamped_before(topic, partition, at, upstream),
         )
 
-    def reader(self, cluster: str) -> kafka_offsets.PartitionReader:
+    def reader(self, cluster: str) -> ReaderLike:
         if cluster not in self._readers:
-            self._readers[cluster] = kafka_offsets.PartitionReader(self.configs[cluster])
+            self._readers[cluster] = self.adapter.reader(self.configs[cluster])
         return self._readers[cluster]
 
     def progress(self, hop: Hop) -> dict[tuple[str, int], int]:
@@ -175,7 +178,7 @@ class Translator:
         if hop.edge not in self._progress:
             separator = self.topology.edge(hop.edge).settings.separator
             log = offset_syncs_topic(hop.source, separator)
-            self._progress[hop.edge] = kafka_offsets.read_progress(
+            self._progress[hop.edge] = self.adapter.read_progress(
                 self.configs[hop.target], log, hop.edge
             )
         return self._progress[hop.edge]

@@ -1,0 +1,34 @@
+"""The Kafka implementation of `topology.ops.ports.OffsetsAdapter`: each method one call of
+`inventory` or `offsets`, with the same arguments. (Structural: this package never imports the
+application layer, so the protocol is not named here; mypy checks the match where the
+application layer is given a `KafkaOffsets`.)"""
+
+from topology import observed
+from topology.kafka import inventory, offsets
+from topology.offsets.checkpoints import Checkpoint, CheckpointKey
+
+
+class KafkaOffsets:
+    """Live clusters, reached with the librdkafka settings each method is given."""
+
+    def observe(self, name: str, config: dict[str, str]) -> observed.Cluster:
+        return inventory.observe(name, config)
+
+    def read_checkpoints(
+        self, config: dict[str, str], topic: str
+    ) -> dict[CheckpointKey, Checkpoint]:
+        return offsets.read_checkpoints(config, topic)
+
+    def read_progress(
+        self, config: dict[str, str], topic: str, flow: str
+    ) -> dict[tuple[str, int], int]:
+        return offsets.read_progress(config, topic, flow)
+
+    def reader(self, config: dict[str, str]) -> offsets.PartitionReader:
+        return offsets.PartitionReader(config)
+
+    def groups(self, config: dict[str, str]) -> offsets.Groups:
+        return offsets.Groups(config)
+
+    def log_writer(self, config: dict[str, str]) -> offsets.LogWriter:
+        return offsets.LogWriter(config)

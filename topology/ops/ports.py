@@ -1,0 +1,90 @@
+"""What offset translation, failover and the offsets rounds read and write on the clusters.
+
+`translate.py`, `failover.py` and `rounds.py` act on Kafka only through an `OffsetsAdapter`,
+passed in: in production `topology.kafka.offsets_port.KafkaOffsets` (each method one call of
+`topology.kafka.inventory` or `topology.kafka.offsets`, same signatures), in the unit tests an
+in-memory fake. A cluster is named by its librdkafka settings (`config`), as the adapter's
+functions take it; `observe` also gets the cluster's name in the topology.
+
+Failures are `TopoError`s: `KafkaUnavailableError` when a cluster does not answer, and
+`topology.kafka.offsets.ActiveGroupError` from `GroupsLike.commit` when the broker refuses a
+commit because the group has members.
+"""
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from topology import observed
+from topology.offsets.checkpoints import Checkpoint, CheckpointKey
+
+
+class ReaderLike(Protocol):
+    """Single partitions of one cluster read at chosen offsets (`kafka.offsets.PartitionReader`)."""
+
+    def close(self) -> None: ...
+
+    def bounds(self, topic: str, partition: int) -> tuple[int, int]:
+        """The partition's first offset and its end (the next offset to be written)."""
+        ...
+
+    def first_stamped(
+        self, topic: str, partition: int, offset: int, cluster: str
+    ) -> tuple[int, int] | None:
+        """The first record at or after `offset` copied from `cluster`: (its offset here, its
+        offset on `cluster`), or None up to the end."""
+        ...
+
+    def last_stamped_before(
+        self, topic: str, partition: int, offset: int, cluster: str
+    ) -> tuple[int, int] | None:
+        """The last record before `offset` copied from `cluster`, or None back to the start."""
+        ...
+
+
+class GroupStateLike(Protocol):
+    @property
+    def members(self) -> int: ...
+
+
+class GroupsLike(Protocol):
+    """One cluster's consumer groups (`kafka.offsets.Groups`)."""
+
+    def state(self, group: str) -> GroupStateLike: ...
+
+    def commit(self, group: str, offsets: dict[tuple[str, int], int]) -> None:
+        """Commit `offsets` for `group` (ActiveGroupError while it has members)."""
+        ...
+
+
+class LogWriterLike(Protocol):
+    """Appends keyed records to topo's log topics on one cluster (`kafka.offsets.LogWriter`)."""
+
+    def write(self, topic: str, entries: Iterable[tuple[bytes, bytes]]) -> None: ...
+
+    def flush(self) -> None:
+        """Wait until every record written is acknowledged (KafkaUnavailableError if not)."""
+        ...
+
+
+class OffsetsAdapter(Protocol):
+    def observe(self, name: str, config: dict[str, str]) -> observed.Cluster:
+        """What cluster `name` holds now, its groups' committed offsets included."""
+        ...
+
+    def read_checkpoints(
+        self, config: dict[str, str], topic: str
+    ) -> dict[CheckpointKey, Checkpoint]:
+        """The latest checkpoint of each group, topic and partition in a checkpoints topic."""
+        ...
+
+    def read_progress(
+        self, config: dict[str, str], topic: str, flow: str
+    ) -> dict[tuple[str, int], int]:
+        """How far `flow` has processed each source (topic, partition), from its progress log."""
+        ...
+
+    def reader(self, config: dict[str, str]) -> ReaderLike: ...
+
+    def groups(self, config: dict[str, str]) -> GroupsLike: ...
+
+    def log_writer(self, config: dict[str, str]) -> LogWriterLike: ...
