@@ -17,5 +17,9 @@ class KafkaUnavailableError(TopoError):
     """A Kafka cluster did not answer in time."""
 
 
+class ActiveGroupError(TopoError):
+    """The group has members on the cluster: its offsets cannot be committed from outside."""
+
+
 class TopicNotFoundError(KafkaUnavailableError):
     """The cluster answered: the topic does not exist (or cannot be described)."""

@@ -5,9 +5,10 @@ topology's home cluster) holds, per topology owner, four kinds of record, each k
 `<owner>/<kind>` and valued a UTF-8 JSON object:
 
 - `jobs`: the jobs document the driver runs (`topology.jobs`; kept here as the raw dict).
-- `lease`: `{"holder", "term", "released", "renewed_at"}`, who runs the flows: one writer per
-  owner. `renewed_at` is the writer's clock and informative only: every decision below uses
-  the broker's timestamps, so machines' clocks do not matter.
+- `lease`: `{"holder", "term", "claim", "released", "renewed_at"}`, who runs the flows: one
+  writer per owner. A claim (`claim: true`) asks for a term; a renewal (`claim: false`) is
+  written only by the holder that won it. `renewed_at` is the writer's clock and informative
+  only: every decision below uses the broker's timestamps, so machines' clocks do not matter.
 - `status`: what the holder says it is doing (state, flows, recent changes).
 - `stop`: a request to stop, `{"requested_at", "by", "reason"}`.
 
@@ -24,7 +25,11 @@ answer):
 3. A claim with term == current term + 1 becomes current when the current lease is released,
    or the claim's timestamp is more than `TTL_MS` after the current lease's last renewal, or
    the claim is by the current holder itself. Otherwise it lost a race and is ignored.
-4. Everything else (older terms, skipped terms, a stale holder's renewals) is ignored.
+4. A renewal (not a claim) of the current term or a newer one by another holder makes that
+   holder current: only the winner of a term renews it. This keeps every reader's answer the
+   same after compaction, which may leave a lost claim as the only older record of the key
+   (a reader starting there would otherwise take the loser for the holder).
+5. Everything else (older terms, skipped terms, a fenced holder's renewals) is ignored.
 
 This module is pure: values in, values out.
 """
@@ -74,6 +79,7 @@ class Claim:
     holder: str
     term: int
     released: bool
+    claim: bool = False  # asks for the term; False: a renewal or release by its winner
 
 
 def record_key(owner: str, kind: str) -> bytes:
@@ -120,14 +126,19 @@ def read_claim(value: dict[str, Any]) -> Claim:
         raise ValueError(f"lease term {term!r} is not a positive integer")
     if not isinstance(released, bool):
         raise ValueError(f"lease 'released' {released!r} is not true or false")
-    return Claim(holder, term, released)
+    claim = value.get("claim", False)
+    if not isinstance(claim, bool):
+        raise ValueError(f"lease 'claim' {claim!r} is not true or false")
+    return Claim(holder, term, released, claim)
 
 
 def lease_record(
-    holder: str, term: int, *, released: bool = False, at: float | None = None
+    holder: str, term: int, *, released: bool = False, at: float | None = None, claim: bool = False
 ) -> dict[str, Any]:
     """A lease record's value; `at` (the writer's unix time, informative) as `renewed_at`."""
-    record: dict[str, Any] = {"holder": holder, "term": term, "released": released}
+    record: dict[str, Any] = {
+        "holder": holder, "term": term, "claim": claim, "released": released,
+    }  # fmt: skip
     if at is not None:
         record["renewed_at"] = at
     return record
@@ -208,10 +219,16 @@ def _decide(current: LeaseState | None, claim: Claim, timestamp_ms: int) -> Leas
         if current.released:
             return current  # released is final: a new term claims it again
         return LeaseState(current.holder, current.term, timestamp_ms, claim.released)
-    if claim.term == current.term + 1 and (
-        current.released
-        or claim.holder == current.holder
-        or timestamp_ms - current.renewed_at_ms > TTL_MS
+    if not claim.claim and claim.term >= current.term:
+        return LeaseState(claim.holder, claim.term, timestamp_ms, claim.released)  # rule 4
+    if (
+        claim.claim
+        and claim.term == current.term + 1
+        and (
+            current.released
+            or claim.holder == current.holder
+            or timestamp_ms - current.renewed_at_ms > TTL_MS
+        )
     ):
         return LeaseState(claim.holder, claim.term, timestamp_ms, claim.released)
     return current
@@ -220,4 +237,4 @@ def _decide(current: LeaseState | None, claim: Claim, timestamp_ms: int) -> Leas
 def next_claim(book: Book, owner: str, me: str, at: float | None = None) -> dict[str, Any]:
     """The lease record `me` writes to claim `owner`'s lease: the current term + 1, or 1."""
     current = book.lease(owner)
-    return lease_record(me, 1 if current is None else current.term + 1, at=at)
+    return lease_record(me, 1 if current is None else current.term + 1, at=at, claim=True)

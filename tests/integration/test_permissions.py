@@ -97,8 +97,10 @@ def documented(topic_name: str, owner: str, exactly_once: bool = False) -> list[
         *topic(TARGET, "topo-state.internal", *internal),
         *topic(TARGET, f"{SOURCE}.checkpoints.internal", *internal),
         *topic(TARGET, f"topo-offset-syncs.{SOURCE}.internal", *internal),
+        # The home cluster (the first flow's target): the running replication's state.
+        *topic(TARGET, "topo-runs.internal", *internal),
         *(Grant(TARGET, "GROUP", prefix, "DESCRIBE", prefixed=True)
-          for prefix in ("topo-read-", "topo-offsets-")),
+          for prefix in ("topo-read-", "topo-offsets-", "topo-runs-")),
         Grant(TARGET, "CLUSTER", "kafka-cluster", "ALTER"),
     ]  # fmt: skip
     if exactly_once:

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from topology import analysis
-from topology.errors import KafkaUnavailableError, TopoError
-from topology.kafka.offsets import ActiveGroupError, GroupState
+from topology.errors import ActiveGroupError, KafkaUnavailableError, TopoError
+from topology.kafka.offsets import GroupState
 from topology.model import Topology
 from topology.naming import checkpoints_topic, offset_syncs_topic
 from topology.observed import Cluster, Group, Topic

@@ -114,18 +114,22 @@ def test_the_driver_is_given_the_jobs_document_it_runs(submission: launch.Submis
 
 def test_the_driver_refuses_jobs_of_another_format_or_topology(tmp_path: Path) -> None:
     from topology import analysis
-    from topology.jobs import JobsFormatError
+    from topology.jobs import JobsFormatError, document, specs_of
     from topology.spark import driver
 
     text = 'version: 1\nname: orders\nclusters:\n  a: {bootstrap: "h:1"}\n  b: {bootstrap: "h:2"}\n'
     loaded = analysis.analyse(text + "flows:\n  - mirror: {from: a, to: b}\n", "orders.yaml")
     assert loaded.topology is not None
     sha = "0" * 64
-    good = {**JOBS.to_dict(), "topology_sha256": sha}
+    specs = specs_of(loaded.topology)
+    good = document("orders", sha, specs, now=1.0).to_dict()
+    injected = [{**specs[0].to_dict(), "record_filter": "true OR java_method('x', 'y')"}]
     for data, says in (
         ({**good, "format": "2"}, "format '2' is not '1'"),
         ({**good, "topology_sha256": "1" * 64}, "another version of orders.yaml"),
         ({**good, "owner": "payments"}, "another topology"),
+        ({**good, "specs": injected}, "not the ones topo makes of orders.yaml"),
+        ({**good, "specs": []}, "not the ones topo makes of orders.yaml"),
     ):
         path = tmp_path / "jobs.json"
         path.write_text(json.dumps(data))

@@ -178,6 +178,7 @@ def test_release_lets_another_acquire_at_once() -> None:
     assert topic.leases()[-1] == {
         "holder": "a",
         "term": 1,
+        "claim": False,
         "released": True,
         "renewed_at": topic.leases()[-1]["renewed_at"],
     }

@@ -27,6 +27,12 @@ class Log:
         return offset
 
     def lease(self, holder: str, term: int, at_ms: int, released: bool = False) -> None:
+        """A claim of `term` by `holder`."""
+        record = runstate.lease_record(holder, term, released=released, claim=True)
+        self.put("prod", "lease", record, at_ms)
+
+    def renew(self, holder: str, term: int, at_ms: int, released: bool = False) -> None:
+        """A renewal (or, released, the release) of `term` by `holder`, who won it."""
         self.put("prod", "lease", runstate.lease_record(holder, term, released=released), at_ms)
 
 
@@ -53,8 +59,8 @@ def test_the_first_claim_makes_its_holder_current() -> None:
 def test_renewals_by_the_holder_move_its_time() -> None:
     log = Log()
     log.lease("a", 1, 1_000)
-    log.lease("a", 1, 3_000)
-    log.lease("a", 1, 5_000)
+    log.renew("a", 1, 3_000)
+    log.renew("a", 1, 5_000)
     assert log.book.lease("prod") == LeaseState("a", 1, 5_000, released=False)
     assert log.book.lease("prod").expires_at_ms == 5_000 + TTL_MS  # type: ignore[union-attr]
 
@@ -65,7 +71,7 @@ def test_a_racing_claim_for_the_same_term_loses() -> None:
     log.lease("b", 1, 1_001)  # b read an empty log too: its claim landed second
     assert log.book.lease("prod") == LeaseState("a", 1, 1_000, released=False)
     # Two claimants of term 2 after a's release: the first in the log wins.
-    log.lease("a", 1, 2_000, released=True)
+    log.renew("a", 1, 2_000, released=True)
     log.lease("b", 2, 2_100)
     log.lease("c", 2, 2_101)
     assert log.book.lease("prod") == LeaseState("b", 2, 2_100, released=False)
@@ -76,14 +82,14 @@ def test_a_claim_within_the_ttl_of_a_live_lease_is_ignored() -> None:
     log.lease("a", 1, 1_000)
     log.lease("b", 2, 1_000 + TTL_MS)  # exactly the TTL: not more than it
     assert log.book.lease("prod").holder == "a"  # type: ignore[union-attr]
-    log.lease("a", 1, 1_000 + TTL_MS + 1)  # a renews; it never noticed
+    log.renew("a", 1, 1_000 + TTL_MS + 1)  # a renews; it never noticed
     assert log.book.lease("prod") == LeaseState("a", 1, 1_000 + TTL_MS + 1, released=False)
 
 
 def test_a_claim_more_than_the_ttl_after_the_last_renewal_takes_over() -> None:
     log = Log()
     log.lease("a", 1, 1_000)
-    log.lease("a", 1, 4_000)
+    log.renew("a", 1, 4_000)
     log.lease("b", 2, 4_000 + TTL_MS + 1)  # broker time, not anyone's clock
     assert log.book.lease("prod") == LeaseState("b", 2, 4_000 + TTL_MS + 1, released=False)
 
@@ -91,9 +97,9 @@ def test_a_claim_more_than_the_ttl_after_the_last_renewal_takes_over() -> None:
 def test_release_lets_the_next_term_take_over_at_once() -> None:
     log = Log()
     log.lease("a", 1, 1_000)
-    log.lease("a", 1, 1_500, released=True)
+    log.renew("a", 1, 1_500, released=True)
     assert log.book.lease("prod") == LeaseState("a", 1, 1_500, released=True)
-    log.lease("a", 1, 1_600)  # a released lease is not renewed back
+    log.renew("a", 1, 1_600)  # a released lease is not renewed back
     assert log.book.lease("prod").released  # type: ignore[union-attr]
     log.lease("b", 2, 1_700)
     assert log.book.lease("prod") == LeaseState("b", 2, 1_700, released=False)
@@ -103,8 +109,8 @@ def test_a_stale_holders_renewals_after_a_takeover_are_ignored() -> None:
     log = Log()
     log.lease("a", 1, 1_000)
     log.lease("b", 2, 1_000 + TTL_MS + 1)
-    log.lease("a", 1, 1_000 + TTL_MS + 2)  # a was paused and renews late
-    log.lease("a", 1, 1_000 + TTL_MS + 2, released=True)  # nor can it release b's lease
+    log.renew("a", 1, 1_000 + TTL_MS + 2)  # a was paused and renews late
+    log.renew("a", 1, 1_000 + TTL_MS + 2, released=True)  # nor can it release b's lease
     assert log.book.lease("prod") == LeaseState("b", 2, 1_000 + TTL_MS + 1, released=False)
     log.lease("a", 2, 1_000 + 2 * TTL_MS + 10)  # a claims b's term, as if it were free
     log.lease("a", 4, 1_000 + 3 * TTL_MS + 10)  # a skipped term
@@ -123,10 +129,35 @@ def test_the_holder_may_claim_its_own_next_term() -> None:
 
 def test_next_claim_is_the_next_term() -> None:
     book = Book()
-    assert next_claim(book, "prod", "me") == {"holder": "me", "term": 1, "released": False}
+    first = {"holder": "me", "term": 1, "claim": True, "released": False}
+    assert next_claim(book, "prod", "me") == first
     book.feed(b"prod/lease", runstate.encode(runstate.lease_record("a", 7)), 10, 0)
     claim = next_claim(book, "prod", "me", at=12.5)
-    assert claim == {"holder": "me", "term": 8, "released": False, "renewed_at": 12.5}
+    assert claim == {"holder": "me", "term": 8, "claim": True, "released": False,
+                     "renewed_at": 12.5}  # fmt: skip
+
+
+def test_readers_agree_after_compaction_left_a_lost_claim_as_the_oldest_record() -> None:
+    """a and b race for term 6; a wins and renews. Compaction may keep b's lost claim as the
+    only older record of the key: a reader starting there must still name a, as one that read
+    the whole log does."""
+    whole = Log()
+    whole.lease("z", 5, 1_000)
+    whole.lease("a", 6, 1_000 + TTL_MS + 1)
+    whole.lease("b", 6, 1_000 + TTL_MS + 2)  # lost the race
+    for at in range(TTL_MS + 3_000, TTL_MS + 60_000, 2_000):
+        whole.renew("a", 6, 1_000 + at)
+    compacted = Log()
+    compacted.lease("b", 6, 1_000 + TTL_MS + 2)  # all that is left before a's renewals
+    for at in range(TTL_MS + 3_000, TTL_MS + 60_000, 2_000):
+        compacted.renew("a", 6, 1_000 + at)
+    assert whole.book.lease("prod") == compacted.book.lease("prod")
+    assert compacted.book.lease("prod").holder == "a"  # type: ignore[union-attr]
+    # And a third claimant, reading the compacted log, cannot take a's live lease.
+    compacted.lease("c", 7, 1_000 + TTL_MS + 60_000)
+    whole.lease("c", 7, 1_000 + TTL_MS + 60_000)
+    assert whole.book.lease("prod") == compacted.book.lease("prod")
+    assert compacted.book.lease("prod").holder == "a"  # type: ignore[union-attr]
 
 
 def test_the_newest_jobs_status_and_stop_are_kept_per_owner() -> None:

@@ -78,15 +78,42 @@ class _Runs:
     def wanted(self) -> "Wanted":
         from topology.ops import runs
 
+        book = self.log.read()
+        entry = book.jobs(self.loaded.topology.name)
+        published = entry.value.get("topology_sha256") if entry is not None else None
+        if isinstance(published, str) and published != self.loaded.sha256:
+            self._reload(published)  # applied from an edited file: is this file edited too?
         loaded = self.loaded
         return runs.wanted(
-            self.log.read(),
-            loaded.topology.name,
-            loaded.sha256,
-            loaded.file,
-            self._mine_running(),
+            book, loaded.topology.name, loaded.sha256, loaded.file, self._mine_running(),
             time.time(),
-        )
+        )  # fmt: skip
+
+    def _reload(self, published: str) -> None:
+        """Read the topology file again; take it when it is now the applied version (its
+        SHA-256 is the published jobs'). Until then the jobs wait, and say why."""
+        import hashlib
+
+        from topology.analysis import analyse
+        from topology.cli.files import read_text
+        from topology.cli.live import Loaded
+        from topology.errors import TopoError
+
+        file = self.loaded.file
+        try:
+            text = read_text(file)  # as `topo apply` read it: its SHA-256 is the same
+        except TopoError:
+            return
+        sha256 = hashlib.sha256(text.encode()).hexdigest()
+        if sha256 != published or sha256 == self.loaded.sha256:
+            return
+        analysis = analyse(text, file)
+        if not analysis.ok or analysis.topology is None:
+            return
+        if analysis.topology.name != self.loaded.topology.name:
+            return  # another topology's state is another key of the log
+        self.loaded = Loaded(file, sha256, analysis.topology)
+        say(f"{file} changed and is the applied version now: running its jobs")
 
     def _mine_running(self) -> bool:
         return self.driver is not None and self.driver.process.poll() is None

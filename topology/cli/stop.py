@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from topology.errors import TopoError
+
 if TYPE_CHECKING:
     from topology.kafka.runlog import RunLog
 
@@ -33,35 +35,55 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
     def progress(line: str) -> None:
         typer.echo(line, err=True)
 
-    book = live.run_book(loaded) if home is not None else None
-    running_elsewhere = book is not None and live.lease_live(book, owner)
-    if book is not None and running_elsewhere:
+    book = None
+    if home is not None:
+        try:
+            book = live.run_book(loaded)
+        except TopoError as problem:
+            progress(f"cannot read topo-runs.internal on {home} ({problem}); stopping only what "
+                     "runs on this machine")  # fmt: skip
+    requested, stopped = False, True
+    if book is not None and book.jobs(owner) is not None and not book.stop_applies(owner):
         assert home is not None
         configs = live.client_configs(loaded)
         with RunLog(configs[home], owner, cluster=home) as log:
             log.write(
                 "stop", stop_request("topo stop", socket.gethostname(), os.getpid(), time.time())
             )
-            lease = log.read().lease(owner)
-            progress(f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
-                     f"topo-runs.internal on {home}")  # fmt: skip
-            stopped = _wait_for_release(log, owner)
-        local = launch.stop(owner, report=progress)  # a supervisor here exits on its own
-        if not stopped and not local:
-            raise typer.Exit(_not_stopped(owner))
-        typer.echo(f"Stopped the replication of {owner}; `topo apply {file}` resumes it.")
-    elif launch.stop(owner, report=progress):
-        typer.echo(f"Stopped the replication of {owner}; `topo apply {file}` resumes it.")
-    else:
+            requested = True
+            if live.lease_live(book, owner):
+                lease = book.lease(owner)
+                progress(f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
+                         f"topo-runs.internal on {home}")  # fmt: skip
+                stopped = _wait_for_release(log, owner)
+            else:
+                progress(f"no driver holds the lease now; the stop request stays in "
+                         f"topo-runs.internal on {home}, so none starts again until the next "
+                         "`topo apply`")  # fmt: skip
+    local = launch.stop(owner, report=progress)  # a supervisor here exits on its own
+    if not (requested or local):
         typer.echo(f"No replication of {owner} is running.")
+        return
+    if not stopped and not local:
+        raise typer.Exit(_not_stopped(owner))
+    typer.echo(f"Stopped the replication of {owner}; `topo apply {file}` resumes it.")
 
 
 def _wait_for_release(log: "RunLog", owner: str) -> bool:
-    """Until the lease is released (the driver stopped) or STOP_WAIT passes."""
+    """Until the lease is released (the driver stopped) or STOP_WAIT passes. A release that a
+    newer `topo apply` caused (its jobs restart the driver) is no stop: said, exit 1."""
     deadline = time.monotonic() + STOP_WAIT
     while time.monotonic() < deadline:
-        lease = log.read().lease(owner)
+        book = log.read()
+        lease = book.lease(owner)
         if lease is None or lease.released:
+            if not book.stop_applies(owner):
+                typer.echo(
+                    f"A `topo apply` published new jobs for {owner} after this stop request: "
+                    "they run. Stop again to stop them.",
+                    err=True,
+                )
+                raise typer.Exit(1)
             return True
         time.sleep(1.0)
     return False

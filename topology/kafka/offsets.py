@@ -16,7 +16,7 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
-from topology.errors import KafkaUnavailableError, TopicNotFoundError, TopoError
+from topology.errors import ActiveGroupError, KafkaUnavailableError, TopicNotFoundError
 from topology.jobs import OFFSETS_HEADER, hop_offsets
 from topology.kafka import client, records
 from topology.naming import OFFSETS_GROUPS
@@ -24,10 +24,6 @@ from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 BACK_STEP = 500  # records read per step when looking backwards for a copy
-
-
-class ActiveGroupError(TopoError):
-    """The group has members on the cluster: its offsets cannot be committed from outside."""
 
 
 class PartitionReader:

@@ -7,7 +7,7 @@ in-memory fake. A cluster is named by its librdkafka settings (`config`), as the
 functions take it; `observe` also gets the cluster's name in the topology.
 
 Failures are `TopoError`s: `KafkaUnavailableError` when a cluster does not answer, and
-`topology.kafka.offsets.ActiveGroupError` from `GroupsLike.commit` when the broker refuses a
+`topology.errors.ActiveGroupError` from `GroupsLike.commit` when the broker refuses a
 commit because the group has members.
 """
 

@@ -17,8 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from topology import observed
-from topology.errors import TopoError
-from topology.kafka.offsets import ActiveGroupError
+from topology.errors import ActiveGroupError, TopoError
 from topology.model import Edge, Topology
 from topology.naming import PROGRESS_GROUPS, checkpoints_topic
 from topology.offsets import checkpoints
@@ -49,12 +48,8 @@ class Checkpointer:
         self,
         topology: Topology,
         configs: Mapping[str, dict[str, str]],
-        adapter: OffsetsAdapter | None = None,
+        adapter: OffsetsAdapter,
     ) -> None:
-        if adapter is None:
-            from topology.kafka.offsets_port import KafkaOffsets
-
-            adapter = KafkaOffsets()
         self.topology = topology
         self.configs = configs
         self.adapter = adapter

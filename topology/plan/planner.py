@@ -34,8 +34,9 @@ COMPACTED = {"cleanup.policy": "compact"}
 ARRIVAL_TIME = {"message.timestamp.type": "LogAppendTime"}
 # The run-state topic: a handful of small records, rewritten every few seconds (the lease, the
 # status); hourly segments and a low dirty ratio keep what a reader replays short. The last
-# hour is never compacted: a lease race is decided by log order, and a reader must see it whole
-# (compaction keeps only the newest record of a key: a lost claim could outlive the winner's).
+# hour is never compacted, so a recent lease race is replayed whole; older, compaction may keep
+# a lost claim as a key's only record, which the replay's rule for renewals makes harmless
+# (topology/runstate.py).
 RUNS_CONFIGS = {
     **COMPACTED,
     **ARRIVAL_TIME,

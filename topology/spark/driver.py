@@ -20,6 +20,7 @@ driver exits when all are done: 0 when every one succeeded.
 
 import argparse
 import collections
+import contextlib
 import hashlib
 import json
 import os
@@ -40,10 +41,11 @@ from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
 from topology.jobprogress import FlowStatus, first_line, lag, processed, progress_metrics
-from topology.jobs import JobsDocument, JobsFormatError, read_document
+from topology.jobs import JobsDocument, JobsFormatError, read_document, specs_of
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.offsets import LogWriter
+from topology.kafka.offsets_port import KafkaOffsets
 from topology.kafka.topic_watch import TopicWatch
 from topology.model import Topology
 from topology.naming import offset_syncs_topic
@@ -52,6 +54,7 @@ from topology.ops import reconcile
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
 from topology.spark import query
+from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
@@ -87,12 +90,11 @@ class Replicator:
         self.java = {name: java_client_config(c) for name, c in self.configs.items()}
         self.specs = {spec.flow: spec for spec in jobs.specs}
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
-        self.publish: Any = None  # set by main: publishes the status to topo-runs.internal
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.queries: dict[str, StreamingQuery] = {}
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
-        self.checkpointer = Checkpointer(topology, self.configs)
+        self.checkpointer = Checkpointer(topology, self.configs, KafkaOffsets())
         self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
@@ -217,12 +219,9 @@ class Replicator:
         self.maps = self.sync_topics()
         for flow in self.specs:
             self.start_query(flow)
-        last_line = next_lease = 0.0
+        last_line = 0.0
         while self.queries and not self.stopping:
             now = time.monotonic()
-            if now >= next_lease and self.publish is not None:
-                next_lease = now + LEASE_EVERY
-                self.publish("running")  # the lease renewed: a long copy keeps it
             for flow in list(self.queries):
                 self.collect(flow)
                 self.check(flow, now)
@@ -254,15 +253,9 @@ class Replicator:
         emitter = Emitter(self.configs)
         shapes: dict[str, dict[str, int]] = {}
         due = {"beat": 0.0, "watch": 0.0, "status": 0.0, "offsets": time.monotonic() + 5,
-               "follow": time.monotonic() + FOLLOW_EVERY, "lease": 0.0}  # fmt: skip
+               "follow": time.monotonic() + FOLLOW_EVERY}  # fmt: skip
         while not self.stopping:
             now = time.monotonic()
-            if now >= due["lease"]:
-                due["lease"] = now + LEASE_EVERY
-                if self.publish is not None:
-                    self.publish("running")
-                if self.stopping:
-                    break
             if now >= due["follow"]:
                 due["follow"] = now + FOLLOW_EVERY
                 shapes = {}  # re-plan now, even when no topic or partition count changed
@@ -409,6 +402,13 @@ def _jobs(file: str, topology: Topology, sha256: str) -> JobsDocument:
             f"the jobs document {file} was published for another topology or another version "
             f"of {topology.file}; run `topo apply` again"
         )
+    # Anyone who may write topo-runs.internal could publish specs (a record filter is Spark SQL
+    # run here): only the specs `topo apply` makes of this very file are run.
+    if [spec.digest for spec in jobs.specs] != [spec.digest for spec in specs_of(topology)]:
+        raise JobsFormatError(
+            f"the jobs document {file} holds specs that are not the ones topo makes of "
+            f"{topology.file}; run `topo apply` again"
+        )
     return jobs
 
 
@@ -429,11 +429,15 @@ def _record_pid(folder: Path) -> None:
 
 
 class _RunState:
-    """The driver's side of topo-runs.internal: its lease, renewed with every status it
-    publishes, and the stop requests it obeys. A driver that cannot renew its lease for
-    SELF_FENCE seconds stops writing: by then another may hold it."""
+    """The driver's side of topo-runs.internal, on a thread of its own so that nothing the
+    replication does (a slow cluster, a long reconcile) delays it: every 2 s it renews the
+    lease, looks for a stop request, checks that its `topo run` still lives, and publishes the
+    status. A driver that cannot renew its lease for SELF_FENCE seconds stops its queries at
+    once: with the log's 3 s timeout and the queries' stop, that is well inside the lease's
+    15 s, after which another driver may take it."""
 
-    SELF_FENCE = 10.0
+    SELF_FENCE = 8.0
+    TIMEOUT = 3.0  # each read or write of topo-runs.internal
 
     def __init__(self, topology: Topology, configs: dict[str, dict[str, str]], report: Any):
         from topology.kafka.runlog import RunLog
@@ -443,25 +447,48 @@ class _RunState:
         assert home is not None  # a topology with jobs has edges
         self.owner = topology.name
         self.report = report
-        self.log = RunLog(configs[home], topology.name, cluster=home)
+        self.log = RunLog(configs[home], topology.name, timeout=self.TIMEOUT, cluster=home)
         self.lease = Leaseholder(self.log, topology.name, holder_id(), report)
         self.renewed = time.monotonic()
         self.fenced = False
         self.problem = ""
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+        supervisor = os.environ.get(SUPERVISOR_PID, "")
+        self.supervisor = int(supervisor) if supervisor.isdigit() else None
 
     def acquire(self) -> bool:
+        self.renewed = time.monotonic()
         return self.lease.acquire(wait=False, should_stop=lambda: True)
 
-    def publish(self, replicator: "Replicator", state: str) -> None:
-        """Renew the lease, obey a stop request, publish the status. Called every 2 s."""
+    def start(self, replicator: "Replicator") -> None:
+        self.thread = threading.Thread(
+            target=self._loop, args=(replicator,), name="topo-lease", daemon=True
+        )
+        self.thread.start()
+
+    def _loop(self, replicator: "Replicator") -> None:
+        while not self.done.is_set():
+            ok = self.publish(replicator)
+            if self.fenced:
+                return
+            self.done.wait(LEASE_EVERY if ok else 1.0)
+
+    def publish(self, replicator: "Replicator") -> bool:
+        """Renew the lease, obey a stop request, publish the status; False when the log
+        could not be reached."""
+        started = time.monotonic()
         try:
             if not self.lease.renew():
-                self.report("another driver took this topology's lease; stopping (it writes now)")
-                self.fenced = replicator.stopping = True
-                return
-            self.renewed = time.monotonic()
+                self.fence(replicator, "another driver took this topology's lease")
+                return True
+            self.renewed = started
+            if self.supervisor is not None and not jobstate.alive(self.supervisor):
+                self.report(f"its supervisor (`topo run`, pid {self.supervisor}) is gone; stopping")
+                replicator.stopping = True
             book = self.log.read()
-            if book.stop_applies(self.owner):
+            state = "stopping" if replicator.stopping else "running"
+            if book.stop_applies(self.owner) and not replicator.stopping:
                 stop = book.stop(self.owner)
                 who = stop.value.get("by", "?") if stop is not None else "?"
                 self.report(f"stop requested by {who}; stopping")
@@ -469,24 +496,37 @@ class _RunState:
                 state = "stopping"
             self.log.write("status", replicator.status_document(state))
             self.problem = ""
+            return True
         except TopoError as problem:
             if str(problem) != self.problem:
                 self.report(f"topo-runs.internal: {first_line(str(problem))}")
                 self.problem = str(problem)
             if time.monotonic() - self.renewed > self.SELF_FENCE:
-                self.report(
-                    f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s; "
-                    "stopping so that no two drivers write"
+                self.fence(
+                    replicator,
+                    f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s",
                 )
-                self.fenced = replicator.stopping = True
+            return False
+        except RuntimeError:  # the status changed while it was read: the next round has it
+            return True
+
+    def fence(self, replicator: "Replicator", why: str) -> None:
+        """Stop writing now: another driver holds, or may hold, the lease."""
+        self.report(f"{why}; stopping its queries so that no two drivers write")
+        self.fenced = replicator.stopping = True
+        for running in list(replicator.queries.values()):
+            with contextlib.suppress(Exception):  # stopped already, or Spark is going down
+                running.stop()
 
     def finish(self, replicator: "Replicator", state: str) -> None:
         """The last status, then the lease released (not when fenced: it is another's)."""
-        if self.fenced:
-            return
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join(timeout=2 * self.TIMEOUT + LEASE_EVERY)
         try:
-            self.log.write("status", replicator.status_document(state))
-            self.lease.release()
+            if not self.fenced:
+                self.log.write("status", replicator.status_document(state))
+                self.lease.release()
         except TopoError as problem:
             self.report(f"topo-runs.internal: {first_line(str(problem))}")
         finally:
@@ -502,10 +542,20 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--mode", choices=("once", "continuous"), required=True)
     args = parser.parse_args(argv)
     folder = Path(args.state)
+    stop_early: list[bool] = []
+    replicator: Replicator | None = None
 
     def report(line: str) -> None:
         print(f"topo: {line}", flush=True)
 
+    def on_term(_signum: int, _frame: object) -> None:
+        stop_early.append(True)
+        if replicator is not None:
+            replicator.stopping = True
+
+    # First of all: a stop asked for while the driver starts still releases the lease.
+    signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, on_term)
     try:
         topology = _load(args.topology, args.sha256)
         jobs = _jobs(args.jobs, topology, args.sha256)
@@ -524,25 +574,31 @@ def main(argv: list[str]) -> int:
         report(f"error: {problem}")
         return 1
     _record_pid(folder)
-    spark = SparkSession.builder.getOrCreate()
-    once = args.mode == "once"
-    replicator = Replicator(spark, topology, jobs, folder, once, report, configs)
-    replicator.publish = lambda state: run_state.publish(replicator, state)
-
-    def on_term(_signum: int, _frame: object) -> None:
-        replicator.stopping = True
-
-    signal.signal(signal.SIGTERM, on_term)
-    signal.signal(signal.SIGINT, on_term)
+    spark: SparkSession | None = None
+    code, final = 1, "failed"
     try:
+        spark = SparkSession.builder.getOrCreate()
+        once = args.mode == "once"
+        replicator = Replicator(spark, topology, jobs, folder, once, report, configs)
+        replicator.stopping = bool(stop_early)
+        run_state.start(replicator)
         code = replicator.run_once() if replicator.once else replicator.run_continuously()
         final = "done" if once and code == 0 else ("failed" if code else "stopped")
     except TopoError as problem:
         report(f"error: {problem}")
-        replicator.write_status("failed")
-        code, final = 1, "failed"
-    run_state.finish(replicator, final)
-    spark.stop()
+    except Exception as problem:  # Spark's own (a bad checkpoint URI, say): said, not hidden
+        report(f"error: {type(problem).__name__}: {first_line(str(problem))}")
+    finally:
+        if replicator is not None:
+            if final == "failed":
+                replicator.write_status("failed")
+            run_state.finish(replicator, final)
+        else:
+            with contextlib.suppress(TopoError):
+                run_state.lease.release()
+            run_state.log.close()
+        if spark is not None:
+            spark.stop()
     if run_state.fenced:
         return LEASE_HELD
     return code

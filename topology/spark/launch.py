@@ -31,6 +31,7 @@ from topology.spark.interceptor import interceptor_jar
 from topology.spark.jars import kafka_connector_jars
 
 DRIVER_PROGRAM = Path(__file__).parent.parent / "resources" / "spark" / "topo_driver.py"
+SUPERVISOR_PID = "TOPO_SUPERVISOR_PID"  # the driver stops when this process is gone
 STARTUP_TIMEOUT = 180.0
 STOP_TIMEOUT = 60.0
 
@@ -146,17 +147,21 @@ class SparkDriver:
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
         """SIGTERM to the driver program (it stops its queries and releases its lease), the
         whole process group killed if it has not exited within `timeout`."""
-        if self.process.poll() is None:
-            recorded = jobstate.recorded_driver(self.owner)
-            target = recorded.driver_pid if recorded and recorded.driver_pid else self.pid
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(target, signal.SIGTERM)
-            try:
-                return self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
+        try:
+            if self.process.poll() is None:
+                recorded = jobstate.recorded_driver(self.owner)
+                target = recorded.driver_pid if recorded and recorded.driver_pid else self.pid
                 with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.pid, signal.SIGKILL)
-        return self.process.wait()
+                    os.kill(target, signal.SIGTERM)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.process.wait(timeout)
+            # Whatever of its group is left (the Python driver when spark-submit went first).
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            return self.process.wait()
+        finally:
+            _forget_settings(self.owner)
+            self.settings_read = True
 
 
 def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> SparkDriver:
@@ -168,7 +173,8 @@ def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], No
     try:
         # Its own process group (a Ctrl-C at `topo run`'s terminal reaches `topo run`, which
         # stops the driver cleanly), in `topo run`'s session (whose CPU is the replicator's).
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=_environment(),
+        environment = {**_environment(), SUPERVISOR_PID: str(os.getpid())}
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=environment,
                                    process_group=0)  # fmt: skip
     except BaseException:
         _forget_settings(submission.owner)
@@ -206,7 +212,16 @@ def start_supervisor(
         )  # fmt: skip
     report(f"starting the replication supervisor (`topo run`, pid {process.pid}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip
-    wait_until_running(owner, published_at, process.poll, folder)
+    try:
+        wait_until_running(owner, published_at, process.poll, folder)
+    except BaseException:  # not running as asked: nothing is left behind to start it later
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            process.wait(STOP_TIMEOUT)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        raise
     return process.pid
 
 
