@@ -2,6 +2,7 @@
 published, status and stop from another machine (another state folder), one writer per
 topology, and the sources followed while running. Real lab clusters, real Spark."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -171,13 +172,35 @@ def test_a_supervised_run_is_watched_followed_fenced_and_stopped_from_anywhere(
     assert "retention.ms" in changes[-1]["what"] and "86400001" in changes[-1]["what"]
     assert "retention.ms" in operator.topo("status", str(file)).stdout
 
-    # Stop from the operator's machine: both supervisors end cleanly, the lease is released.
+    # Machine a is lost (kill -9 of its `topo run` and its driver): b's `topo run` takes the
+    # lease once a's has expired, and copies what was written meanwhile; nothing is lost.
+    _lose_machine(first.folder / prefix / "driver.json", runs[0])
+    late = [Record(topic, i % 2, f"late-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(10)]
+    records.produce(src, late)
+    _wait_for_line(log_b, "starting the driver (generation", timeout=120)
+    everything = records.read_topic(src, topic)
+    copied = wait_for(dst, f"src.{topic}", len(everything), timeout=180)
+    assert set(expected(everything, "src")) <= set(contents(copied))  # at-least-once
+    assert _status(operator, file)["running"] is True  # b's driver holds the lease now
+
+    # Stop from the operator's machine: b's supervisor ends cleanly, the lease is released.
     stopped = operator.topo("stop", str(file))
     assert stopped.returncode == 0, stopped.stderr
     assert "Stopped the replication" in stopped.stdout
-    assert runs[0].wait(90) == 0 and runs[1].wait(90) == 0
-    assert "stop requested" in log_a.read_text()
+    assert runs[1].wait(90) == 0
+    assert "stop requested" in log_b.read_text()
     assert _status(operator, file)["running"] is False
+
+
+def _lose_machine(driver_file: Path, supervisor: "subprocess.Popen[bytes]") -> None:
+    """kill -9 of a machine's `topo run` and of the driver it runs."""
+    import json
+
+    recorded = json.loads(driver_file.read_text())
+    os.killpg(supervisor.pid, 9)
+    supervisor.wait(30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(recorded["submit_pid"], 9)
 
 
 def test_continuous_replication_on_a_standalone_spark_cluster_survives_a_lost_worker(
