@@ -29,13 +29,16 @@ answer):
    holder current: only the winner of a term renews it. This keeps every reader's answer the
    same after compaction, which may leave a lost claim as the only older record of the key
    (a reader starting there would otherwise take the loser for the holder).
-5. Everything else (older terms, skipped terms, a fenced holder's renewals) is ignored.
+5. When the current lease rests on a claim alone (the first record this reader saw), a
+   renewal of an older term by another holder within `TTL_MS` of that claim shows the claim
+   lost to a live holder: that holder is current.
+6. Everything else (older terms, skipped terms, a fenced holder's renewals) is ignored.
 
 This module is pure: values in, values out.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 JOBS = "jobs"
@@ -56,6 +59,9 @@ class LeaseState:
     term: int
     renewed_at_ms: int  # broker timestamp of the claim or of its last renewal
     released: bool
+    # False while it rests on a claim alone, the first lease record this reader saw (what
+    # compaction left): rule 5 may still find that the claim lost to a live holder.
+    confirmed: bool = field(default=True, compare=False)
 
     @property
     def expires_at_ms(self) -> int:
@@ -214,13 +220,22 @@ class Book:
 def _decide(current: LeaseState | None, claim: Claim, timestamp_ms: int) -> LeaseState:
     """The lease after one lease record (the module docstring's rule)."""
     if current is None:
-        return LeaseState(claim.holder, claim.term, timestamp_ms, claim.released)
+        return LeaseState(
+            claim.holder, claim.term, timestamp_ms, claim.released, confirmed=not claim.claim
+        )
     if claim.holder == current.holder and claim.term == current.term:
         if current.released:
             return current  # released is final: a new term claims it again
         return LeaseState(current.holder, current.term, timestamp_ms, claim.released)
     if not claim.claim and claim.term >= current.term:
         return LeaseState(claim.holder, claim.term, timestamp_ms, claim.released)  # rule 4
+    if (
+        not claim.claim
+        and not current.confirmed
+        and claim.term < current.term
+        and timestamp_ms - current.renewed_at_ms <= TTL_MS
+    ):
+        return LeaseState(claim.holder, claim.term, timestamp_ms, claim.released)  # rule 5
     if (
         claim.claim
         and claim.term == current.term + 1

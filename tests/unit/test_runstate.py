@@ -260,3 +260,32 @@ def test_records_fed_again_are_ignored() -> None:
     book.feed(b"prod/jobs", json.dumps({"n": 0}).encode(), 1_100, 6)  # the same again
     assert book.jobs("prod") == runstate.Entry({"n": 1}, 6, 1_100)
     assert book.next_offset == 7
+
+
+def test_readers_agree_after_compaction_left_a_claim_that_lost_to_a_live_holder() -> None:
+    """b claims term 2 while a, holding term 1, is alive: the claim loses. Compaction may keep
+    b's claim as the only older record: a reader starting there still names a."""
+    whole, compacted = Log(), Log()
+    whole.lease("a", 1, 1_000)
+    whole.renew("a", 1, 3_000)
+    for log in (whole, compacted):
+        log.lease("b", 2, 4_000)  # a renewed 1 s ago: lost
+    assert whole.book.lease("prod").holder == "a"  # type: ignore[union-attr]
+    for log in (whole, compacted):
+        for at in range(5_000, 40_000, 2_000):
+            log.renew("a", 1, at)
+    assert whole.book.lease("prod") == compacted.book.lease("prod")
+    assert compacted.book.lease("prod") == LeaseState("a", 1, 39_000, released=False)
+    # A third claimant reading the compacted log does not take a's live lease either.
+    for log in (whole, compacted):
+        log.lease("c", 2, 40_000)
+    assert whole.book.lease("prod") == compacted.book.lease("prod")
+    assert compacted.book.lease("prod").holder == "a"  # type: ignore[union-attr]
+
+
+def test_a_confirmed_claim_is_not_undone_by_the_old_holders_late_renewal() -> None:
+    log = Log()
+    log.lease("a", 1, 1_000)
+    log.lease("b", 2, 1_000 + TTL_MS + 1)  # a's lease expired: b's claim wins
+    log.renew("a", 1, 1_000 + TTL_MS + 2)  # a wakes up from a pause
+    assert log.book.lease("prod").holder == "b"  # type: ignore[union-attr]

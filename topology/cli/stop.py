@@ -35,15 +35,18 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
     def progress(line: str) -> None:
         typer.echo(line, err=True)
 
-    book = None
+    book, unreadable = None, None
     if home is not None:
         try:
             book = live.run_book(loaded)
         except TopoError as problem:
+            unreadable = problem
             progress(f"cannot read topo-runs.internal on {home} ({problem}); stopping only what "
                      "runs on this machine")  # fmt: skip
     requested, stopped = False, True
-    if book is not None and book.jobs(owner) is not None and not book.stop_applies(owner):
+    live_lease = book is not None and live.lease_live(book, owner)
+    standing = book is not None and book.jobs(owner) is not None and not book.stop_applies(owner)
+    if book is not None and (live_lease or standing):
         assert home is not None
         configs = live.client_configs(loaded)
         with RunLog(configs[home], owner, cluster=home) as log:
@@ -51,7 +54,7 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
                 "stop", stop_request("topo stop", socket.gethostname(), os.getpid(), time.time())
             )
             requested = True
-            if live.lease_live(book, owner):
+            if live_lease:
                 lease = book.lease(owner)
                 progress(f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
                          f"topo-runs.internal on {home}")  # fmt: skip
@@ -62,6 +65,11 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
                          "`topo apply`")  # fmt: skip
     local = launch.stop(owner, report=progress)  # a supervisor here exits on its own
     if not (requested or local):
+        if unreadable is not None:
+            raise TopoError(
+                f"could not ask the replication of {owner} to stop: {unreadable}; nothing runs "
+                "on this machine"
+            )
         typer.echo(f"No replication of {owner} is running.")
         return
     if not stopped and not local:

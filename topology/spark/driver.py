@@ -90,6 +90,8 @@ class Replicator:
         self.java = {name: java_client_config(c) for name, c in self.configs.items()}
         self.specs = {spec.flow: spec for spec in jobs.specs}
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
+        self.lock = threading.Lock()  # queries started here, stopped by the lease thread too
+        self.snapshot: dict[str, Any] | None = None  # the newest status, for the lease thread
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.queries: dict[str, StreamingQuery] = {}
@@ -162,7 +164,14 @@ class Replicator:
             owner=self.topology.name,
             trigger=self.topology.engine.trigger,
         )
-        self.queries[flow] = query.start(self.spark, planned)
+        if self.stopping:
+            return  # fenced or stopping: no query starts now
+        started = query.start(self.spark, planned)
+        with self.lock:
+            if self.stopping:  # fenced while it started: it must not write
+                started.stop()
+                return
+            self.queries[flow] = started
         status.state = "running"
         status.error = None
 
@@ -377,11 +386,15 @@ class Replicator:
         }
 
     def write_status(self, state: str) -> None:
-        jobstate.write_json(self.folder / jobstate.STATUS, self.status_document(state))
+        """status.json here, and the snapshot the lease thread publishes: built on this (the
+        main) thread only, as the flows' numbers change here."""
+        document = self.status_document(state)
+        self.snapshot = document
+        jobstate.write_json(self.folder / jobstate.STATUS, document)
 
 
 def _load(file: str, sha256: str) -> Topology:
-    text = Path(file).read_text(encoding="utf-8")
+    text = Path(file).read_bytes().decode("utf-8")  # as `topo apply` read it: no newline rewrite
     if hashlib.sha256(text.encode()).hexdigest() != sha256:
         raise TopoError(f"{file} changed since it was applied; run `topo apply` again")
     analysis = analyse(text, file)
@@ -429,12 +442,14 @@ def _record_pid(folder: Path) -> None:
 
 
 class _RunState:
-    """The driver's side of topo-runs.internal, on a thread of its own so that nothing the
-    replication does (a slow cluster, a long reconcile) delays it: every 2 s it renews the
-    lease, looks for a stop request, checks that its `topo run` still lives, and publishes the
-    status. A driver that cannot renew its lease for SELF_FENCE seconds stops its queries at
-    once: with the log's 3 s timeout and the queries' stop, that is well inside the lease's
-    15 s, after which another driver may take it."""
+    """The driver's side of topo-runs.internal, on threads of its own so that nothing the
+    replication does (a slow cluster, a long reconcile, Spark starting) delays it.
+
+    The lease thread, every 2 s: renews the lease, looks for a stop request newer than the
+    driver's claim, checks that its `topo run` still lives, publishes the newest status. The
+    watchdog, every half second: when the lease has not been renewed for SELF_FENCE seconds
+    (the cluster is unreachable, a call hangs, the lease thread died) it stops the queries at
+    once, well inside the lease's 15 s, after which another driver may take it over."""
 
     SELF_FENCE = 8.0
     TIMEOUT = 3.0  # each read or write of topo-runs.internal
@@ -450,82 +465,117 @@ class _RunState:
         self.log = RunLog(configs[home], topology.name, timeout=self.TIMEOUT, cluster=home)
         self.lease = Leaseholder(self.log, topology.name, holder_id(), report)
         self.renewed = time.monotonic()
+        self.claimed_at = 0  # the log's end once the lease was ours: older stops do not apply
         self.fenced = False
+        self.stop_asked = False
+        self.replicator: Replicator | None = None
         self.problem = ""
         self.done = threading.Event()
-        self.thread: threading.Thread | None = None
+        self.threads: list[threading.Thread] = []
         supervisor = os.environ.get(SUPERVISOR_PID, "")
         self.supervisor = int(supervisor) if supervisor.isdigit() else None
 
     def acquire(self) -> bool:
+        """Claim the lease; once ours, renew it from now on (Spark has not started yet)."""
         self.renewed = time.monotonic()
-        return self.lease.acquire(wait=False, should_stop=lambda: True)
+        if not self.lease.acquire(wait=False, should_stop=lambda: True):
+            return False
+        self.claimed_at = self.log.read().next_offset
+        self.renewed = time.monotonic()
+        for target, name in ((self._renewals, "topo-lease"), (self._watchdog, "topo-fence")):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self.threads.append(thread)
+        return True
 
-    def start(self, replicator: "Replicator") -> None:
-        self.thread = threading.Thread(
-            target=self._loop, args=(replicator,), name="topo-lease", daemon=True
-        )
-        self.thread.start()
+    def attach(self, replicator: "Replicator") -> None:
+        """The replication the lease guards, once it exists."""
+        replicator.stopping = replicator.stopping or self.stop_asked or self.fenced
+        self.replicator = replicator
 
-    def _loop(self, replicator: "Replicator") -> None:
-        while not self.done.is_set():
-            ok = self.publish(replicator)
-            if self.fenced:
+    def _renewals(self) -> None:
+        while not self.done.is_set() and not self.fenced:
+            try:
+                ok = self.publish()
+            except Exception as problem:  # a bug must not leave the queries unguarded
+                self.fence(f"the lease thread failed ({type(problem).__name__}: {problem})")
                 return
             self.done.wait(LEASE_EVERY if ok else 1.0)
 
-    def publish(self, replicator: "Replicator") -> bool:
+    def _watchdog(self) -> None:
+        while not self.done.wait(0.5):
+            if self.fenced:
+                return
+            if time.monotonic() - self.renewed > self.SELF_FENCE:
+                self.fence(f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s")
+                return
+
+    def stopping(self) -> None:
+        self.stop_asked = True
+        if self.replicator is not None:
+            self.replicator.stopping = True
+
+    def publish(self) -> bool:
         """Renew the lease, obey a stop request, publish the status; False when the log
         could not be reached."""
         started = time.monotonic()
         try:
             if not self.lease.renew():
-                self.fence(replicator, "another driver took this topology's lease")
+                self.fence("another driver took this topology's lease")
                 return True
             self.renewed = started
             if self.supervisor is not None and not jobstate.alive(self.supervisor):
                 self.report(f"its supervisor (`topo run`, pid {self.supervisor}) is gone; stopping")
-                replicator.stopping = True
+                self.stopping()
             book = self.log.read()
-            state = "stopping" if replicator.stopping else "running"
-            if book.stop_applies(self.owner) and not replicator.stopping:
-                stop = book.stop(self.owner)
-                who = stop.value.get("by", "?") if stop is not None else "?"
-                self.report(f"stop requested by {who}; stopping")
-                replicator.stopping = True
-                state = "stopping"
-            self.log.write("status", replicator.status_document(state))
+            stop = book.stop(self.owner)
+            if (
+                stop is not None
+                and stop.offset >= self.claimed_at
+                and book.stop_applies(self.owner)
+                and not self.stop_asked
+            ):
+                self.report(f"stop requested by {stop.value.get('by', '?')}; stopping")
+                self.stopping()
+            snapshot = self.replicator.snapshot if self.replicator is not None else None
+            if snapshot is not None:
+                state = "stopping" if self.stop_asked else snapshot["state"]
+                self.log.write("status", {**snapshot, "state": state})
             self.problem = ""
             return True
         except TopoError as problem:
             if str(problem) != self.problem:
                 self.report(f"topo-runs.internal: {first_line(str(problem))}")
                 self.problem = str(problem)
-            if time.monotonic() - self.renewed > self.SELF_FENCE:
-                self.fence(
-                    replicator,
-                    f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s",
-                )
             return False
-        except RuntimeError:  # the status changed while it was read: the next round has it
-            return True
 
-    def fence(self, replicator: "Replicator", why: str) -> None:
+    def fence(self, why: str) -> None:
         """Stop writing now: another driver holds, or may hold, the lease."""
+        if self.fenced:
+            return
         self.report(f"{why}; stopping its queries so that no two drivers write")
-        self.fenced = replicator.stopping = True
-        for running in list(replicator.queries.values()):
+        self.fenced = True
+        self.stopping()
+        replicator = self.replicator
+        if replicator is None:
+            return
+        with replicator.lock:
+            replicator.stopping = True
+            running = list(replicator.queries.values())
+        for query_running in running:
             with contextlib.suppress(Exception):  # stopped already, or Spark is going down
-                running.stop()
+                query_running.stop()
 
-    def finish(self, replicator: "Replicator", state: str) -> None:
+    def finish(self, state: str) -> None:
         """The last status, then the lease released (not when fenced: it is another's)."""
         self.done.set()
-        if self.thread is not None:
-            self.thread.join(timeout=2 * self.TIMEOUT + LEASE_EVERY)
+        for thread in self.threads:
+            thread.join(timeout=4 * self.TIMEOUT + LEASE_EVERY)
         try:
+            snapshot = self.replicator.snapshot if self.replicator is not None else None
             if not self.fenced:
-                self.log.write("status", replicator.status_document(state))
+                if snapshot is not None:
+                    self.log.write("status", {**snapshot, "state": state})
                 self.lease.release()
         except TopoError as problem:
             self.report(f"topo-runs.internal: {first_line(str(problem))}")
@@ -543,19 +593,21 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.state)
     stop_early: list[bool] = []
-    replicator: Replicator | None = None
+    run_state: _RunState | None = None
 
     def report(line: str) -> None:
         print(f"topo: {line}", flush=True)
 
     def on_term(_signum: int, _frame: object) -> None:
         stop_early.append(True)
-        if replicator is not None:
-            replicator.stopping = True
+        if run_state is not None:
+            run_state.stopping()
 
-    # First of all: a stop asked for while the driver starts still releases the lease.
+    # First of all: a stop asked for while the driver starts still releases the lease, and
+    # `topo stop` on this machine can signal this program from the start.
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
+    _record_pid(folder)
     try:
         topology = _load(args.topology, args.sha256)
         jobs = _jobs(args.jobs, topology, args.sha256)
@@ -565,6 +617,8 @@ def main(argv: list[str]) -> int:
             for name, cluster in topology.clusters.items()
         }
         run_state = _RunState(topology, configs, report)
+        if stop_early:
+            run_state.stopping()
         if not run_state.acquire():
             return LEASE_HELD
     except JobsFormatError as problem:
@@ -573,15 +627,13 @@ def main(argv: list[str]) -> int:
     except (OSError, TopoError) as problem:
         report(f"error: {problem}")
         return 1
-    _record_pid(folder)
     spark: SparkSession | None = None
     code, final = 1, "failed"
     try:
         spark = SparkSession.builder.getOrCreate()
         once = args.mode == "once"
         replicator = Replicator(spark, topology, jobs, folder, once, report, configs)
-        replicator.stopping = bool(stop_early)
-        run_state.start(replicator)
+        run_state.attach(replicator)
         code = replicator.run_once() if replicator.once else replicator.run_continuously()
         final = "done" if once and code == 0 else ("failed" if code else "stopped")
     except TopoError as problem:
@@ -589,14 +641,10 @@ def main(argv: list[str]) -> int:
     except Exception as problem:  # Spark's own (a bad checkpoint URI, say): said, not hidden
         report(f"error: {type(problem).__name__}: {first_line(str(problem))}")
     finally:
-        if replicator is not None:
-            if final == "failed":
-                replicator.write_status("failed")
-            run_state.finish(replicator, final)
-        else:
-            with contextlib.suppress(TopoError):
-                run_state.lease.release()
-            run_state.log.close()
+        run_state.finish(final)
+        if final == "failed" and run_state.replicator is not None:
+            with contextlib.suppress(Exception):
+                run_state.replicator.write_status("failed")
         if spark is not None:
             spark.stop()
     if run_state.fenced:

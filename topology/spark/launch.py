@@ -218,7 +218,7 @@ def start_supervisor(
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(STOP_TIMEOUT)
+            process.wait(STOP_TIMEOUT + 15)  # `topo run` gives its driver STOP_TIMEOUT
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         raise
