@@ -8,7 +8,8 @@ it, a stop request (`topo stop`, from any machine) or SIGTERM stops it cleanly. 
 stdout, one `topo: ` line per event; the driver's own lines follow them.
 
 Exit codes: 0 after a clean stop; 1 when the topology cannot be loaded; 3 when the driver
-refuses its jobs (another format); never while the driver can be restarted.
+refuses its jobs (another format, or specs that are not the file's); never while the driver
+can be restarted.
 """
 
 import signal
@@ -52,13 +53,17 @@ def run(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None
     say(f"supervising the replication of {topology.name}; its state: topo-runs.internal on {home}")
     with RunLog(configs[home], topology.name, cluster=home) as log:
         runs = _Runs(loaded, log)
-        code = supervise(
-            wanted=runs.wanted,
-            start=runs.start,
-            stopping=lambda: bool(stopping),
-            report=say,
-            stop_timeout=60.0,
-        )
+        try:
+            code = supervise(
+                wanted=runs.wanted,
+                start=runs.start,
+                stopping=lambda: bool(stopping),
+                report=say,
+                stop_timeout=60.0,
+            )
+        finally:  # whatever ends the loop, no driver is left running without its supervisor
+            if runs.driver is not None and runs.driver.process.poll() is None:
+                runs.driver.stop(60.0)
     say(f"exiting ({code})")
     raise typer.Exit(code)
 
