@@ -17,6 +17,10 @@ class KafkaUnavailableError(TopoError):
     """A Kafka cluster did not answer in time."""
 
 
+class StalePlanError(TopoError):
+    """The clusters or the topology changed after the saved plan was made."""
+
+
 class ActiveGroupError(TopoError):
     """The group has members on the cluster: its offsets cannot be committed from outside."""
 

@@ -47,6 +47,22 @@ class Machine:
             )  # fmt: skip
 
 
+def _mirror(
+    folder: Path, prefix: str, src: dict[str, str], dst: dict[str, str], engine: str
+) -> Path:
+    """A topology mirroring the `prefix` topics from src to dst, with this engine section."""
+    file = folder / f"{prefix}.yaml"
+    file.write_text(
+        f"version: 1\n{engine}clusters:\n"
+        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
+        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
+        "defaults:\n  replication_factor: 1\n"
+        f'  topics: {{include: ["{prefix}-.*"]}}\n'
+        "flows:\n  - mirror: {from: src, to: dst}\n"
+    )
+    return file
+
+
 def _wait_for_line(log: Path, text: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -103,17 +119,7 @@ def test_a_supervised_run_is_watched_followed_fenced_and_stopped_from_anywhere(
     topic = f"{prefix}-orders"
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 12, 2))
-    file = tmp_path / f"{prefix}.yaml"
-    file.write_text(
-        "version: 1\n"
-        "engine: {runner: external}\n"
-        "clusters:\n"
-        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
-        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
-        "defaults:\n  replication_factor: 1\n"
-        f'  topics: {{include: ["{prefix}-.*"]}}\n'
-        "flows:\n  - mirror: {from: src, to: dst}\n"
-    )
+    file = _mirror(tmp_path, prefix, src, dst, "engine: {runner: external}\n")
     operator, first, second = (Machine(tmp_path / f"machine-{n}") for n in ("op", "a", "b"))
 
     # Apply publishes the jobs and runs nothing itself (runner external).
@@ -216,19 +222,12 @@ def test_continuous_replication_on_a_standalone_spark_cluster_survives_a_lost_wo
     topic = f"{prefix}-payments"
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 10, 2))
-    file = tmp_path / f"{prefix}.yaml"
-    file.write_text(
-        "version: 1\n"
+    engine = (
         f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n"
         "  spark_conf: {spark.executor.memory: 512m, spark.cores.max: 2}\n"
         f"  checkpoints: {(tmp_path / 'shared-checkpoints').as_uri()}\n"
-        "clusters:\n"
-        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
-        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
-        "defaults:\n  replication_factor: 1\n"
-        f'  topics: {{include: ["{prefix}-.*"]}}\n'
-        "flows:\n  - mirror: {from: src, to: dst}\n"
     )
+    file = _mirror(tmp_path, prefix, src, dst, engine)
     here, elsewhere = Machine(tmp_path / "machine-here"), Machine(tmp_path / "machine-else")
 
     # The local machine runs `topo run` in the background; the queries run on the cluster.

@@ -9,13 +9,13 @@ import pytest
 
 from tests.unit.test_plan_guard import PAYROLL, delete_topic
 from tests.unit.test_planner import OWNED_INTERNAL, WEST_INTERNAL, cluster, internal, mine, topology
-from topology.errors import TopoError
+from topology.errors import StalePlanError, TopoError
 from topology.jobs import specs_of
 from topology.model import Topology
 from topology.naming import STATE_TOPIC
 from topology.observed import Cluster, Owned, Topic
 from topology.ops import reconcile
-from topology.ops.reconcile import Applied, StalePlanError
+from topology.ops.reconcile import Applied
 from topology.plan import planner
 from topology.plan.guard import GuardError
 from topology.plan.model import Action, Change, Plan, Resource

@@ -27,8 +27,7 @@ import typer
 from topology import apply as applying
 from topology import jobstate
 from topology.apply import Outcome
-from topology.errors import TopoError
-from topology.ops.reconcile import StalePlanError
+from topology.errors import StalePlanError, TopoError
 from topology.plan.model import Action, Change, Plan, Resource
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from topology import apply as applying
-from topology.errors import TopoError
+from topology.errors import StalePlanError
 from topology.model import Topology
 from topology.observed import Cluster
 from topology.plan import guard, planner, saved
@@ -26,10 +26,6 @@ from topology.plan.model import Change, Plan
 
 Observe = Callable[[], Mapping[str, Cluster]]
 RunChange = Callable[[Change], None]
-
-
-class StalePlanError(TopoError):
-    """The clusters or the topology changed after the saved plan was made."""
 
 
 @dataclass(frozen=True)
