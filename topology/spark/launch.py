@@ -222,7 +222,13 @@ def start_supervisor(
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
         raise
+    _DETACHED.append(process)  # referenced for this process's life: it outlives `topo apply`
     return process.pid
+
+
+# Supervisors started detached: a Popen dropped while its child runs warns (ResourceWarning)
+# when collected, which a long-lived caller (a test session) would see.
+_DETACHED: list["subprocess.Popen[bytes]"] = []
 
 
 def wait_until_running(
