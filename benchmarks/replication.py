@@ -135,12 +135,13 @@ SUMMARY = re.compile(
 
 
 def perf_test(
-    tools: Tools, bootstrap: str, topic: str, records: int, throughput: int, batch_size: int
-) -> PerfResult:
+    tools: Tools, bootstrap: str, topic: str, records: int, throughput: int, batch_size: int,
+    record_size: int = RECORD_SIZE,
+) -> PerfResult:  # fmt: skip
     """Run kafka-producer-perf-test and parse its final summary line."""
     command = [tools.java, "-Xms256m", "-Xmx512m", "-cp", tools.classpath, PERF_TOOL,
                "--bootstrap-server", bootstrap, "--topic", topic,
-               "--num-records", str(records), "--record-size", str(RECORD_SIZE),
+               "--num-records", str(records), "--record-size", str(record_size),
                "--throughput", str(throughput), "--command-property", "acks=all",
                "linger.ms=5", f"batch.size={batch_size}"]  # fmt: skip
     done = subprocess.run(command, capture_output=True, text=True, check=False)

@@ -156,6 +156,7 @@ def test_exactly_once_is_set_on_the_target_and_mixed_targets_are_warned() -> Non
     )
     result = run(text)
     assert props(result)["c.exactly.once.source.support"] == "enabled"
+    assert props(result)["dedicated.mode.enable.internal.rest"] == "true"  # else MM2 refuses
     [message] = [d.message for d in result.diagnostics]
     assert "b->c" in message and "also become exactly-once" in message
 

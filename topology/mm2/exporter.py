@@ -261,6 +261,13 @@ class _Exporter:
         for key, value in shared.items():
             if key in _ALWAYS_WRITTEN or _MM2_DEFAULTS.get(key) != value:
                 section.add(key, value, _note(key, value))
+        if any(edge.settings.delivery == "exactly-once" for edge in self.edges):
+            section.add(
+                "dedicated.mode.enable.internal.rest",
+                "true",
+                "exactly-once needs MM2's internal REST server in dedicated mode (KIP-710); "
+                "it listens on `listeners` (default http://:8083)",
+            )
         return section
 
     def _flow(self, edge: Edge, settings: dict[str, str], shared: dict[str, str]) -> _Section:

@@ -1,0 +1,34 @@
+"""The side-by-side benchmark's smoke run: MirrorMaker 2 from Maven jars and topo copy the same
+kind of backlog on the same two lab clusters, each copy checked record by record (key, value,
+headers, timestamp, partition, order). Only that both ran and copied exactly is asserted here;
+how fast they are is measured by hand (benchmarks/mm2.py, docs/performance.md)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_mm2_and_topo_both_copy_a_backlog_exactly_side_by_side(tmp_path: Path) -> None:
+    results = tmp_path / "results.json"
+    # Its own two lab clusters: MM2's heartbeats and internal topics stay off the session's.
+    environment = {k: v for k, v in os.environ.items() if k not in ("TOPO_LAB_DIR",)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "mm2.py"), "--smoke", "--json", str(results)],
+        capture_output=True, text=True, env=environment, cwd=ROOT, timeout=900, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    checked = [line for line in done.stdout.splitlines() if line.strip().startswith("checked:")]
+    assert len(checked) == 4, done.stdout  # 1 KiB and 100 B, by MM2 and by topo
+    assert "| measure | MM2 | topo | topo / MM2 |" in done.stdout
+    pairs = json.loads(results.read_text())["pairs"]
+    copies = {(b["replicator"], b["record_size"]): b for b in pairs[0]["bulk"]}
+    assert set(copies) == {("MM2", 1024), ("MM2", 100), ("topo", 1024), ("topo", 100)}
+    for copy in copies.values():
+        assert copy["records"] == 3000 and copy["mib_per_second"] > 0 and copy["cpu_per_gib"] > 0
