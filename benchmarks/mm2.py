@@ -310,7 +310,9 @@ def check_copy(topic: str) -> None:
         by_partition: dict[int, list[Any]] = {}
         for r in found:
             headers = tuple(h for h in r.headers if not h[0].startswith("topo-"))
-            by_partition.setdefault(r.partition, []).append((r.key, r.value, headers, r.timestamp_ms))
+            by_partition.setdefault(r.partition, []).append(
+                (r.key, r.value, headers, r.timestamp_ms)
+            )
         return by_partition
 
     source = shape(kafka_records.read_topic(manager.admin_config(SOURCE), topic))
