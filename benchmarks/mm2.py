@@ -581,6 +581,8 @@ def main() -> None:
     parser.add_argument("--lab-clusters", metavar="SRC,DST",
                         help="use these running lab clusters instead of starting two")  # fmt: skip
     parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--only", choices=(MM2, TOPO), help="run one replicator (for tuning)")
+    parser.add_argument("--keep", action="store_true", help="keep the logs and state folder")
     options = parser.parse_args()
     if options.smoke:
         options.pairs, options.records, options.small_records = 1, 3000, 3000
@@ -624,13 +626,15 @@ def main() -> None:
             ceiling_topic = f"{tag}p{number}-ceiling"
             kafka_records.create_topic(target, ceiling_topic, PARTITIONS)
             ceiling = bench.perf_test(tools, target["bootstrap.servers"], ceiling_topic,
-                                      options.records, -1, bench.SINK_BATCH)  # fmt: skip
+                                      options.records or 100_000, -1, bench.SINK_BATCH)  # fmt: skip
             pair = Pair(ceiling.mib_per_second)
             pairs.append(pair)
             print(f"  {ceiling.mib_per_second:.1f} MiB/s", flush=True)
-            for who in (MM2, TOPO):
+            for who in (options.only,) if options.only else (MM2, TOPO):
                 run = f"{tag}p{number}{who.lower()}"
                 for size, count in ((1024, options.records), (100, options.small_records)):
+                    if not count:
+                        continue
                     print(f"{who}: bulk copy of {count:,} x {size} B ...", flush=True)
                     pair.bulk.append(bulk(who, folder, tools, brokers, run, count, size,
                                           smoke=options.smoke))  # fmt: skip
@@ -665,7 +669,10 @@ def main() -> None:
     finally:
         if not options.lab_clusters:
             manager.down([], purge=True)
-        shutil.rmtree(root, ignore_errors=True)
+        if options.keep:
+            print(f"kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -176,17 +176,33 @@ class Replicator:
         status.error = None
 
     def stop_query(self, flow: str) -> None:
-        running = self.queries.pop(flow, None)
+        running = self.queries.get(flow)
         if running is not None and running.isActive:
             running.stop()
+        self.collect(flow, final=True)  # its last batches, before it is forgotten
+        self.queries.pop(flow, None)
 
-    def collect(self, flow: str) -> None:
-        """Count the batches the query finished since the last look."""
+    def collect(self, flow: str, final: bool = False) -> None:
+        """Count the batches the query finished since the last look. A look asks for the last
+        batch's progress only (one object across py4j); the recent ones, up to a hundred, are
+        read only when batches were missed (a restart, several batches between two looks) or
+        once the query has ended (`final`)."""
         running = self.queries.get(flow)
         if running is None:
             return
         status = self.flows[flow]
-        for progress in running.recentProgress:
+        if final:
+            reported = list(running.recentProgress)
+        else:
+            last = running.lastProgress
+            if last is None:
+                return
+            batch = int(last.get("batchId", -1))
+            seen = status.seen.get(str(last.get("runId")))
+            if seen is not None and batch <= seen:
+                return  # nothing new (a progress with no data repeats the last batch's id)
+            reported = [last] if seen is not None and batch == seen + 1 else running.recentProgress
+        for progress in reported:
             run_id, batch = str(progress.get("runId")), int(progress.get("batchId", -1))
             if batch <= status.seen.get(run_id, -1):
                 continue
@@ -207,7 +223,7 @@ class Replicator:
         status = self.flows[flow]
         running = self.queries.get(flow)
         if running is not None and not running.isActive:
-            self.collect(flow)
+            self.collect(flow, final=True)
             problem = running.exception()
             del self.queries[flow]
             if problem is None:
@@ -294,7 +310,6 @@ class Replicator:
             time.sleep(0.2)
         self.write_status("stopping")
         for flow in list(self.queries):
-            self.collect(flow)
             self.stop_query(flow)
         self.record_progress()
         emitter.flush()
