@@ -35,7 +35,9 @@ the other (ABAB...), each on its own fresh topics filled alike:
 Pinned alike: acks=all and idempotence on the producers writing to the target (topo's sink
 sets both; MM2's Connect producer too), read_committed on the source consumers (topo always;
 MM2 from the exported `src.consumer.isolation.level`), 1 GiB of JVM heap (MM2's -Xmx1g;
-Spark's default spark.driver.memory). MiB and GiB count record values (2^20, 2^30 bytes).
+Spark's default spark.driver.memory), and parallelism: MM2's tasks.max is the machine's core
+count, as many tasks as topo's Spark has task slots (local[*]). MiB and GiB count record
+values (2^20, 2^30 bytes).
 """
 
 import argparse
@@ -59,6 +61,7 @@ import replication as bench  # benchmarks/replication.py: the ceiling, CPU and l
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
 PARTITIONS = bench.PARTITIONS
 MM2, TOPO = "MM2", "topo"
+TASKS = os.cpu_count() or 1  # MM2's tasks.max: as many as topo's task slots (local[*])
 NEW_TOPIC_TIMEOUT = 120
 DEFAULT_REFRESH_TIMEOUT = 660  # MM2's refresh.topics.interval.seconds default is 600
 
@@ -104,6 +107,7 @@ def start_mm2(file: Path, refresh_seconds: int | None, exactly_once: bool) -> Li
     if exported.returncode != 0:
         sys.exit(f"topo export mm2 failed: {exported.stderr.strip()}")
     settings = mirrormaker.lab_settings(exactly_once)
+    settings["tasks.max"] = str(TASKS)
     if refresh_seconds is not None:
         settings["refresh.topics.interval.seconds"] = str(refresh_seconds)
     properties = file.with_suffix(".properties")
