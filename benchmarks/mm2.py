@@ -41,9 +41,11 @@ values (2^20, 2^30 bytes).
 """
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -116,8 +118,35 @@ def start_mm2(file: Path, refresh_seconds: int | None, exactly_once: bool) -> Li
 
     def stop() -> None:
         mm2.stop()
+        forget_mm2_state()
 
     return Life(MM2, file, mm2.started_at, lambda: mm2.pid, lambda: 0.0, stop)
+
+
+def forget_mm2_state() -> None:
+    """Delete MM2's internal topics (its workers' configs, offsets and status, its offset-syncs
+    and checkpoints) on both clusters, so the next MM2 starts as fresh as topo does: the same
+    cluster aliases would otherwise hand it the last run's task configs to rebalance first."""
+    from confluent_kafka.admin import AdminClient
+
+    from topology.lab import manager
+
+    for cluster in (SOURCE, TARGET):
+        admin = AdminClient({**manager.admin_config(cluster), "logger": bench._QUIET})
+        names = _mm2_internal(admin)
+        if not names:
+            continue
+        for future in admin.delete_topics(sorted(names), operation_timeout=30).values():
+            with contextlib.suppress(Exception):
+                future.result()
+        deadline = time.monotonic() + 30
+        while _mm2_internal(admin) and time.monotonic() < deadline:
+            time.sleep(0.5)
+
+
+def _mm2_internal(admin: Any) -> set[str]:
+    topics = admin.list_topics(timeout=10).topics
+    return {n for n in topics if n.startswith("mm2-") or n.endswith(".checkpoints.internal")}
 
 
 class _Waited(threading.Thread):
@@ -156,9 +185,15 @@ def start_topo(file: Path) -> Life:
 
     def stop() -> None:
         apply.join(300)
+        try:
+            subprocess.run([*bench.TOPO, "stop", str(file)], capture_output=True, check=False)
+        finally:
+            supervisor = session()
+            if supervisor is not None:  # `topo stop` did not end it: nothing outlives the run
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(supervisor, signal.SIGKILL)
         if apply.code != 0:
             sys.exit(f"topo apply failed ({apply.code}):\n{log.read_text()[-3000:]}")
-        subprocess.run([*bench.TOPO, "stop", str(file)], capture_output=True, check=False)
 
     return Life(TOPO, file, started, session, lambda: apply.cpu, stop)
 
@@ -480,16 +515,24 @@ class Pair:
     continuous: list[Continuous] = field(default_factory=list)
 
 
-def measures(pairs: list[Pair]) -> list[tuple[str, dict[str, list[float]], bool]]:
-    """(measure, {replicator: one value per pair}, lower is better)."""
-    rows: list[tuple[str, dict[str, list[float]], bool]] = []
+Row = tuple[str, dict[str, list[float]], list[float]]
+
+
+def measures(pairs: list[Pair]) -> list[Row]:
+    """(measure, {replicator: its value in each pair}, topo/MM2 in each pair with both)."""
+    rows: list[Row] = []
 
     def add(name: str, lower: bool, pick: Callable[[Pair, str], float | None]) -> None:
         values = {
             who: [v for pair in pairs if (v := pick(pair, who)) is not None] for who in (MM2, TOPO)
         }
+        ratios = [
+            t / m
+            for pair in pairs
+            if (m := pick(pair, MM2)) and (t := pick(pair, TOPO)) is not None
+        ]  # fmt: skip
         if values[MM2] or values[TOPO]:
-            rows.append((name, values, lower))
+            rows.append((name, values, ratios))
 
     def of_bulk(size: int, eos: bool, attribute: str) -> Callable[[Pair, str], float | None]:
         def pick(pair: Pair, who: str) -> float | None:
@@ -545,8 +588,7 @@ def _of_continuous(attribute: str) -> Callable[[Pair, str], float | None]:
 def table(pairs: list[Pair]) -> str:
     """Markdown: median [min-max] of each replicator over the pairs, and of topo/MM2 per pair."""
     lines = ["| measure | MM2 | topo | topo / MM2 |", "|---|---|---|---|"]
-    for name, values, _lower in measures(pairs):
-        ratios = [t / m for m, t in zip(values[MM2], values[TOPO], strict=False) if m]
+    for name, values, ratios in measures(pairs):
         lines.append(f"| {name} | {_spread(values[MM2])} | {_spread(values[TOPO])} | "
                      f"{_spread(ratios, ratio=True)} |")  # fmt: skip
     return "\n".join(lines)
@@ -570,6 +612,10 @@ def _number(value: float) -> str:
     return f"{value:.2f}"
 
 
+def _interrupted(_signum: int, _frame: object) -> None:
+    raise SystemExit("interrupted (SIGTERM)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=3)
@@ -583,11 +629,13 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true",
                         help="one pair, 3,000 records of each size, each copy checked")  # fmt: skip
     parser.add_argument("--lab-clusters", metavar="SRC,DST",
-                        help="use these running lab clusters instead of starting two")  # fmt: skip
+                        help="use these running lab clusters instead of starting two (MM2's "
+                        "internal topics on them are deleted after each MM2 run)")  # fmt: skip
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--only", choices=(MM2, TOPO), help="run one replicator (for tuning)")
     parser.add_argument("--keep", action="store_true", help="keep the logs and state folder")
     options = parser.parse_args()
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still clean up
     if options.smoke:
         options.pairs, options.records, options.small_records = 1, 3000, 3000
         options.eos_records, options.rates = 0, ""
@@ -634,7 +682,8 @@ def main() -> None:
             pair = Pair(ceiling.mib_per_second)
             pairs.append(pair)
             print(f"  {ceiling.mib_per_second:.1f} MiB/s", flush=True)
-            for who in (options.only,) if options.only else (MM2, TOPO):
+            order = (MM2, TOPO) if number % 2 == 0 else (TOPO, MM2)  # ABBA: no order bias
+            for who in (options.only,) if options.only else order:
                 run = f"{tag}p{number}{who.lower()}"
                 for size, count in ((1024, options.records), (100, options.small_records)):
                     if not count:

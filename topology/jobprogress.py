@@ -63,6 +63,13 @@ def progress_metrics(progress: Mapping[str, Any], name: str) -> dict[str, Any]:
     return dict(found.asDict()) if hasattr(found, "asDict") else dict(found)
 
 
+def batch_ran(progress: Mapping[str, Any]) -> bool:
+    """Whether the report is of a batch that ran. Spark also reports triggers that found no
+    data (when a query starts idle, then every 10 s of idleness), under the id of the next
+    batch, which has not run: counting it as seen would skip that batch when it does run."""
+    return "addBatch" in (progress.get("durationMs") or {})
+
+
 def processed(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
     """The next source offset per (topic, partition) once the batch is done: every record
     before it was copied or filtered out (the batch's end offsets)."""

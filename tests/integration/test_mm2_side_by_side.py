@@ -13,22 +13,33 @@ import pytest
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT = 600  # seconds; the smoke run takes about two minutes
 
 
+@pytest.mark.timeout(TIMEOUT + 120)
 def test_mm2_and_topo_both_copy_a_backlog_exactly_side_by_side(tmp_path: Path) -> None:
     results = tmp_path / "results.json"
     # Its own two lab clusters: MM2's heartbeats and internal topics stay off the session's.
     environment = {k: v for k, v in os.environ.items() if k not in ("TOPO_LAB_DIR",)}
-    done = subprocess.run(
+    smoke = subprocess.Popen(
         [sys.executable, str(ROOT / "benchmarks" / "mm2.py"), "--smoke", "--json", str(results)],
-        capture_output=True, text=True, env=environment, cwd=ROOT, timeout=900, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment, cwd=ROOT,
+        start_new_session=True,
     )  # fmt: skip
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    checked = [line for line in done.stdout.splitlines() if line.strip().startswith("checked:")]
-    assert len(checked) == 4, done.stdout  # 1 KiB and 100 B, by MM2 and by topo
-    assert "| measure | MM2 | topo | topo / MM2 |" in done.stdout
+    try:
+        output, _ = smoke.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        smoke.terminate()  # SIGTERM: the benchmark stops MM2, topo and its clusters
+        output, _ = smoke.communicate(timeout=120)
+        raise AssertionError(f"the smoke run took over {TIMEOUT} s:\n{output[-3000:]}") from None
+    assert smoke.returncode == 0, output[-5000:]
+    checked = [line for line in output.splitlines() if line.strip().startswith("checked:")]
+    assert len(checked) == 4, output  # 1 KiB and 100 B, by MM2 and by topo
+    assert "| measure | MM2 | topo | topo / MM2 |" in output
     pairs = json.loads(results.read_text())["pairs"]
     copies = {(b["replicator"], b["record_size"]): b for b in pairs[0]["bulk"]}
     assert set(copies) == {("MM2", 1024), ("MM2", 100), ("topo", 1024), ("topo", 100)}
     for copy in copies.values():
-        assert copy["records"] == 3000 and copy["mib_per_second"] > 0 and copy["cpu_per_gib"] > 0
+        # (The copy alone may land within one look at the target: its CPU may round to 0.)
+        assert copy["records"] == 3000 and copy["mib_per_second"] > 0
+        assert copy["cpu_per_gib_whole"] > 0

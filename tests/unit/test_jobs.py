@@ -122,6 +122,15 @@ def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
     assert progress_metrics({}, "topo") == {}
 
 
+def test_only_a_batch_that_ran_counts_as_seen() -> None:
+    from topology.jobprogress import batch_ran
+
+    ran = {"batchId": 7, "durationMs": {"addBatch": 12, "latestOffset": 3, "walCommit": 4}}
+    # Spark's report of a trigger that found no data carries the next batch's id (not run).
+    idle = {"batchId": 8, "durationMs": {"latestOffset": 3, "triggerExecution": 3}}
+    assert batch_ran(ran) and not batch_ran(idle) and not batch_ran({"batchId": 0})
+
+
 def test_the_jobs_document_round_trips_through_json() -> None:
     import json
 

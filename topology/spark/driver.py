@@ -40,7 +40,14 @@ from topology import jobstate
 from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
-from topology.jobprogress import FlowStatus, first_line, lag, processed, progress_metrics
+from topology.jobprogress import (
+    FlowStatus,
+    batch_ran,
+    first_line,
+    lag,
+    processed,
+    progress_metrics,
+)
 from topology.jobs import JobsDocument, JobsFormatError, read_document, specs_of
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
@@ -200,11 +207,15 @@ class Replicator:
             batch = int(last.get("batchId", -1))
             seen = status.seen.get(str(last.get("runId")))
             if seen is not None and batch <= seen:
-                return  # nothing new (a progress with no data repeats the last batch's id)
+                return  # nothing new
             reported = [last] if seen is not None and batch == seen + 1 else running.recentProgress
         for progress in reported:
             run_id, batch = str(progress.get("runId")), int(progress.get("batchId", -1))
             if batch <= status.seen.get(run_id, -1):
+                continue
+            if not batch_ran(progress):  # a look that found no data, under the next batch's id
+                status.seen[run_id] = batch - 1
+                status.lag = lag(progress)
                 continue
             status.seen[run_id] = batch
             metrics = progress_metrics(progress, query.METRICS)
