@@ -213,46 +213,6 @@ def running(life: Life) -> Iterator[Life]:
 # -- measures -------------------------------------------------------------------------------------
 
 
-class Watch(threading.Thread):
-    """Polls a target topic's high watermarks: when its first copy lands and when `expected`
-    have, with a CPU snapshot of the replicator's session at each moment."""
-
-    def __init__(self, life: Life, topic: str, expected: int, brokers: list[int]) -> None:
-        super().__init__(daemon=True)
-        self.life, self.topic, self.expected, self.brokers = life, topic, expected, brokers
-        self.first: bench.CpuSnapshot | None = None
-        self.last: bench.CpuSnapshot | None = None
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        from confluent_kafka import Consumer, KafkaException, TopicPartition
-
-        from topology.lab import manager
-
-        config = manager.admin_config(TARGET)
-        consumer = Consumer({**config, "group.id": "bench-watch", "logger": bench._QUIET})
-        try:
-            while not self.done.is_set():
-                total = 0
-                try:
-                    found = consumer.list_topics(self.topic, timeout=5).topics.get(self.topic)
-                    if found is not None and found.error is None:
-                        for partition in found.partitions:
-                            tp = TopicPartition(self.topic, partition)
-                            total += consumer.get_watermark_offsets(tp, 5, cached=False)[1]
-                except KafkaException:  # just created: no leader yet
-                    total = 0
-                session = self.life.session()
-                if total > 0 and self.first is None and session is not None:
-                    self.first = bench.snapshot(session, self.brokers)
-                if total >= self.expected and session is not None:
-                    self.last = bench.snapshot(session, self.brokers)
-                    return
-                time.sleep(0.05)
-        finally:
-            consumer.close()
-
-
 @dataclass
 class Bulk:
     replicator: str
@@ -305,7 +265,10 @@ def bulk(
     file = topology_file(folder, f"{run}-{'eos' if eos else 'bulk'}{size}", [topic], eos)
     meter = bench.Outside(brokers)
     with running(start(replicator, file, eos=eos)) as life:
-        watch = Watch(life, f"src.{topic}", records, brokers)
+        from topology.lab import manager
+
+        target = manager.admin_config(TARGET)
+        watch = bench.TargetWatch(target, f"src.{topic}", records, life.session, brokers)
         watch.start()
         watch.join(timeout=900)
         watch.done.set()

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -324,11 +325,14 @@ class TargetWatch(threading.Thread):
     does, with a CPU snapshot at each moment."""
 
     def __init__(
-        self, config: dict[str, str], topic: str, expected: int, session: int, brokers: list[int]
-    ) -> None:
+        self, config: dict[str, str], topic: str, expected: int,
+        session: "int | Callable[[], int | None]", brokers: list[int],
+    ) -> None:  # fmt: skip
+        """`session`: the replicator's session id, or how to learn it once it is known."""
         super().__init__(daemon=True)
         self.config, self.topic, self.expected = config, topic, expected
-        self.session, self.brokers = session, brokers
+        self.session = session if callable(session) else (lambda: session)
+        self.brokers = brokers
         self.first: CpuSnapshot | None = None
         self.last: CpuSnapshot | None = None
         self.done = threading.Event()
@@ -350,12 +354,16 @@ class TargetWatch(threading.Thread):
                 except KafkaException:  # the topic was just created: no leader yet
                     time.sleep(0.1)
                     continue
+                session = self.session()
+                if session is None:  # not started yet
+                    time.sleep(0.05)
+                    continue
                 if total > 0 and self.first is None:
-                    self.first = snapshot(self.session, self.brokers)
+                    self.first = snapshot(session, self.brokers)
                 if total >= self.expected:
-                    self.last = snapshot(self.session, self.brokers)
+                    self.last = snapshot(session, self.brokers)
                     return
-                time.sleep(0.1)
+                time.sleep(0.05)
         finally:
             consumer.close()
 
