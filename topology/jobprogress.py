@@ -94,6 +94,28 @@ def lag(progress: Mapping[str, Any]) -> int | None:
     return total
 
 
+def lag_by_topic(progress: Mapping[str, Any]) -> dict[str, int]:
+    """Records the source holds beyond what the batch read, per source topic."""
+    found: dict[str, int] = {}
+    for source in progress.get("sources") or []:
+        end, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
+        if latest is None or end is None:
+            continue
+        for topic, partitions in latest.items():
+            waiting = sum(
+                max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
+                for partition, offset in partitions.items()
+            )
+            found[topic] = found.get(topic, 0) + waiting
+    return found
+
+
+def duration(progress: Mapping[str, Any]) -> float | None:
+    """The batch's time from trigger to commit, in seconds."""
+    took = (progress.get("durationMs") or {}).get("triggerExecution")
+    return None if took is None else float(took) / 1000
+
+
 def _offsets(value: Any) -> dict[str, dict[str, int]] | None:
     """A Kafka source's offsets in a progress report: JSON from Spark, but PySpark's progress
     dicts carry them as a Python repr ("{'orders': {'0': 16}}")."""

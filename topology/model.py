@@ -171,6 +171,16 @@ class Cluster:
 
 
 @dataclass(frozen=True)
+class MetricsEndpoint:
+    """The running driver's HTTP endpoint (docs/metrics.md): /metrics, /healthz, /readyz and
+    /history. When `port` is taken the driver takes a free one and says so."""
+
+    bind: str = "127.0.0.1"
+    port: int = 9464  # Prometheus' registry of exporter ports has 9464 for OpenTelemetry's
+    ready_lag: int = 100_000  # records a flow may wait on and still be ready
+
+
+@dataclass(frozen=True)
 class Engine:
     """Where replication jobs run: `local` (Spark local[*] here, under a supervisor topo
     starts), a `spark` cluster master, `external` (a supervisor the user runs, such as systemd,
@@ -186,6 +196,7 @@ class Engine:
     # The cluster whose `topo-runs.internal` holds the running replication's state (jobs, lease,
     # status, stop requests); None is the target of the topology's first edge.
     state_cluster: str | None = None
+    metrics: MetricsEndpoint | None = MetricsEndpoint()  # None: `metrics: false`
 
 
 @dataclass(frozen=True)

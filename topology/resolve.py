@@ -19,6 +19,7 @@ from topology.model import (
     Flow,
     FlowKind,
     FlowSettings,
+    MetricsEndpoint,
     NameFilter,
     Naming,
     Sasl,
@@ -108,6 +109,7 @@ class _Resolver:
         return Engine(
             runner, master or "local[*]", conf, trigger,
             checkpoints=raw.get("checkpoints"), state_cluster=raw.get("state_cluster"),
+            metrics=_metrics(raw.get("metrics", {})),
         )  # fmt: skip
 
     # -- clusters -------------------------------------------------------------------------
@@ -420,3 +422,12 @@ def _known(value_type: type, raw: dict[str, Any]) -> dict[str, Any]:
 
 def _builtin_settings() -> FlowSettings:
     return FlowSettings(topics=DEFAULT_TOPICS, groups=DEFAULT_GROUPS)
+
+
+def _metrics(raw: Any) -> MetricsEndpoint | None:
+    """`engine.metrics`: false, or the endpoint's settings over the defaults."""
+    if raw is False:
+        return None
+    if not isinstance(raw, dict):  # the schema check reported it
+        return MetricsEndpoint()
+    return MetricsEndpoint(**{k: raw[k] for k in ("bind", "port", "ready_lag") if k in raw})

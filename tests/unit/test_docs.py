@@ -40,6 +40,9 @@ def _leaves(node: dict[str, Any], path: str) -> dict[str, dict[str, Any]]:
         found.update(_leaves(node["items"], f"{path}[]"))
     else:
         found[path] = node
+        for branch in node.get("oneOf", []):  # `false` or an object: its fields are rows too
+            if "properties" in _resolve(branch):
+                found.update(_leaves(branch, path))
     return found
 
 

@@ -13,6 +13,7 @@ import typer
 from topology import __version__
 from topology.cli import (
     apply,
+    dashboard,
     diff,
     export_mm2,
     failover,
@@ -43,6 +44,7 @@ app.command()(diff.diff)
 app.command()(plan.plan)
 app.command()(apply.apply)
 app.command()(status.status)
+app.command()(dashboard.dashboard)
 app.command()(stop.stop)
 app.command()(run.run)
 app.command()(failover.failover)

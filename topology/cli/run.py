@@ -12,6 +12,7 @@ refuses its jobs (another format, or specs that are not the file's); never while
 can be restarted.
 """
 
+import os
 import signal
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -25,10 +26,26 @@ if TYPE_CHECKING:
     from topology.spark.launch import SparkDriver
 
 
-def run(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None:
+def run(
+    file: Annotated[str, typer.Argument(help="The topology file.")],
+    log_format: Annotated[
+        str,
+        typer.Option(
+            "--log-format",
+            envvar="TOPO_LOG_FORMAT",
+            help="text, or json: one JSON object per line on stdout (time, level, flow, event, "
+            "message) from topo run and its driver; Spark's own log stays on stderr.",
+        ),
+    ] = "text",
+) -> None:
     """Run the replication in the foreground: supervise the driver on the published jobs."""
-    from topology.cli import live
     from topology.errors import TopoError
+    from topology.telemetry import logline
+
+    if log_format not in logline.FORMATS:
+        raise TopoError(f"--log-format {log_format!r} is not one of: {', '.join(logline.FORMATS)}")
+    os.environ[logline.ENVIRONMENT] = log_format  # the driver it starts logs alike
+    from topology.cli import live
     from topology.kafka.runlog import RunLog
     from topology.ops.supervise import supervise
     from topology.spark import installed
@@ -69,7 +86,10 @@ def run(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None
 
 
 def say(line: str) -> None:
-    typer.echo(f"topo: {line}")
+    from topology.telemetry import logline
+
+    fmt = os.environ.get(logline.ENVIRONMENT, "text")
+    typer.echo(logline.line(line, fmt, time.time(), event="supervisor"))
 
 
 class _Runs:

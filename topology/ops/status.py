@@ -68,6 +68,7 @@ def _driver(
         "started_at": float(reported.get("started_at", 0.0)),
         "updated_at": reported.get("updated_at"),
         "stale": age is None or age > STALE_AFTER,
+        "metrics_url": reported.get("metrics_url"),
     }
 
 
@@ -109,6 +110,8 @@ def text(document: Mapping[str, Any], now: float) -> str:
         stale = "; NO RECENT STATUS: the driver may be stuck" if driver["stale"] else ""
         where = f"{driver['host']} ({driver['runner']}, {driver['master']}, pid {driver['pid']}"
         lines = [f"Replication of {owner}: running on {where}, up {duration(up)}){stale}"]
+        if driver.get("metrics_url"):
+            lines.append(f"Metrics: {driver['metrics_url']}/metrics (`topo dashboard` charts them)")
     header = ("FLOW", "STATE", "TOPICS", "RECORDS", "BYTES", "LAG", "RECORDS/S", "MB/S", "LATENCY")
     rows = [header]
     for flow in document["flows"]:

@@ -43,8 +43,10 @@ from topology.errors import TopoError
 from topology.jobprogress import (
     FlowStatus,
     batch_ran,
+    duration,
     first_line,
     lag,
+    lag_by_topic,
     processed,
     progress_metrics,
 )
@@ -61,7 +63,9 @@ from topology.ops import reconcile
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
 from topology.spark import query
-from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
+from topology.spark.launch import SUPERVISOR_PID
+from topology.spark.watched import Watched
+from topology.telemetry import logline  # set by `topo run`: stop when it is gone
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
@@ -109,6 +113,11 @@ class Replicator:
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
         self.started_at = time.time()
+        self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
+        info = {"mode": "once" if once else "continuous", "runner": topology.engine.runner,
+                "host": socket.gethostname()}  # fmt: skip
+        self.watched = Watched(topology.name, info, self.specs, configs, folder, report)
+        self.figures = self.watched.figures
 
     # -- topics ---------------------------------------------------------------------------------
 
@@ -134,11 +143,14 @@ class Replicator:
         )
         for applied in followed.applied:
             self.applied.append(applied.to_dict())
+            outcome = "done" if applied.outcome == "done" else "failed"
+            self.figures.change(applied.cluster, applied.resource, applied.action, outcome)
             what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
             if applied.outcome == "done":
-                self.report(f"{what} ({applied.reason})")
+                self.report(f"{what} ({applied.reason})", event="change")
             else:
-                self.report(f"could not {what}: {applied.detail or applied.outcome}")
+                self.report(f"could not {what}: {applied.detail or applied.outcome}",
+                            event="change", level="error")  # fmt: skip
         failed = followed.failed
         maps = replicated_topics(self.topology, observed)
         return {
@@ -170,6 +182,7 @@ class Replicator:
             target_client=self.configs[spec.target],
             owner=self.topology.name,
             trigger=self.topology.engine.trigger,
+            detailed=self.topology.engine.metrics is not None,
         )
         if self.stopping:
             return  # fenced or stopping: no query starts now
@@ -179,6 +192,7 @@ class Replicator:
                 started.stop()
                 return
             self.queries[flow] = started
+        self.topics[flow] = query.observed_topics(topic_map)
         status.state = "running"
         status.error = None
 
@@ -216,6 +230,7 @@ class Replicator:
             if not batch_ran(progress):  # a look that found no data, under the next batch's id
                 status.seen[run_id] = batch - 1
                 status.lag = lag(progress)
+                self.figures.lag(flow, lag_by_topic(progress))
                 continue
             status.seen[run_id] = batch
             metrics = progress_metrics(progress, query.METRICS)
@@ -225,6 +240,8 @@ class Replicator:
             status.bytes += size
             status.lag = lag(progress)
             status.processed.update(processed(progress))
+            self.figures.batch(flow, metrics, self.topics.get(flow, []), rows, duration(progress))
+            self.figures.lag(flow, lag_by_topic(progress))
             if rows:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))
@@ -241,12 +258,15 @@ class Replicator:
                 status.state = "done"
                 return
             status.error = first_line(str(problem))
+            self.figures.error(flow, "query")
             status.state = "failed" if self.once else "restarting"
             status.retry_at = now + min(60.0, 5.0 * 2**status.restarts)
-            self.report(f"{flow} failed: {status.error}")
+            self.report(f"{flow} failed: {status.error}", event="query.failed", level="error")
         elif running is None and status.state == "restarting" and now >= status.retry_at:
             status.restarts += 1
-            self.report(f"{flow}: restarting from its checkpoint (attempt {status.restarts})")
+            self.figures.restart(flow, "retry", time.time())
+            self.report(f"{flow}: restarting from its checkpoint (attempt {status.restarts})",
+                        event="query.restart", level="warning")  # fmt: skip
             self.start_query(flow)
 
     # -- the loops ------------------------------------------------------------------------------
@@ -266,7 +286,8 @@ class Replicator:
                 last_line = now
                 for status in self.flows.values():
                     lag = "" if status.lag is None else f", {status.lag} behind"
-                    self.report(f"{status.spec.flow}: {status.records} records{lag}")
+                    self.report(f"{status.spec.flow}: {status.records} records{lag}",
+                                event="progress")  # fmt: skip
             time.sleep(0.5)
         for flow in list(self.queries):
             self.stop_query(flow)
@@ -346,8 +367,13 @@ class Replicator:
         for flow in self.specs:
             if maps.get(flow) != self.maps.get(flow):
                 added = sorted(set(maps.get(flow, {})) - set(self.maps.get(flow, {})))
+                if added and self.maps.get(flow) is not None:
+                    self.figures.discovered(flow, len(added))
+                if flow in self.queries:
+                    self.figures.restart(flow, "topics", time.time())
                 if added and flow in self.queries:
-                    self.report(f"{flow}: new topic(s) {', '.join(added)}; restarting the query")
+                    self.report(f"{flow}: new topic(s) {', '.join(added)}; restarting the query",
+                                event="topics.discovered")  # fmt: skip
                 self.stop_query(flow)
                 self.maps[flow] = maps.get(flow, {})
                 self.start_query(flow)
@@ -378,6 +404,7 @@ class Replicator:
                 writer.write(offset_syncs_topic(spec.source, spec.separator), entries)
                 writer.flush(timeout=PROGRESS_FLUSH)
             except TopoError as problem:
+                self.figures.error(flow, "progress")
                 self.report(f"{flow}: could not record its progress: {problem}")
                 continue
             before.update(changed)
@@ -388,8 +415,18 @@ class Replicator:
             clusters = inventory.observe_all(self.configs)
             done = self.checkpointer.run(clusters, self.report)
         except Exception as problem:  # the copy goes on; the next round tries again
+            self.figures.error(None, "offsets")
             self.report(f"offsets: {first_line(str(problem)) or type(problem).__name__}")
             return
+        self.figures.offsets_round(done.checkpoints, done.committed)
+        for flow, written in list(self.checkpointer.written.items()):
+            if flow in self.specs:
+                newest: dict[str, int] = {}
+                for checkpoint in list(written.values()):
+                    newest[checkpoint.group] = max(
+                        newest.get(checkpoint.group, 0), checkpoint.at_ms
+                    )
+                self.figures.checkpoints(flow, newest)
         if self.once or done.checkpoints or done.committed or done.active:
             for line in done.lines():
                 self.report(line)
@@ -409,11 +446,17 @@ class Replicator:
             "updated_at": time.time(),
             "flows": [status.to_dict(now) for status in self.flows.values()],
             "changes": list(self.applied),
+            "metrics_url": self.watched.url,
         }
 
     def write_status(self, state: str) -> None:
         """status.json here, and the snapshot the lease thread publishes: built on this (the
         main) thread only, as the flows' numbers change here."""
+        for flow, status in self.flows.items():
+            self.figures.state(flow, status.state)
+            followed = set(self.topics.get(flow, ()))
+            partitions = sum(1 for topic, _partition in status.processed if topic in followed)
+            self.figures.topics(flow, status.topics, partitions)
         document = self.status_document(state)
         self.snapshot = document
         jobstate.write_json(self.folder / jobstate.STATUS, document)
@@ -621,8 +664,12 @@ def main(argv: list[str]) -> int:
     stop_early: list[bool] = []
     run_state: _RunState | None = None
 
-    def report(line: str) -> None:
-        print(f"topo: {line}", flush=True)
+    log_format = os.environ.get(logline.ENVIRONMENT, "text")
+    flows: list[str] = []  # known once the jobs are read: a line about one names its flow
+
+    def report(line: str, *, event: str = "driver", level: str = "info") -> None:
+        text = logline.line(line, log_format, time.time(), event=event, level=level, flows=flows)
+        print(text, flush=True)
 
     def on_term(_signum: int, _frame: object) -> None:
         stop_early.append(True)
@@ -637,6 +684,7 @@ def main(argv: list[str]) -> int:
     try:
         topology = _load(args.topology, args.sha256)
         jobs = _jobs(args.jobs, topology, args.sha256)
+        flows.extend(spec.flow for spec in jobs.specs)
         base = Path(topology.file).parent
         configs = {
             name: client_config(cluster, os.environ, base=base)
@@ -648,10 +696,10 @@ def main(argv: list[str]) -> int:
         if not run_state.acquire():
             return LEASE_HELD
     except JobsFormatError as problem:
-        report(f"error: {problem}")
+        report(f"error: {problem}", event="error", level="error")
         return FATAL
     except (OSError, TopoError) as problem:
-        report(f"error: {problem}")
+        report(f"error: {problem}", event="error", level="error")
         return 1
     spark: SparkSession | None = None
     code, final = 1, "failed"
@@ -659,18 +707,22 @@ def main(argv: list[str]) -> int:
         spark = SparkSession.builder.getOrCreate()
         once = args.mode == "once"
         replicator = Replicator(spark, topology, jobs, folder, once, report, configs)
+        replicator.watched.start(topology.engine.metrics)
         run_state.attach(replicator)
         code = replicator.run_once() if replicator.once else replicator.run_continuously()
         final = "done" if once and code == 0 else ("failed" if code else "stopped")
     except TopoError as problem:
-        report(f"error: {problem}")
+        report(f"error: {problem}", event="error", level="error")
     except Exception as problem:  # Spark's own (a bad checkpoint URI, say): said, not hidden
-        report(f"error: {type(problem).__name__}: {first_line(str(problem))}")
+        report(f"error: {type(problem).__name__}: {first_line(str(problem))}", event="error",
+               level="error")  # fmt: skip
     finally:
         run_state.finish(final)
         if final == "failed" and run_state.replicator is not None:
             with contextlib.suppress(Exception):
                 run_state.replicator.write_status("failed")
+        if run_state.replicator is not None:
+            run_state.replicator.watched.stop()
         if spark is not None:
             spark.stop()
     if run_state.fenced:

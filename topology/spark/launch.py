@@ -29,6 +29,7 @@ from topology.spark import installed
 from topology.spark.conf import BASE_CONF
 from topology.spark.interceptor import interceptor_jar
 from topology.spark.jars import kafka_connector_jars
+from topology.telemetry import logline
 
 DRIVER_PROGRAM = Path(__file__).parent.parent / "resources" / "spark" / "topo_driver.py"
 SUPERVISOR_PID = "TOPO_SUPERVISOR_PID"  # the driver stops when this process is gone
@@ -271,8 +272,10 @@ def _run_once(submission: Submission, jobs: Path, report: Callable[[str], None])
     folder = private_folder(submission.owner)
     args = command(submission, "once", report, jobs)
     with (folder / jobstate.LOG).open("ab") as log:
+        # Its lines are relayed as text, whatever format `topo run` logs in.
+        environment = {k: v for k, v in _environment().items() if k != logline.ENVIRONMENT}
         process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=log, env=_environment(), text=True)  # fmt: skip
+                                   stderr=log, env=environment, text=True)  # fmt: skip
         assert process.stdout is not None
         try:
             # spark-submit merges the program's stderr into its stdout: topo's own lines are

@@ -20,12 +20,15 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from topology import naming
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
+from topology.telemetry import figures
+from topology.telemetry.names import LATENCY_BUCKETS
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
 REAL_TIME_CHECKPOINT = "5 seconds"  # real-time mode's batch: progress checkpoint interval
+LATENCY_COLUMN = "copy_latency_ms"  # observed only, never written
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class QueryPlan:
     target_client: Mapping[str, str] | None = None
     owner: str = "topology"
     trigger: str = "micro-batch"  # | real-time
+    detailed: bool = True  # observe per-topic figures and latencies for the metrics endpoint
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
@@ -47,13 +51,9 @@ def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
     real_time = plan.trigger == "real-time" and not plan.once
     if real_time and plan.spec.delivery != "exactly-once":
         return _start_real_time(spark, plan, records)
-    observed = records.observe(
-        METRICS,
-        F.count(F.lit(1)).alias("records"),
-        F.sum(F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0)))
-        .cast("long")
-        .alias("bytes"),
-    )
+    if plan.detailed:  # a projection may read the batch's time; an observed metric may not
+        records = records.withColumn(LATENCY_COLUMN, _latency())
+    observed = records.observe(METRICS, *_observed(plan))
     if plan.spec.delivery == "exactly-once":
         writer = observed.writeStream.foreachBatch(_transactional_batch(plan))
     else:
@@ -67,6 +67,44 @@ def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
     else:
         writer = writer.trigger(processingTime="0 seconds")
     return writer.start()
+
+
+def observed_topics(topic_map: Mapping[str, str]) -> list[str]:
+    """The source topics in the order the observed per-topic figures number them."""
+    return sorted(topic_map)
+
+
+def _latency() -> Column:
+    """Milliseconds from a record's source timestamp to the start of the batch copying it."""
+    return F.greatest(F.lit(0), F.unix_millis(F.current_timestamp()) - F.col("timestamp_ms"))
+
+
+def _observed(plan: QueryPlan) -> list[Column]:
+    """Each batch's observed metrics: records and bytes; when `detailed`, also per-record
+    latency (the batch's start minus the source timestamp) as histogram buckets and a sum, and
+    per source topic its records, bytes, latency sum and newest source timestamp
+    (topology/telemetry/figures.py reads them)."""
+    size = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
+    found = [
+        F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
+        F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
+    ]
+    if not plan.detailed:
+        return found
+    latency = F.col(LATENCY_COLUMN)
+    found.append(F.sum(latency).cast("long").alias(figures.OBSERVED_LATENCY_SUM))
+    for index, bound in enumerate(LATENCY_BUCKETS):
+        found.append(F.count_if(latency <= int(bound * 1000)).alias(figures.BUCKET.format(index)))
+    topics = observed_topics(plan.topic_map)
+    for index, topic in enumerate(topics):
+        mine = F.col("source_topic") == F.lit(topic) if len(topics) > 1 else F.lit(True)
+        found += [
+            F.count_if(mine).alias(figures.TOPIC_RECORDS.format(index)),
+            F.sum(F.when(mine, size)).cast("long").alias(figures.TOPIC_BYTES.format(index)),
+            F.sum(F.when(mine, latency)).cast("long").alias(figures.TOPIC_LATENCY.format(index)),
+            F.max(F.when(mine, F.col("timestamp_ms"))).alias(figures.TOPIC_NEWEST.format(index)),
+        ]
+    return found
 
 
 def _start_real_time(spark: SparkSession, plan: QueryPlan, records: DataFrame) -> StreamingQuery:

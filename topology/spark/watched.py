@@ -1,0 +1,140 @@
+"""What makes the running driver watchable: its figures (topology/telemetry/figures.py), the
+HTTP endpoint that serves them (/metrics, /healthz, /readyz, /history) and, on a thread of its
+own, the heartbeat latencies read back from the targets and the history sampled and saved."""
+
+import json
+import threading
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from topology import jobstate
+from topology.errors import TopoError
+from topology.jobs import JobSpec
+from topology.kafka import heartbeats
+from topology.model import MetricsEndpoint
+from topology.naming import heartbeats_copy
+from topology.telemetry import history as history_document
+from topology.telemetry.figures import Figures
+from topology.telemetry.history import History
+from topology.telemetry.server import Endpoint
+
+HISTORY_FILE = "history.json"
+SAMPLE_EVERY = 2.0  # the history's tiers take what is due
+BEATS_EVERY = 5.0  # heartbeat copies read back on the targets
+
+
+class Watched:
+    def __init__(
+        self,
+        owner: str,
+        info: Mapping[str, str],
+        specs: Mapping[str, JobSpec],
+        configs: Mapping[str, dict[str, str]],
+        folder: Path,
+        report: Callable[[str], None],
+    ) -> None:
+        self.owner = owner
+        self.specs = specs
+        self.configs = configs
+        self.folder = folder
+        self.report = report
+        flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
+        self.figures = Figures(owner, info, flows, time.time())
+        for flow, spec in specs.items():
+            if spec.heartbeats:
+                self.figures.expect_heartbeats(flow)
+        self.history = History.from_dict(jobstate.read_json(folder / HISTORY_FILE), time.time())
+        self.lock = threading.Lock()
+        self.endpoint: Endpoint | None = None
+        self.url: str | None = None
+        self.newest_beat: dict[str, int] = {}
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self, settings: MetricsEndpoint | None) -> None:
+        """Serve the endpoint (unless `metrics: false`) and start the sampling thread."""
+        if settings is not None:
+            self.endpoint = Endpoint(self.figures, self.document, settings.ready_lag)
+            try:
+                self.url, note = self.endpoint.start(settings.bind, settings.port)
+            except OSError as problem:
+                self.report(f"metrics: cannot listen on {settings.bind}:{settings.port}: {problem}")
+                self.endpoint = None
+            else:
+                if note is not None:
+                    self.report(f"metrics: {note}; serving on {self.url} instead")
+                self.report(f"metrics: {self.url}/metrics (also /healthz, /readyz, /history)")
+        self.thread = threading.Thread(target=self._loop, name="topo-telemetry", daemon=True)
+        self.thread.start()
+
+    def graph(self) -> list[dict[str, Any]]:
+        snapshot = self.figures.snapshot(time.time())
+        return [
+            {"flow": flow, "source": f.source, "target": f.target, "state": f.state}
+            for flow, f in snapshot.flows.items()
+        ]
+
+    def document(self, since: float, until: float) -> dict[str, Any]:
+        with self.lock:
+            return history_document.document(
+                self.owner, self.history, self.graph(), since, until, time.time()
+            )
+
+    def _loop(self) -> None:
+        due_beats = 0.0
+        while not self.done.wait(SAMPLE_EVERY):
+            now = time.monotonic()
+            if now >= due_beats:
+                due_beats = now + BEATS_EVERY
+                self._beats()
+            self.sample()
+
+    def sample(self) -> None:
+        with self.lock:
+            taken = self.history.add(self.figures.snapshot(time.time()))
+        if taken:
+            self.save()
+
+    def save(self) -> None:
+        with self.lock:
+            text = json.dumps(self.history.to_dict())
+        try:
+            path = self.folder / HISTORY_FILE
+            temporary = path.with_suffix(".tmp")
+            temporary.write_text(text, encoding="utf-8")
+            temporary.replace(path)
+        except OSError as problem:
+            self.report(f"metrics: could not save the history: {problem}")
+
+    def _beats(self) -> None:
+        """Each flow's heartbeats copied to its target since the last look: their latencies."""
+        for flow, spec in self.specs.items():
+            if not spec.heartbeats:
+                continue
+            topic = heartbeats_copy(spec.source, spec.separator)
+            try:
+                found = heartbeats.recent(self.configs[spec.target], topic, timeout=5)
+            except TopoError:
+                continue  # not there yet, or the target is away: the next look sees
+            newest = self.newest_beat.get(flow, 0)
+            mine = [
+                beat
+                for beat in found
+                if beat.source == spec.source and beat.target == spec.target
+                and beat.emitted_ms > newest
+            ]  # fmt: skip
+            if mine:
+                self.newest_beat[flow] = max(beat.emitted_ms for beat in mine)
+                latencies = [max(0, b.latency_ms) / 1000 for b in mine]
+                self.figures.heartbeats(flow, latencies, self.newest_beat[flow])
+
+    def stop(self) -> None:
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join(timeout=10)
+        self.sample()
+        self.save()
+        if self.endpoint is not None:
+            self.endpoint.stop()
