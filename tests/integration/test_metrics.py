@@ -108,7 +108,8 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     records.produce(src, written)
     file = tmp_path / f"{prefix}.yaml"
     file.write_text(
-        "version: 1\nengine: {runner: external, metrics: {port: 0}}\nclusters:\n"
+        "version: 1\nengine: {runner: external, state_cluster: src, metrics: {port: 0}}\n"
+        "clusters:\n"
         f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
         f'  far: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
         "defaults:\n  replication_factor: 1\n"

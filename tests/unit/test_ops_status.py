@@ -169,6 +169,7 @@ def test_running_merges_the_reported_flows_by_name() -> None:
         "started_at": T0 - 3725,
         "updated_at": T0 - 0.5,
         "stale": False,
+        "metrics_url": None,  # the published status names none
     }
 
 

@@ -88,7 +88,7 @@ class Source:
 
 
 def _get_json(url: str) -> dict[str, Any]:
-    with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:  # noqa: S310 (http only)
+    with urllib.request.urlopen(url, timeout=TIMEOUT) as answer:
         found = json.loads(answer.read())
     return found if isinstance(found, dict) else {}
 
@@ -101,7 +101,9 @@ class Dashboard:
     def start(self, bind: str, port: int) -> str:
         self.server = ThreadingHTTPServer((bind, port), _handler(self.source))
         self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, name="topo-dashboard", daemon=True).start()
+        threading.Thread(
+            target=self.server.serve_forever, name="topo-dashboard", daemon=True
+        ).start()
         host, bound = self.server.server_address[:2]
         return f"http://{host!s}:{bound}/"
 
@@ -116,7 +118,7 @@ def _handler(source: Source) -> type[BaseHTTPRequestHandler]:
     html = page()
 
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             from topology.telemetry.server import time_range
 
             url = urllib.parse.urlparse(self.path)
@@ -147,7 +149,7 @@ def _handler(source: Source) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             return
 
     return Handler

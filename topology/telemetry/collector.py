@@ -33,7 +33,10 @@ def _family(name: str) -> Any:
 
 
 def _buckets(histogram: Histogram) -> list[tuple[str, float]]:
-    found = [(repr(float(b)), float(c)) for b, c in zip(histogram.bounds, histogram.cumulative, strict=True)]
+    found = [
+        (repr(float(b)), float(c))
+        for b, c in zip(histogram.bounds, histogram.cumulative, strict=True)
+    ]
     return [*found, ("+Inf", float(histogram.count))]
 
 
@@ -86,7 +89,9 @@ class FiguresCollector(Collector):
             ("topo_heartbeat_latency_seconds", figures.heartbeat),
             ("topo_batch_duration_seconds", figures.batches),
         ):
-            families[name].add_metric(labels, buckets=_buckets(histogram), sum_value=histogram.total)
+            families[name].add_metric(
+                labels, buckets=_buckets(histogram), sum_value=histogram.total
+            )
         add["topo_topics_synced"](labels, figures.synced)
         add["topo_partitions_followed"](labels, figures.partitions)
         add["topo_topics_discovered_total"](labels, figures.discovered)

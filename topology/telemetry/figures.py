@@ -128,7 +128,9 @@ class Figures:
         self.owner = owner
         self.info = dict(info)
         self.started_at = started_at
-        self._flows = {flow: FlowFigures(source, target) for flow, (source, target) in flows.items()}
+        self._flows = {
+            flow: FlowFigures(source, target) for flow, (source, target) in flows.items()
+        }
         self._changes: dict[tuple[str, str, str, str], int] = {}
         self._rounds = 0
         self._checkpoints_written = 0
@@ -168,7 +170,9 @@ class Figures:
                 if newest is not None:
                     topic.newest_ms = max(int(newest), topic.newest_ms or 0)
             count = int(observed.get(OBSERVED_RECORDS) or 0)
-            buckets = [int(observed.get(BUCKET.format(i)) or 0) for i in range(len(LATENCY_BUCKETS))]
+            buckets = [
+                int(observed.get(BUCKET.format(i)) or 0) for i in range(len(LATENCY_BUCKETS))
+            ]
             total = float(observed.get(OBSERVED_LATENCY_SUM) or 0) / 1000
             figures.latency.add(buckets, count, total)
 
@@ -248,7 +252,9 @@ class Figures:
             )
 
 
-def quantile(bounds: Sequence[float], cumulative: Sequence[int], count: int, q: float) -> float | None:
+def quantile(
+    bounds: Sequence[float], cumulative: Sequence[int], count: int, q: float
+) -> float | None:
     """The q-quantile of a histogram's observations, as Prometheus' histogram_quantile
     estimates it: linear within the bucket it falls in; the highest finite bound when it falls
     beyond. None without observations."""

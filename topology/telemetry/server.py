@@ -52,7 +52,9 @@ class Endpoint:
             self.server = ThreadingHTTPServer((bind, 0), handler)
             note = f"port {port} on {bind} is not free ({problem.strerror or problem})"
         self.server.daemon_threads = True
-        thread = threading.Thread(target=self.server.serve_forever, name="topo-metrics", daemon=True)
+        thread = threading.Thread(
+            target=self.server.serve_forever, name="topo-metrics", daemon=True
+        )
         thread.start()
         host, bound = self.server.server_address[:2]
         shown = socket.gethostname() if host in ("0.0.0.0", "::") else str(host)
@@ -81,7 +83,7 @@ def time_range(query: dict[str, list[str]], now: float) -> tuple[float, float]:
 
 def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        def do_GET(self) -> None:
             url = urlparse(self.path)
             if url.path == "/metrics":
                 self._send(200, CONTENT_TYPE_LATEST, generate_latest(endpoint.registry))
@@ -98,7 +100,9 @@ def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
                     return
                 self._json(200, endpoint.history(since, until))
             else:
-                self._json(404, {"error": f"no {url.path} here: /metrics, /healthz, /readyz, /history"})
+                self._json(
+                    404, {"error": f"no {url.path} here: /metrics, /healthz, /readyz, /history"}
+                )
 
         def _json(self, code: int, body: Any) -> None:
             self._send(code, "application/json", json.dumps(body).encode())
@@ -111,7 +115,7 @@ def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(body)
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        def log_message(self, format: str, *args: Any) -> None:
             return  # scrapes are not the driver's news
 
     return Handler
