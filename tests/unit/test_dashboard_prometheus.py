@@ -287,3 +287,15 @@ def test_range_parameters() -> None:
 def test_a_range_prometheus_would_refuse_is_refused(start: float, end: float, step: float) -> None:
     with pytest.raises(ValueError):
         prometheus.range_params("up", start, end, step)
+
+
+def test_series_without_a_flow_or_topic_label_do_not_break_the_history() -> None:
+    """Prometheus drops empty labels: the driver's own errors have no flow, real-time mode's
+    counts no topic."""
+    results = {
+        "errors": matrix(({"kind": "offsets"}, {0: "1"}), (EW, {0: "2"})),
+        "topic_records": matrix((EW, {0: "7"})),
+    }
+    samples = prometheus.history(OWNER, results, START, END, STEP, now=END)["samples"]
+    assert samples[0]["flows"]["east->west"]["errors"] == 2
+    assert samples[0]["topics"]["east->west"][""]["records"] == 7

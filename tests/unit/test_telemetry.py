@@ -152,3 +152,19 @@ def test_log_lines_are_text_or_one_json_object_naming_the_flow() -> None:
                      "event": "progress", "message": f"{FLOW}: 5 records"}  # fmt: skip
     other = json.loads(logline.line("offsets: 2 written", "json", 0, event="driver", flows=[FLOW]))
     assert other["flow"] is None
+
+
+def test_a_topic_the_query_no_longer_reads_has_no_lag_and_filtered_batches_count_zero() -> None:
+    figures = _figures()
+    figures.lag(FLOW, {"gone": 500, "kept": 1})
+    figures.lag(FLOW, {"kept": 0})
+    snapshot = figures.snapshot(1.0)
+    assert snapshot.flows[FLOW].topics["gone"].lag is None and snapshot.flows[FLOW].lag == 0
+    figures.batch(FLOW, {"records": 0, "bytes": 0}, [], 42, 0.1)  # all 42 filtered out
+    assert figures.snapshot(1.0).flows[FLOW].records == 0
+
+
+def test_a_damaged_saved_history_is_dropped_sample_by_sample() -> None:
+    good = {"time": 100.0, "flows": {}, "topics": {}, "groups": {}}
+    saved = {"format": 1, "tiers": [[{"time": None}, "x", {"time": "soon"}, good], []]}
+    assert History.from_dict(saved, 110.0).samples(0, 1e9)[1] == [good]

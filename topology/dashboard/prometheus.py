@@ -177,15 +177,16 @@ class _Table:
             rows.setdefault(index, {})
             if value == 1:
                 states = self.states.setdefault(flow, {})
-                states[index] = min(states.get(index, labels["state"]), labels["state"])
+                state = labels.get("state", "unknown")
+                states[index] = min(states.get(index, state), state)
 
     def topic(self, labels: Mapping[str, str], field: str, points: list[list[Any]]) -> None:
-        rows = self.topics.setdefault((self._flow(labels), labels["topic"]), {})
+        rows = self.topics.setdefault((self._flow(labels), labels.get("topic", "")), {})
         for index, value in self.on(points):
             rows.setdefault(index, {})[field] = value
 
     def group(self, labels: Mapping[str, str], points: list[list[Any]]) -> None:
-        rows = self.groups.setdefault((self._flow(labels), labels["group"]), {})
+        rows = self.groups.setdefault((self._flow(labels), labels.get("group", "")), {})
         for index, value in self.on(points):
             rows[index] = value
 
@@ -253,7 +254,10 @@ def _series(
     if data.get("resultType") != "matrix":
         raise ValueError(f"{name}: a range query answers a matrix, not {data.get('resultType')}")
     for series in data.get("result", []):
-        yield series.get("metric", {}), series.get("values", [])
+        labels = series.get("metric", {})
+        if name != "info" and not labels.get("flow"):
+            continue  # the driver's own errors (an empty flow label, which Prometheus drops)
+        yield labels, series.get("values", [])
 
 
 def _count(value: float | None) -> int:

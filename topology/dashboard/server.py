@@ -62,7 +62,7 @@ class Source:
                 document: dict[str, Any] = _get_json(f"{url}/history?{query}")
             except (OSError, ValueError):
                 document = {}
-            if document:
+            if document.get("owner") == self.owner:  # not another topology's driver
                 return {**document, "stale": stale or bool(document.get("stale"))}
         return self._saved(since, until)
 
@@ -134,6 +134,8 @@ def _handler(source: Source) -> type[BaseHTTPRequestHandler]:
                     self._json(400, {"error": str(problem)})
                 except (OSError, urllib.error.URLError) as problem:
                     self._json(502, {"error": f"cannot read the history: {problem}"})
+                except Exception as problem:  # an answer of a shape not foreseen: said, not hung
+                    self._json(502, {"error": f"cannot read the history: {problem!r}"})
                 else:
                     self._json(200, body)
             else:

@@ -143,8 +143,7 @@ class Replicator:
         )
         for applied in followed.applied:
             self.applied.append(applied.to_dict())
-            outcome = "done" if applied.outcome == "done" else "failed"
-            self.figures.change(applied.cluster, applied.resource, applied.action, outcome)
+            self.figures.change(applied.cluster, applied.resource, applied.action, applied.outcome)
             what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
             if applied.outcome == "done":
                 self.report(f"{what} ({applied.reason})", event="change")
@@ -613,6 +612,8 @@ class _RunState:
             self.problem = ""
             return True
         except TopoError as problem:
+            if self.replicator is not None:
+                self.replicator.figures.error(None, "state")
             if str(problem) != self.problem:
                 self.report(f"topo-runs.internal: {first_line(str(problem))}")
                 self.problem = str(problem)
@@ -722,7 +723,8 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(Exception):
                 run_state.replicator.write_status("failed")
         if run_state.replicator is not None:
-            run_state.replicator.watched.stop()
+            with contextlib.suppress(Exception):  # Spark is stopped whatever happens here
+                run_state.replicator.watched.stop()
         if spark is not None:
             spark.stop()
     if run_state.fenced:

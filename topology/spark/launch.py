@@ -209,7 +209,9 @@ def start_supervisor(
         process = subprocess.Popen(
             [sys.executable, "-m", "topology", "run", topology_file],
             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-            env=_environment(), start_new_session=True,
+            # driver.log in text: its last `topo: ` line is what a failed start reports
+            env={k: v for k, v in _environment().items() if k != logline.ENVIRONMENT},
+            start_new_session=True,
         )  # fmt: skip
     report(f"starting the replication supervisor (`topo run`, pid {process.pid}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip

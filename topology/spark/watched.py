@@ -17,7 +17,7 @@ from topology.model import MetricsEndpoint
 from topology.naming import heartbeats_copy
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures
-from topology.telemetry.history import History
+from topology.telemetry.history import FORMAT, History
 from topology.telemetry.server import Endpoint
 
 HISTORY_FILE = "history.json"
@@ -49,12 +49,13 @@ class Watched:
         self.lock = threading.Lock()
         self.endpoint: Endpoint | None = None
         self.url: str | None = None
-        self.newest_beat: dict[str, int] = {}
+        # Heartbeats emitted before this driver started are not this driver's to count.
+        self.newest_beat = dict.fromkeys(specs, int(time.time() * 1000))
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
 
     def start(self, settings: MetricsEndpoint | None) -> None:
-        """Serve the endpoint (unless `metrics: false`) and start the sampling thread."""
+        """Serve the endpoint and start the sampling thread (neither with `metrics: false`)."""
         if settings is not None:
             self.endpoint = Endpoint(self.figures, self.document, settings.ready_lag)
             try:
@@ -66,8 +67,8 @@ class Watched:
                 if note is not None:
                     self.report(f"metrics: {note}; serving on {self.url} instead")
                 self.report(f"metrics: {self.url}/metrics (also /healthz, /readyz, /history)")
-        self.thread = threading.Thread(target=self._loop, name="topo-telemetry", daemon=True)
-        self.thread.start()
+            self.thread = threading.Thread(target=self._loop, name="topo-telemetry", daemon=True)
+            self.thread.start()
 
     def graph(self) -> list[dict[str, Any]]:
         snapshot = self.figures.snapshot(time.time())
@@ -85,11 +86,14 @@ class Watched:
     def _loop(self) -> None:
         due_beats = 0.0
         while not self.done.wait(SAMPLE_EVERY):
-            now = time.monotonic()
-            if now >= due_beats:
-                due_beats = now + BEATS_EVERY
-                self._beats()
-            self.sample()
+            try:
+                self.sample()  # first: a slow heartbeat read must not leave gaps
+                now = time.monotonic()
+                if now >= due_beats and not self.done.is_set():
+                    due_beats = now + BEATS_EVERY
+                    self._beats()
+            except Exception as problem:  # the copy goes on; so does this thread
+                self.report(f"metrics: {type(problem).__name__}: {problem}")
 
     def sample(self) -> None:
         with self.lock:
@@ -99,7 +103,8 @@ class Watched:
 
     def save(self) -> None:
         with self.lock:
-            text = json.dumps(self.history.to_dict())
+            tiers = self.history.saved()
+        text = json.dumps({"format": FORMAT, "tiers": tiers})
         try:
             path = self.folder / HISTORY_FILE
             temporary = path.with_suffix(".tmp")
@@ -132,8 +137,9 @@ class Watched:
 
     def stop(self) -> None:
         self.done.set()
-        if self.thread is not None:
-            self.thread.join(timeout=10)
+        if self.thread is None:
+            return  # `metrics: false`: nothing was served, sampled or saved
+        self.thread.join(timeout=1)
         self.sample()
         self.save()
         if self.endpoint is not None:

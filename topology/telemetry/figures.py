@@ -154,7 +154,8 @@ class Figures:
                 figures.batches.observe([duration_s])
             if TOPIC_RECORDS.format(0) not in observed:  # per flow only: real-time mode (no
                 everything = figures.topic(ALL_TOPICS)  # observed metrics) or metrics off
-                everything.records += int(observed.get(OBSERVED_RECORDS) or rows)
+                counted = observed.get(OBSERVED_RECORDS)
+                everything.records += int(rows if counted is None else counted)
                 everything.bytes += int(observed.get(OBSERVED_BYTES) or 0)
                 return
             for index, name in enumerate(topics):
@@ -177,9 +178,16 @@ class Figures:
             figures.latency.add(buckets, count, total)
 
     def lag(self, flow: str, per_topic: Mapping[str, int]) -> None:
+        """The lag of each topic the query reads now; a topic it no longer reads has none."""
+        if not per_topic:
+            return
         with self._lock:
+            figures = self._flows[flow]
+            for name, topic in figures.topics.items():
+                if name not in per_topic:
+                    topic.lag = None
             for name, waiting in per_topic.items():
-                self._flows[flow].topic(name).lag = waiting
+                figures.topic(name).lag = waiting
 
     def state(self, flow: str, state: str) -> None:
         with self._lock:

@@ -2,7 +2,7 @@
 
 Pure: the driver adds a Figures snapshot every few seconds; two tiers keep samples, one every
 10 s for the last hour and one every minute for the last 24 hours (about 1,800 samples in all,
-whatever the number of topics); `document()` gives the samples of a time range as the history
+each with at most TOPICS_KEPT topics per flow, those that copied the most bytes); `document()` gives the samples of a time range as the history
 document the dashboard reads (docs/metrics.md). The driver saves `to_dict()` to its state
 folder every minute and at stop, and reads it back when it starts, so the history outlives a
 dashboard's and a driver's restart.
@@ -20,6 +20,7 @@ from typing import Any
 from topology.telemetry.figures import Histogram, Snapshot, difference, quantile
 
 TIERS = ((10.0, 360), (60.0, 1440))  # (seconds between samples, samples kept)
+TOPICS_KEPT = 50  # per flow and sample: the topics that copied the most bytes
 FORMAT = 1
 
 
@@ -68,7 +69,8 @@ class Tier:
                 "batch_seconds": _round(batches.total / batches.count) if batches.count else None,
             }
             topics[flow] = {}
-            for name, topic in figures.topics.items():
+            busiest = sorted(figures.topics.items(), key=lambda item: (-item[1].bytes, item[0]))
+            for name, topic in busiest[:TOPICS_KEPT]:
                 count, total = self.topics_previous.get((flow, name), (0, 0.0))
                 if topic.latency_count < count:  # a new driver: its counters started again
                     count, total = 0, 0.0
@@ -114,7 +116,7 @@ class History:
         raise AssertionError("unreachable")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"format": FORMAT, "tiers": [list(tier.samples) for tier in self.tiers]}
+        return {"format": FORMAT, "tiers": self.saved()}
 
     @classmethod
     def from_dict(cls, data: Any, now: float) -> "History":
@@ -128,9 +130,22 @@ class History:
         for tier, samples in zip(history.tiers, saved, strict=True):
             kept_for = tier.step * (tier.samples.maxlen or 0)
             for sample in samples if isinstance(samples, list) else []:
-                if isinstance(sample, dict) and now - float(sample.get("time", 0)) <= kept_for:
+                if _well_formed(sample) and now - float(sample["time"]) <= kept_for:
                     tier.samples.append(sample)
         return history
+
+    def saved(self) -> list[list[dict[str, Any]]]:
+        """The samples as they are now (samples are never changed once taken: a copy of the
+        lists is enough to serialise them outside any lock)."""
+        return [list(tier.samples) for tier in self.tiers]
+
+
+def _well_formed(sample: Any) -> bool:
+    return (
+        isinstance(sample, dict)
+        and isinstance(sample.get("time"), int | float)
+        and all(isinstance(sample.get(key), dict) for key in ("flows", "topics", "groups"))
+    )
 
 
 def document(

@@ -55,7 +55,7 @@ CATALOGUE: tuple[Metric, ...] = (
            "Source topics the running driver found and joined to the flow after it started."),
     Metric("topo_changes_total", "counter", ("cluster", "resource", "action", "outcome"),
            "Changes the running driver made on its own (topics created, partitions added, "
-           "configs and ACLs synced), by outcome (done, failed)."),
+           "configs and ACLs synced), by outcome (done, failed, not attempted)."),
     Metric("topo_errors_total", "counter", (*FLOW, "kind"),
            "Errors by kind: query (the query stopped on an error), progress (its progress could "
            "not be recorded), offsets (a checkpoint round failed), state (topo-runs.internal "
