@@ -89,6 +89,8 @@ def dashboard(tmp_path: Path) -> Iterator[list["subprocess.Popen[str]"]]:
     for process in started:
         process.terminate()
         process.wait(30)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def test_metrics_readiness_history_dashboard_and_json_logs(

@@ -1,0 +1,85 @@
+"""What the metrics cost the data plane: topo's bulk copy with `engine.metrics` on (the
+default: per-topic records, bytes, latencies observed in every batch, the endpoint served,
+heartbeats read back, history kept) and with `metrics: false`, alternated in pairs (ABBA) on
+the same two private lab clusters, each run on a fresh topic filled alike. Printed: MiB/s and
+replicator CPU seconds per GiB of the copy alone, per run, and the on/off ratios within each
+pair (median and range). Reuses benchmarks/mm2.py's bulk copy (topo's side only).
+
+    .venv/bin/python benchmarks/metrics_cost.py [--pairs 3] [--records 300000] [--size 1024]
+"""
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+from pathlib import Path
+
+import mm2  # benchmarks/mm2.py: the labs, the bulk copy and its measures
+import replication as bench
+
+SETTINGS = {"on": "", "off": "engine: {metrics: false}\n"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=3)
+    parser.add_argument("--records", type=int, default=300_000)
+    parser.add_argument("--size", type=int, default=1024)
+    options = parser.parse_args()
+    bench.keep_inherited_files_private()
+    root = Path(tempfile.mkdtemp(prefix="topo-bench-metrics-"))
+    os.environ["TOPO_LAB_DIR"] = str(root / "lab")
+    os.environ["TOPO_STATE_DIR"] = str(root / "state")
+    import logging
+
+    from topology.lab import manager
+
+    bench._QUIET = logging.getLogger("bench.librdkafka")
+    bench._QUIET.addHandler(logging.NullHandler())
+    bench._QUIET.propagate = False
+    folder = root / "work"
+    folder.mkdir()
+    tools = bench.kafka_tools()
+    written = mm2.topology_file
+    mode = {"now": "on"}
+
+    def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool) -> Path:
+        file = written(folder, name, topics, exactly_once)
+        text = file.read_text()
+        file.write_text(text.replace("clusters:\n", SETTINGS[mode["now"]] + "clusters:\n", 1))
+        return file
+
+    mm2.topology_file = topology_file
+    results: dict[str, list[mm2.Bulk]] = {"on": [], "off": []}
+    try:
+        print(f"Starting {mm2.SOURCE} and {mm2.TARGET} in {root} ...", flush=True)
+        manager.up([manager.UpRequest(mm2.SOURCE), manager.UpRequest(mm2.TARGET)])
+        pids = (manager.status_of(c).pid for c in (mm2.SOURCE, mm2.TARGET))
+        brokers = [pid for pid in pids if pid is not None]
+        for number in range(options.pairs):
+            order = ("on", "off") if number % 2 == 0 else ("off", "on")
+            for setting in order:
+                mode["now"] = setting
+                run = f"p{number}{setting}"
+                found = mm2.bulk(mm2.TOPO, folder, tools, brokers, run, options.records,
+                                 options.size)  # fmt: skip
+                results[setting].append(found)
+                print(f"  pair {number + 1}, metrics {setting}: {found.mib_per_second:.1f} MiB/s, "
+                      f"{found.cpu_per_gib:.1f} CPU s/GiB", flush=True)  # fmt: skip
+        for measure in ("mib_per_second", "cpu_per_gib"):
+            ratios = [getattr(a, measure) / getattr(b, measure)
+                      for a, b in zip(results["on"], results["off"], strict=True)]  # fmt: skip
+            on = [getattr(r, measure) for r in results["on"]]
+            off = [getattr(r, measure) for r in results["off"]]
+            middle, low, high = statistics.median(ratios), min(ratios), max(ratios)
+            print(f"{measure}: on {statistics.median(on):.1f} [{min(on):.1f}-{max(on):.1f}], "
+                  f"off {statistics.median(off):.1f} [{min(off):.1f}-{max(off):.1f}], on/off "
+                  f"{middle:.3f} [{low:.3f}-{high:.3f}]")  # fmt: skip
+    finally:
+        manager.down([], purge=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
