@@ -13,6 +13,7 @@ from topology import analysis, runstate
 from topology.errors import KafkaUnavailableError
 from topology.kafka import runlog
 from topology.spark import driver
+from topology.telemetry.figures import Figures
 
 TOPOLOGY = """version: 1
 name: orders
@@ -70,6 +71,7 @@ class Replication:
         self.queries = {"a->b": Query()}
         self.stopping = False
         self.snapshot: dict[str, Any] | None = {"owner": "orders", "state": "running"}
+        self.figures = Figures("orders", {}, {"a->b": ("a", "b")}, 0.0)
 
 
 @pytest.fixture
@@ -124,3 +126,11 @@ def test_a_stop_older_than_the_claim_is_not_obeyed_and_a_newer_one_is(
     run_state.finish("stopped")
     lease = Log.opened[0].read().lease("orders")
     assert lease is not None and lease.released  # released on a clean stop
+
+
+def test_a_run_log_out_of_reach_is_counted_as_an_error(run_state: driver._RunState) -> None:
+    assert run_state.acquire()
+    replication = Replication()
+    run_state.attach(replication)  # type: ignore[arg-type]
+    Log.opened[0].down = True
+    _until(lambda: replication.figures.snapshot(0.0).errors.get("state", 0) >= 1)

@@ -2,8 +2,9 @@
 
 Pure: the driver adds a Figures snapshot every few seconds; two tiers keep samples, one every
 10 s for the last hour and one every minute for the last 24 hours (about 1,800 samples in all,
-each with at most TOPICS_KEPT topics per flow, those that copied the most bytes); `document()` gives the samples of a time range as the history
-document the dashboard reads (docs/metrics.md). The driver saves `to_dict()` to its state
+each with at most TOPICS_KEPT topics per flow, those that copied the most bytes);
+`document()` gives the samples of a time range as the history document the dashboard reads
+(docs/metrics.md). The driver saves `to_dict()` to its state
 folder every minute and at stop, and reads it back when it starts, so the history outlives a
 dashboard's and a driver's restart.
 
