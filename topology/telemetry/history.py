@@ -111,7 +111,7 @@ class History:
         or would (its retention reaches back to `since`: a driver younger than the range)."""
         for tier in self.tiers:
             newest = tier.samples[-1]["time"] if tier.samples else until
-            reaches = newest - tier.step * (tier.samples.maxlen or 0)
+            reaches = newest - tier.step * ((tier.samples.maxlen or 0) + 1)  # a step's slack
             if since >= reaches or tier is self.tiers[-1]:
                 return tier.step, [s for s in tier.samples if since <= s["time"] <= until]
         raise AssertionError("unreachable")
