@@ -63,9 +63,9 @@ from topology.ops import reconcile
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
 from topology.spark import query
-from topology.spark.launch import SUPERVISOR_PID
+from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 from topology.spark.watched import Watched
-from topology.telemetry import logline  # set by `topo run`: stop when it is gone
+from topology.telemetry import logline
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
