@@ -13,6 +13,8 @@ exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it 
 - every second writes heartbeats and `status.json`, renews its lease and looks for a stop
   request (`topo stop`, from any machine); every 2 s publishes its status to topo-runs.internal;
 - restarts a query that fails (a cluster down, say) from its checkpoint after a backoff;
+- serves its metrics, health, readiness and history over HTTP (`spark/watched.py`,
+  docs/metrics.md), in either mode unless `engine.metrics` is false;
 - stops every query cleanly on SIGTERM or a stop request, releases the lease and exits 0.
 With `--mode once` each query copies what its source holds at start (availableNow) and the
 driver exits when all are done: 0 when every one succeeded.
