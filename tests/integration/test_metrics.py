@@ -239,10 +239,8 @@ def _check_dashboard(
             page = browser.new_page(viewport={"width": 1400, "height": 1800})
             page.on("console", lambda m: m.type == "error" and problems.append(m.text))
             page.on("pageerror", lambda e: problems.append(str(e)))
-            started_at = time.monotonic()
             page.goto(page_url)
             page.wait_for_selector('body[data-ready="1"]', timeout=60_000)
-            loaded = time.monotonic() - started_at
             row = page.locator('table#flows tr[data-flow="src->far"]')
             assert row.count() == 1
             # Non-zero throughput: the flow's rate, once the history has two samples with
@@ -264,4 +262,3 @@ def _check_dashboard(
         stop.set()
         producer.join(10)
     assert not problems, problems
-    assert loaded < 60

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from topology.dashboard import prometheus
+from topology.telemetry.server import QuietHandler, time_range
 
 POINTS = 360  # samples a Prometheus range is asked for, whatever its length
 TIMEOUT = 10.0
@@ -117,10 +118,8 @@ def _handler(source: Source) -> type[BaseHTTPRequestHandler]:
     script = plotly_js()
     html = page()
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
-            from topology.telemetry.server import time_range
-
             url = urllib.parse.urlparse(self.path)
             if url.path in ("/", "/index.html"):
                 self._send(200, "text/html; charset=utf-8", html)
@@ -140,18 +139,5 @@ def _handler(source: Source) -> type[BaseHTTPRequestHandler]:
                     self._json(200, body)
             else:
                 self._json(404, {"error": f"no {url.path} here"})
-
-        def _json(self, code: int, body: Any) -> None:
-            self._send(code, "application/json", json.dumps(body).encode())
-
-        def _send(self, code: int, content_type: str, body: bytes) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
 
     return Handler

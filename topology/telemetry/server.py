@@ -81,8 +81,27 @@ def time_range(query: dict[str, list[str]], now: float) -> tuple[float, float]:
     return max(since, until - MAX_RANGE), until
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A handler that answers JSON or bytes, uncached, and logs no request (scrapes and page
+    refreshes are nobody's news): the driver's endpoint's and `topo dashboard`'s."""
+
+    def _json(self, code: int, body: Any) -> None:
+        self._send(code, "application/json", json.dumps(body).encode())
+
+    def _send(self, code: int, content_type: str, body: bytes) -> None:
+        self.send_response(code)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        return
+
+
 def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:
             url = urlparse(self.path)
             if url.path == "/metrics":
@@ -103,19 +122,5 @@ def _handler(endpoint: Endpoint) -> type[BaseHTTPRequestHandler]:
                 self._json(
                     404, {"error": f"no {url.path} here: /metrics, /healthz, /readyz, /history"}
                 )
-
-        def _json(self, code: int, body: Any) -> None:
-            self._send(code, "application/json", json.dumps(body).encode())
-
-        def _send(self, code: int, content_type: str, body: bytes) -> None:
-            self.send_response(code)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            self.send_header("Cache-Control", "no-store")
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return  # scrapes are not the driver's news
 
     return Handler
