@@ -81,6 +81,18 @@ def processed(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
     return found
 
 
+def lag_to_ends(
+    read: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int]
+) -> dict[str, int]:
+    """Records waiting per source topic: each partition's end (as the source says now) minus
+    the flow's read position in it (`processed`). A partition whose end is unknown counts 0."""
+    found: dict[str, int] = {}
+    for (topic, partition), position in read.items():
+        end = ends.get((topic, partition), position)
+        found[topic] = found.get(topic, 0) + max(0, end - position)
+    return found
+
+
 def lag(progress: Mapping[str, Any]) -> int | None:
     """Records the source holds beyond what the batch read, over every partition."""
     total = 0
@@ -92,22 +104,6 @@ def lag(progress: Mapping[str, Any]) -> int | None:
             for partition, offset in partitions.items():
                 total += max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
     return total
-
-
-def lag_by_topic(progress: Mapping[str, Any]) -> dict[str, int]:
-    """Records the source holds beyond what the batch read, per source topic."""
-    found: dict[str, int] = {}
-    for source in progress.get("sources") or []:
-        end, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
-        if latest is None or end is None:
-            continue
-        for topic, partitions in latest.items():
-            waiting = sum(
-                max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
-                for partition, offset in partitions.items()
-            )
-            found[topic] = found.get(topic, 0) + waiting
-    return found
 
 
 def duration(progress: Mapping[str, Any]) -> float | None:

@@ -171,14 +171,30 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     assert (_value(scraped, "topo_topics_discovered_total", **flow) or 0) >= 1
     assert (_value(scraped, "topo_restarts_total", reason="topics", **flow) or 0) >= 1
 
-    # /readyz turns unready while the target cluster is down, and ready once it is back.
+    # /readyz turns unready while the target cluster is down, and ready once it is back. The
+    # records written meanwhile wait: the lag counts them exactly (asked of the source, as a
+    # hung batch reports nothing), and goes back to 0 once they are copied.
     manager.down([TARGET])
+    waiting = varied(first, 7, 2, tag="w")
     try:
         code, body = _until("unready", lambda: (r := _get(f"{url}/readyz"))[0] == 503 and r, 90)
         assert "src->far" in json.loads(body)["unready"]
+        records.produce(src, waiting)
+        _until("the waiting records as lag", lambda: _value(
+            _samples(url), "topo_replication_lag_records", topic=first, **flow) == 7)  # fmt: skip
     finally:
         manager.up([manager.UpRequest(TARGET)])
     _until("ready again", lambda: _get(f"{url}/readyz")[0] == 200, 180)
+    copied = wait_for(dst, f"src.{first}", len(written) + len(waiting))
+    assert contents(copied) == expected(records.read_topic(src, first), "src")
+
+    def caught_up() -> bool:
+        now = _samples(url)
+        lag = _value(now, "topo_replication_lag_records", topic=first, **flow)
+        done = _value(now, "topo_records_copied_total", topic=first, **flow)
+        return lag == 0 and done == len(written) + len(waiting)
+
+    _until("the lag back to 0", caught_up)
 
     # The bounded history the dashboard charts.
     code, body = _get(f"{url}/history?seconds=900")

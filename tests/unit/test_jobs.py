@@ -122,6 +122,17 @@ def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
     assert progress_metrics({}, "topo") == {}
 
 
+def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() -> None:
+    from topology.jobprogress import lag_to_ends
+
+    read = {("orders", 0): 16, ("orders", 1): 10, ("users", 0): 5}
+    ends = {("orders", 0): 20, ("orders", 1): 12, ("users", 0): 5, ("gone", 0): 9}
+    assert lag_to_ends(read, ends) == {"orders": 6, "users": 0}
+    # An end the source did not give counts nothing; one behind the position (truncated
+    # by a transaction abort) is not negative.
+    assert lag_to_ends(read, {("orders", 0): 15}) == {"orders": 0, "users": 0}
+
+
 def test_only_a_batch_that_ran_counts_as_seen() -> None:
     from topology.jobprogress import batch_ran
 

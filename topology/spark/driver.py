@@ -48,7 +48,6 @@ from topology.jobprogress import (
     duration,
     first_line,
     lag,
-    lag_by_topic,
     processed,
     progress_metrics,
 )
@@ -118,7 +117,8 @@ class Replicator:
         self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
         info = {"mode": "once" if once else "continuous", "runner": topology.engine.runner,
                 "host": socket.gethostname()}  # fmt: skip
-        self.watched = Watched(topology.name, info, self.specs, configs, folder, report)
+        self.watched = Watched(topology.name, info, self.specs, configs, folder, report,
+                               self.read_positions)  # fmt: skip
         self.figures = self.watched.figures
 
     # -- topics ---------------------------------------------------------------------------------
@@ -162,6 +162,16 @@ class Replicator:
             }
             for flow, topic_map in maps.items()
         }
+
+    def read_positions(self) -> dict[str, dict[tuple[str, int], int]]:
+        """Per flow, how far its running query has read each source partition (the newest
+        finished batch's end): what the metrics' lag is measured from (on their thread)."""
+        found = {}
+        for flow, status in self.flows.items():
+            reading = set(self.topics.get(flow, ()))
+            done = dict(status.processed)  # one copy: the loop's thread updates it
+            found[flow] = {key: offset for key, offset in done.items() if key[0] in reading}
+        return found
 
     # -- queries --------------------------------------------------------------------------------
 
@@ -231,7 +241,6 @@ class Replicator:
             if not batch_ran(progress):  # a look that found no data, under the next batch's id
                 status.seen[run_id] = batch - 1
                 status.lag = lag(progress)
-                self.figures.lag(flow, lag_by_topic(progress))
                 continue
             status.seen[run_id] = batch
             metrics = progress_metrics(progress, query.METRICS)
@@ -242,7 +251,6 @@ class Replicator:
             status.lag = lag(progress)
             status.processed.update(processed(progress))
             self.figures.batch(flow, metrics, self.topics.get(flow, []), rows, duration(progress))
-            self.figures.lag(flow, lag_by_topic(progress))
             if rows:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))

@@ -1,6 +1,7 @@
 """What makes the running driver watchable: its figures (topology/telemetry/figures.py), the
 HTTP endpoint that serves them (/metrics, /healthz, /readyz, /history) and, on a thread of its
-own, the heartbeat latencies read back from the targets and the history sampled and saved."""
+own, the heartbeat latencies read back from the targets, each flow's lag (the sources' ends
+against its read positions) and the history sampled and saved."""
 
 import json
 import threading
@@ -11,8 +12,10 @@ from typing import Any
 
 from topology import jobstate
 from topology.errors import TopoError
+from topology.jobprogress import lag_to_ends
 from topology.jobs import JobSpec
 from topology.kafka import heartbeats
+from topology.kafka.ends import PartitionEnds
 from topology.model import MetricsEndpoint
 from topology.naming import heartbeats_copy
 from topology.telemetry import history as history_document
@@ -22,7 +25,8 @@ from topology.telemetry.server import Endpoint
 
 HISTORY_FILE = "history.json"
 SAMPLE_EVERY = 2.0  # the history's tiers take what is due
-BEATS_EVERY = 5.0  # heartbeat copies read back on the targets
+BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, the sources' ends asked
+Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
 
 
 class Watched:
@@ -34,12 +38,15 @@ class Watched:
         configs: Mapping[str, dict[str, str]],
         folder: Path,
         report: Callable[[str], None],
+        positions: Callable[[], Positions] = dict,
     ) -> None:
         self.owner = owner
         self.specs = specs
         self.configs = configs
         self.folder = folder
         self.report = report
+        self.positions = positions
+        self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
         flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
         self.figures = Figures(owner, info, flows, time.time())
         for flow, spec in specs.items():
@@ -91,6 +98,7 @@ class Watched:
                 now = time.monotonic()
                 if now >= due_beats and not self.done.is_set():
                     due_beats = now + BEATS_EVERY
+                    self._lags()
                     self._beats()
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
@@ -112,6 +120,22 @@ class Watched:
             temporary.replace(path)
         except OSError as problem:
             self.report(f"metrics: could not save the history: {problem}")
+
+    def _lags(self) -> None:
+        """Each flow's lag per topic: what the source partitions hold beyond the flow's read
+        positions. Asked of the sources, not taken from Spark's progress, whose "latest" is
+        the one its last batch was planned with (a hung batch would show no lag at all)."""
+        for flow, read in self.positions().items():
+            if not read:
+                continue  # no batch finished yet: its positions are not known
+            source = self.specs[flow].source
+            try:
+                if source not in self.ends:
+                    self.ends[source] = PartitionEnds(self.configs[source])
+                ends = self.ends[source].of(read)
+            except TopoError:
+                continue  # the source is away: the lag last seen stands
+            self.figures.lag(flow, lag_to_ends(read, ends))
 
     def _beats(self) -> None:
         """Each flow's heartbeats copied to its target since the last look: their latencies."""

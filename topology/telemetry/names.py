@@ -35,7 +35,7 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("topo_bytes_copied_total", "counter", TOPIC,
            "Key and value bytes of the records written to the target."),
     Metric("topo_replication_lag_records", "gauge", TOPIC,
-           "Records the source partitions hold beyond what the flow has read, summed per topic."),
+           "Records the source partitions hold beyond what the flow has copied, summed per topic."),
     Metric("topo_replication_lag_seconds", "gauge", TOPIC,
            "How far behind the copy is in time: now minus the source timestamp of the newest "
            "record copied, while records wait; 0 when none wait."),
