@@ -5,7 +5,7 @@ lag while a batch is still running or hung."""
 from collections.abc import Iterable
 
 from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
-from confluent_kafka.admin import AdminClient, OffsetSpec
+from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from topology.kafka import client
 
@@ -19,7 +19,8 @@ class PartitionEnds:
         self, partitions: Iterable[tuple[str, int]], timeout: float = 5
     ) -> dict[tuple[str, int], int]:
         """Each partition's end; one that no longer exists (or gave no answer) is left out."""
-        wanted = {TopicPartition(t, p): OffsetSpec.latest() for t, p in partitions}
+        latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        wanted = {TopicPartition(t, p): latest for t, p in partitions}
         if not wanted:
             return {}
         found: dict[tuple[str, int], int] = {}
