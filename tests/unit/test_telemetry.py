@@ -70,6 +70,24 @@ def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     assert value("topo_flow_up") == 1 and value("topo_flow_state", state="running") == 1
 
 
+def test_a_query_of_one_topic_observes_the_flows_figures_once_and_they_are_the_topics() -> None:
+    figures = _figures()
+    observed = {**_batch([100, 200, 300], {}), "bytes": 30, "m0": 7000}
+    figures.batch(FLOW, observed, ["orders"], 3, 0.1)
+    found = _scrape(figures, 10.0)
+    labels = {"flow": FLOW, "source": "east", "target": "west", "topic": "orders"}
+
+    def value(name: str) -> float:
+        return found[(name, frozenset(labels.items()))]
+
+    assert value("topo_records_copied_total") == 3
+    assert value("topo_bytes_copied_total") == 30
+    assert value("topo_topic_replication_latency_seconds_sum") == 0.6
+    assert value("topo_topic_replication_latency_seconds_count") == 3
+    figures.lag(FLOW, {"orders": 2})
+    assert _scrape(figures, 10.0)[("topo_replication_lag_seconds", frozenset(labels.items()))] == 3
+
+
 def test_every_exported_series_is_in_the_catalogue_and_documented() -> None:
     figures = _figures()
     figures.batch(FLOW, _batch([10], {0: (1, 1, 10, 1)}), ["t"], 1, 0.1)

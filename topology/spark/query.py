@@ -99,8 +99,10 @@ def _observed(plan: QueryPlan) -> list[Column]:
     topics = observed_topics(plan.topic_map)
     if len(topics) > OBSERVED_TOPICS_MAX:
         return found  # four aggregates per topic on every record: per flow only, past this
+    if len(topics) == 1:  # its records, bytes and latency sum are the flow's
+        return [*found, F.max("timestamp_ms").alias(figures.TOPIC_NEWEST.format(0))]
     for index, topic in enumerate(topics):
-        mine = F.col("source_topic") == F.lit(topic) if len(topics) > 1 else F.lit(True)
+        mine = F.col("source_topic") == F.lit(topic)
         found += [
             F.count_if(mine).alias(figures.TOPIC_RECORDS.format(index)),
             F.sum(F.when(mine, size)).cast("long").alias(figures.TOPIC_BYTES.format(index)),

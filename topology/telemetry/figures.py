@@ -152,6 +152,13 @@ class Figures:
             figures = self._flows[flow]
             if duration_s is not None:
                 figures.batches.observe([duration_s])
+            if len(topics) == 1 and TOPIC_NEWEST.format(0) in observed:
+                observed = {  # one topic: the query observes the flow's figures only once
+                    **observed,
+                    TOPIC_RECORDS.format(0): observed.get(OBSERVED_RECORDS),
+                    TOPIC_BYTES.format(0): observed.get(OBSERVED_BYTES),
+                    TOPIC_LATENCY.format(0): observed.get(OBSERVED_LATENCY_SUM),
+                }
             if TOPIC_RECORDS.format(0) not in observed:  # per flow only: real-time mode (no
                 everything = figures.topic(ALL_TOPICS)  # observed metrics) or metrics off
                 counted = observed.get(OBSERVED_RECORDS)
