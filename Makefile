@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 JARS := $(VENV)/.jars-resolved
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test test-unit lint clean
+.PHONY: help setup demo test test-unit lint clean prometheus
 .DEFAULT_GOAL := help
 
 help: ## List the targets
@@ -53,6 +53,10 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 
 test: setup ## Run every test: unit, and integration against real lab Kafka and real Spark
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+PROMETHEUS_VERSION := v0.316.0
+prometheus: ## Build Prometheus 3.16 from its Go module (needs go) for tests/integration/test_prometheus.py
+	go install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
 
 test-unit: setup ## Only the pure unit tests (no Kafka, no Spark)
 	$(BIN)/pytest -m "not kafka and not spark" $(PYTEST_ARGS)

@@ -182,6 +182,8 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
         records.produce(src, waiting)
         _until("the waiting records as lag", lambda: _value(
             _samples(url), "topo_replication_lag_records", topic=first, **flow) == 7)  # fmt: skip
+        # `topo status`, from the other machine, says so too (with the heartbeats waiting).
+        _until("the status's lag", lambda: (_status(operator, file)["flows"][0]["lag"] or 0) >= 7)
     finally:
         manager.up([manager.UpRequest(TARGET)])
     _until("ready again", lambda: _get(f"{url}/readyz")[0] == 200, 180)

@@ -453,10 +453,19 @@ class Replicator:
             "jobs_published_at": self.jobs.published_at,
             "started_at": self.started_at,
             "updated_at": time.time(),
-            "flows": [status.to_dict(now) for status in self.flows.values()],
+            "flows": [self._flow_status(status, now) for status in self.flows.values()],
             "changes": list(self.applied),
             "metrics_url": self.watched.url,
         }
+
+    def _flow_status(self, status: FlowStatus, now: float) -> dict[str, Any]:
+        """A flow's status; its lag as the metrics measured it (the sources' ends against its
+        read positions) when they run, which unlike Spark's progress sees a hung batch."""
+        found = status.to_dict(now)
+        measured = self.figures.lag_of(status.spec.flow)
+        if measured is not None:
+            found["lag"] = measured
+        return found
 
     def write_status(self, state: str) -> None:
         """status.json here, and the snapshot the lease thread publishes: built on this (the

@@ -52,9 +52,7 @@ def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
     real_time = plan.trigger == "real-time" and not plan.once
     if real_time and plan.spec.delivery != "exactly-once":
         return _start_real_time(spark, plan, records)
-    if plan.detailed:  # a projection may read the batch's time; an observed metric may not
-        records = records.withColumn(LATENCY_COLUMN, _latency())
-    observed = records.observe(METRICS, *_observed(plan))
+    observed = observe(records, plan.topic_map, plan.detailed)
     if plan.spec.delivery == "exactly-once":
         writer = observed.writeStream.foreachBatch(_transactional_batch(plan))
     else:
@@ -80,7 +78,14 @@ def _latency() -> Column:
     return F.greatest(F.lit(0), F.unix_millis(F.current_timestamp()) - F.col("timestamp_ms"))
 
 
-def _observed(plan: QueryPlan) -> list[Column]:
+def observe(records: DataFrame, topic_map: Mapping[str, str], detailed: bool) -> DataFrame:
+    """`records` with each batch's figures observed (as METRICS in its progress)."""
+    if detailed:  # a projection may read the batch's time; an observed metric may not
+        records = records.withColumn(LATENCY_COLUMN, _latency())
+    return records.observe(METRICS, *_observed(topic_map, detailed))
+
+
+def _observed(topic_map: Mapping[str, str], detailed: bool) -> list[Column]:
     """Each batch's observed metrics: records and bytes; when `detailed`, also per-record
     latency (the batch's start minus the source timestamp) as histogram buckets and a sum, and
     per source topic its records, bytes, latency sum and newest source timestamp
@@ -90,13 +95,13 @@ def _observed(plan: QueryPlan) -> list[Column]:
         F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
         F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
     ]
-    if not plan.detailed:
+    if not detailed:
         return found
     latency = F.col(LATENCY_COLUMN)
     found.append(F.sum(latency).cast("long").alias(figures.OBSERVED_LATENCY_SUM))
     for index, bound in enumerate(LATENCY_BUCKETS):
         found.append(F.count_if(latency <= int(bound * 1000)).alias(figures.BUCKET.format(index)))
-    topics = observed_topics(plan.topic_map)
+    topics = observed_topics(topic_map)
     if len(topics) > OBSERVED_TOPICS_MAX:
         return found  # four aggregates per topic on every record: per flow only, past this
     if len(topics) == 1:  # its records, bytes and latency sum are the flow's

@@ -196,6 +196,11 @@ class Figures:
             for name, waiting in per_topic.items():
                 figures.topic(name).lag = waiting
 
+    def lag_of(self, flow: str) -> int | None:
+        """The flow's lag over its topics, as last measured; None before it was."""
+        with self._lock:
+            return self._flows[flow].lag
+
     def state(self, flow: str, state: str) -> None:
         with self._lock:
             figures = self._flows[flow]

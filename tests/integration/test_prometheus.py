@@ -1,0 +1,169 @@
+"""The metrics in a real Prometheus: it scrapes a running driver on lab clusters, every query of
+the Grafana dashboard (dashboards/grafana-topo.json) is valid PromQL that Prometheus answers,
+and `topo dashboard --prometheus` builds its history from Prometheus' range queries.
+
+Prometheus is not in a package registry as a binary: `make prometheus` builds it from its Go
+module. The test runs when a `prometheus` is found (TOPO_PROMETHEUS, the PATH, or where `go
+install` puts it) and is skipped otherwise."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.parse
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.integration.test_metrics import _get, _until
+from tests.integration.test_replication import contents, expected, varied, wait_for
+from tests.integration.test_service import Machine, _status, runs  # noqa: F401 (a fixture)
+from tests.unit.test_grafana_dashboard import load, queries
+from topology.kafka import records
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+def _prometheus_binary() -> str | None:
+    named = os.environ.get("TOPO_PROMETHEUS")
+    if named:
+        return named
+    gopath = Path(os.environ.get("GOPATH") or Path.home() / "go")
+    built = gopath / "bin" / "prometheus"
+    return shutil.which("prometheus") or (str(built) if built.exists() else None)
+
+
+@pytest.fixture
+def prometheus(tmp_path: Path) -> Iterator[tuple[Path, list["subprocess.Popen[bytes]"]]]:
+    binary = _prometheus_binary()
+    if binary is None:
+        pytest.skip("no prometheus binary: `make prometheus` builds one")
+    started: list[subprocess.Popen[bytes]] = []
+    yield Path(binary), started
+    for process in started:
+        process.terminate()
+        try:
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _query(base: str, promql: str) -> dict:  # type: ignore[type-arg]
+    code, body = _get(f"{base}/api/v1/query?{urllib.parse.urlencode({'query': promql})}")
+    answer = json.loads(body)
+    assert code == 200 and answer["status"] == "success", (promql, body)
+    return answer["data"]  # type: ignore[no-any-return]
+
+
+def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_dashboard(
+    tmp_path: Path,
+    lab: dict[str, dict[str, str]],
+    runs: list["subprocess.Popen[bytes]"],  # noqa: F811 (the fixture imported above)
+    prometheus: tuple[Path, list["subprocess.Popen[bytes]"]],
+) -> None:
+    binary, started = prometheus
+    src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    prefix = f"px{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}-orders"
+    records.create_topic(src, topic, 2)
+    written = varied(topic, 10, 2)
+    records.produce(src, written)
+    file = tmp_path / f"{prefix}.yaml"
+    file.write_text(
+        "version: 1\nengine: {runner: external, state_cluster: src, metrics: {port: 0}}\n"
+        "clusters:\n"
+        f'  src: {{bootstrap: "{src["bootstrap.servers"]}"}}\n'
+        f'  dst: {{bootstrap: "{dst["bootstrap.servers"]}"}}\n'
+        "defaults:\n  replication_factor: 1\n"
+        f'  topics: {{include: ["{prefix}-.*"]}}\n'
+        "flows:\n  - mirror: {from: src, to: dst}\n"
+    )
+    machine = Machine(tmp_path / "machine")
+    applied = machine.topo("apply", str(file), "--auto-approve")
+    assert applied.returncode == 0, applied.stderr
+    runs.append(subprocess.Popen(
+        [sys.executable, "-m", "topology", "run", str(file)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=machine.env,
+        start_new_session=True,
+    ))  # fmt: skip
+    copied = wait_for(dst, f"src.{topic}", len(written))
+    assert contents(copied) == expected(records.read_topic(src, topic), "src")
+    url = _until("metrics_url", lambda: _status(machine, file)["driver"]["metrics_url"])
+
+    # A real Prometheus scrapes the driver every second.
+    port = _free_port()
+    target = url.removeprefix("http://")
+    config = tmp_path / "prometheus.yml"
+    config.write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"scrape_configs:\n  - job_name: topo\n    static_configs: [{{targets: ['{target}']}}]\n"
+    )
+    started.append(subprocess.Popen(
+        [str(binary), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("wb"),
+    ))  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    _until("Prometheus ready", lambda: _ready(base), 60)
+    flow = 'flow="src->dst"'
+    copied_query = f'topo_records_copied_total{{{flow}, topic="{topic}"}}'
+
+    def scraped() -> bool:
+        result = _query(base, copied_query)["result"]
+        return bool(result) and float(result[0]["value"][1]) == len(written)
+
+    _until("Prometheus has the copy's counter", scraped, 60)
+    time.sleep(70)  # past the rate() window of the dashboards' queries: rates have two points
+
+    # Every Grafana query is valid PromQL over what the driver exports; the charts of a
+    # copying flow have data.
+    answered = {}
+    for where, expr in queries(load()):
+        if where.startswith("$"):
+            continue  # a variable's label_values(), Grafana's own function
+        promql = (
+            expr.replace("$owner", prefix).replace("$flow", ".*").replace("$__range", "5m")
+        )
+        answered[where] = _query(base, promql)["result"]
+    for panel in ("Records copied", "Lag (records)", "Flows up"):
+        found = [result for where, result in answered.items() if where.startswith(panel)]
+        assert found and found[0], (panel, answered.keys())
+
+    # `topo dashboard --prometheus` builds its history from Prometheus' range queries.
+    dashboard = subprocess.Popen(
+        [sys.executable, "-m", "topology", "dashboard", str(file), "--port", "0",
+         "--prometheus", base],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=machine.env, text=True,
+    )  # fmt: skip
+    started.append(dashboard)  # type: ignore[arg-type]
+    assert dashboard.stdout is not None
+    line = dashboard.stdout.readline()
+    page = line.rsplit(" ", 1)[-1].strip()
+    code, body = _get(f"{page}api/history?seconds=300")
+    history = json.loads(body)
+    assert code == 200, body
+    assert history["origin"] == "prometheus" and history["owner"] == prefix
+    assert [entry["flow"] for entry in history["graph"]] == ["src->dst"]
+    newest = history["samples"][-1]
+    assert newest["topics"]["src->dst"][topic]["records"] == len(written)
+    assert newest["flows"]["src->dst"]["records"] >= len(written)
+
+
+def _ready(base: str) -> bool:
+    try:
+        return _get(f"{base}/-/ready")[0] == 200
+    except OSError:
+        return False
