@@ -176,14 +176,14 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     # hung batch reports nothing), and goes back to 0 once they are copied.
     manager.down([TARGET])
     waiting = varied(first, 7, 2, tag="w")
-    try:
-        code, body = _until("unready", lambda: (r := _get(f"{url}/readyz"))[0] == 503 and r, 90)
-        assert "src->far" in json.loads(body)["unready"]
+    try:  # kept short: past the sink's 120 s delivery timeout, a batch fails and is replayed
         records.produce(src, waiting)
         _until("the waiting records as lag", lambda: _value(
             _samples(url), "topo_replication_lag_records", topic=first, **flow) == 7)  # fmt: skip
         # `topo status`, from the other machine, says so too (with the heartbeats waiting).
         _until("the status's lag", lambda: (_status(operator, file)["flows"][0]["lag"] or 0) >= 7)
+        code, body = _until("unready", lambda: (r := _get(f"{url}/readyz"))[0] == 503 and r, 90)
+        assert "src->far" in json.loads(body)["unready"]
     finally:
         manager.up([manager.UpRequest(TARGET)])
     _until("ready again", lambda: _get(f"{url}/readyz")[0] == 200, 180)

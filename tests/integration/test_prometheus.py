@@ -134,9 +134,7 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     for where, expr in queries(load()):
         if where.startswith("$"):
             continue  # a variable's label_values(), Grafana's own function
-        promql = (
-            expr.replace("$owner", prefix).replace("$flow", ".*").replace("$__range", "5m")
-        )
+        promql = expr.replace("$owner", prefix).replace("$flow", ".*").replace("$__range", "5m")
         answered[where] = _query(base, promql)["result"]
     for panel in ("Records copied", "Lag (records)", "Flows up"):
         found = [result for where, result in answered.items() if where.startswith(panel)]
