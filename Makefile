@@ -55,7 +55,7 @@ test: setup ## Run every test: unit, and integration against real lab Kafka and 
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 PROMETHEUS_VERSION := v0.316.0
-prometheus: ## Build Prometheus 3.16 from its Go module (needs go) for tests/integration/test_prometheus.py
+prometheus: ## Build Prometheus 3.16 from its Go module (needs go, ~15 min) for tests/integration/test_prometheus.py
 	go install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
 
 test-unit: setup ## Only the pure unit tests (no Kafka, no Spark)

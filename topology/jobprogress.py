@@ -85,11 +85,13 @@ def lag_to_ends(
     read: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int]
 ) -> dict[str, int]:
     """Records waiting per source topic: each partition's end (as the source says now) minus
-    the flow's read position in it (`processed`). A partition whose end is unknown counts 0."""
+    the flow's read position in it (`processed`). A partition whose end is not known is left
+    out; so is a topic none of whose ends is known (its lag is unknown, not 0)."""
     found: dict[str, int] = {}
     for (topic, partition), position in read.items():
-        end = ends.get((topic, partition), position)
-        found[topic] = found.get(topic, 0) + max(0, end - position)
+        end = ends.get((topic, partition))
+        if end is not None:
+            found[topic] = found.get(topic, 0) + max(0, end - position)
     return found
 
 

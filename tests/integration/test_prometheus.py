@@ -46,6 +46,8 @@ def prometheus(tmp_path: Path) -> Iterator[tuple[Path, list["subprocess.Popen[by
     started: list[subprocess.Popen[bytes]] = []
     yield Path(binary), started
     for process in started:
+        if process.stdout is not None:
+            process.stdout.close()
         process.terminate()
         try:
             process.wait(30)
@@ -91,7 +93,7 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
         f'  topics: {{include: ["{prefix}-.*"]}}\n'
         "flows:\n  - mirror: {from: src, to: dst}\n"
     )
-    machine = Machine(tmp_path / "machine")
+    machine = Machine(tmp_path / "machine-a")  # the `runs` fixture stops its driver
     applied = machine.topo("apply", str(file), "--auto-approve")
     assert applied.returncode == 0, applied.stderr
     runs.append(subprocess.Popen(
@@ -111,11 +113,12 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
         f"scrape_configs:\n  - job_name: topo\n    static_configs: [{{targets: ['{target}']}}]\n"
     )
-    started.append(subprocess.Popen(
-        [str(binary), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-         f"--web.listen-address=127.0.0.1:{port}"],
-        stdout=subprocess.DEVNULL, stderr=(tmp_path / "prometheus.log").open("wb"),
-    ))  # fmt: skip
+    with (tmp_path / "prometheus.log").open("wb") as log:
+        started.append(subprocess.Popen(
+            [str(binary), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+             f"--web.listen-address=127.0.0.1:{port}"],
+            stdout=subprocess.DEVNULL, stderr=log,
+        ))  # fmt: skip
     base = f"http://127.0.0.1:{port}"
     _until("Prometheus ready", lambda: _ready(base), 60)
     flow = 'flow="src->dst"'
@@ -149,6 +152,7 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     started.append(dashboard)  # type: ignore[arg-type]
     assert dashboard.stdout is not None
     line = dashboard.stdout.readline()
+    assert "Dashboard of" in line, line
     page = line.rsplit(" ", 1)[-1].strip()
     code, body = _get(f"{page}api/history?seconds=300")
     history = json.loads(body)

@@ -128,9 +128,10 @@ def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() 
     read = {("orders", 0): 16, ("orders", 1): 10, ("users", 0): 5}
     ends = {("orders", 0): 20, ("orders", 1): 12, ("users", 0): 5, ("gone", 0): 9}
     assert lag_to_ends(read, ends) == {"orders": 6, "users": 0}
-    # An end the source did not give counts nothing; one behind the position (truncated
-    # by a transaction abort) is not negative.
-    assert lag_to_ends(read, {("orders", 0): 15}) == {"orders": 0, "users": 0}
+    # An end the source did not give is left out (a topic with none has no lag known, not
+    # 0); one behind the position is not negative.
+    assert lag_to_ends(read, {("orders", 0): 15}) == {"orders": 0}
+    assert lag_to_ends(read, {("orders", 1): 13}) == {"orders": 3}
 
 
 def test_only_a_batch_that_ran_counts_as_seen() -> None:

@@ -1,12 +1,13 @@
 """Where source partitions end for a read_committed reader (their last stable offsets), asked
-in one request per look: what the metrics compare a flow's read positions with to tell its
-lag while a batch is still running or hung."""
+in one request per source cluster and look: what the metrics compare a flow's read positions
+with to tell its lag while a batch is still running or hung."""
 
 from collections.abc import Iterable
 
-from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
+from topology.errors import KafkaUnavailableError
 from topology.kafka import client
 
 
@@ -18,19 +19,33 @@ class PartitionEnds:
     def of(
         self, partitions: Iterable[tuple[str, int]], timeout: float = 5
     ) -> dict[tuple[str, int], int]:
-        """Each partition's end; one that no longer exists (or gave no answer) is left out."""
+        """Each partition's end. A partition that no longer exists is left out; when the
+        cluster gives no answer (or one partition's end cannot be had), KafkaUnavailableError:
+        an end unknown is not an end reached."""
         latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
-        wanted = {TopicPartition(t, p): latest for t, p in partitions}
+        wanted = {TopicPartition(t, p): latest for t, p in set(partitions)}
         if not wanted:
             return {}
         found: dict[tuple[str, int], int] = {}
-        with client.failures_named(self.config, "reading the source partitions' ends"):
-            futures = self.admin.list_offsets(
-                wanted, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout
-            )
-            for partition, future in futures.items():
-                try:
-                    found[(partition.topic, partition.partition)] = int(future.result().offset)
-                except KafkaException:
-                    continue
+        doing = "reading the source partitions' ends"
+        try:
+            with client.failures_named(self.config, doing):
+                futures = self.admin.list_offsets(
+                    wanted, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout
+                )
+                for partition, future in futures.items():
+                    try:
+                        answer = future.result(timeout + 5)
+                    except KafkaException as problem:
+                        error = problem.args[0] if problem.args else None
+                        if isinstance(error, KafkaError) and (
+                            error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                        ):
+                            continue  # deleted: the flow stops reading it
+                        raise
+                    found[(partition.topic, partition.partition)] = int(answer.offset)
+        except RuntimeError as problem:  # confluent_kafka's own check of the answer
+            raise KafkaUnavailableError(f"{doing} failed: {problem}") from None
+        finally:
+            self.admin.poll(0)  # serve the log lines queued for the quiet logger
         return found

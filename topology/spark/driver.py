@@ -459,11 +459,12 @@ class Replicator:
         }
 
     def _flow_status(self, status: FlowStatus, now: float) -> dict[str, Any]:
-        """A flow's status; its lag as the metrics measured it (the sources' ends against its
-        read positions) when they run, which unlike Spark's progress sees a hung batch."""
+        """A flow's status; while its query runs continuously, its lag as the metrics
+        measure it (the sources' ends against its read positions, every 5 s), which unlike
+        Spark's progress sees a hung batch. Once done or stopped, the last batch's."""
         found = status.to_dict(now)
         measured = self.figures.lag_of(status.spec.flow)
-        if measured is not None:
+        if measured is not None and status.state == "running" and not self.once:
             found["lag"] = measured
         return found
 

@@ -98,10 +98,17 @@ class Watched:
                 now = time.monotonic()
                 if now >= due_beats and not self.done.is_set():
                     due_beats = now + BEATS_EVERY
-                    self._lags()
-                    self._beats()
+                    self._guarded(self._lags)
+                    self._guarded(self._beats)
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
+
+    def _guarded(self, step: Callable[[], None]) -> None:
+        """One of the thread's looks: its failure must not keep the others from running."""
+        try:
+            step()
+        except Exception as problem:
+            self.report(f"metrics: {type(problem).__name__}: {problem}")
 
     def sample(self) -> None:
         with self.lock:
@@ -123,19 +130,24 @@ class Watched:
 
     def _lags(self) -> None:
         """Each flow's lag per topic: what the source partitions hold beyond the flow's read
-        positions. Asked of the sources, not taken from Spark's progress, whose "latest" is
-        the one its last batch was planned with (a hung batch would show no lag at all)."""
-        for flow, read in self.positions().items():
-            if not read:
-                continue  # no batch finished yet: its positions are not known
-            source = self.specs[flow].source
+        positions. Asked of the sources (one request per source cluster), not taken from
+        Spark's progress, whose "latest" is the one its last batch was planned with (a hung
+        batch would show no lag at all). A source that does not answer leaves its flows' lag
+        as last seen."""
+        positions = {flow: read for flow, read in self.positions().items() if read}
+        by_source: dict[str, set[tuple[str, int]]] = {}
+        for flow, read in positions.items():
+            by_source.setdefault(self.specs[flow].source, set()).update(read)
+        for source, partitions in by_source.items():
             try:
                 if source not in self.ends:
                     self.ends[source] = PartitionEnds(self.configs[source])
-                ends = self.ends[source].of(read)
+                ends = self.ends[source].of(partitions)
             except TopoError:
-                continue  # the source is away: the lag last seen stands
-            self.figures.lag(flow, lag_to_ends(read, ends))
+                continue
+            for flow, read in positions.items():
+                if self.specs[flow].source == source:
+                    self.figures.lag(flow, lag_to_ends(read, ends))
 
     def _beats(self) -> None:
         """Each flow's heartbeats copied to its target since the last look: their latencies."""
