@@ -51,7 +51,9 @@ def _ends(answers: dict[tuple[str, int], Any]) -> tuple[PartitionEnds, _Admin]:
 
 
 def test_each_partitions_end_and_a_deleted_partition_left_out() -> None:
-    ends, admin = _ends({("a", 0): 7, ("a", 1): 3, ("gone", 0): _error(KafkaError.UNKNOWN_TOPIC_OR_PART)})
+    ends, admin = _ends(
+        {("a", 0): 7, ("a", 1): 3, ("gone", 0): _error(KafkaError.UNKNOWN_TOPIC_OR_PART)}
+    )
     assert ends.of([("a", 0), ("a", 1), ("gone", 0)]) == {("a", 0): 7, ("a", 1): 3}
     assert admin.polled == 1
     assert ends.of([]) == {}

@@ -250,8 +250,8 @@ class _Observer:
     def groups(self, listing: Future[Any]) -> dict[str, observed.Group]:
         with self.step("listing consumer groups"):
             result = listing.result(self.left())
-            if result.errors:
-                raise result.errors[0]
+            if result.errors:  # KafkaErrors (e.g. a coordinator still loading after a restart)
+                raise KafkaException(result.errors[0])
         kept = [
             group
             for group in result.valid or []
