@@ -35,7 +35,8 @@ def _get(url: str) -> tuple[int, str]:
         with urllib.request.urlopen(url, timeout=10) as answer:
             return answer.status, answer.read().decode()
     except urllib.error.HTTPError as problem:
-        return problem.code, problem.read().decode()
+        with problem:  # closed here: an unclosed answer is a ResourceWarning, an error in tests
+            return problem.code, problem.read().decode()
 
 
 def _samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
