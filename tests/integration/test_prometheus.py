@@ -163,6 +163,11 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     assert newest["topics"]["src->dst"][topic]["records"] == len(written)
     assert newest["flows"]["src->dst"]["records"] >= len(written)
 
+    # Stopped and awaited here: a Popen collected while its process runs is a ResourceWarning.
+    stopped = machine.topo("stop", str(file))
+    assert stopped.returncode == 0, stopped.stderr
+    assert runs[0].wait(90) == 0
+
 
 def _ready(base: str) -> bool:
     try:
