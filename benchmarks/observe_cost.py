@@ -2,7 +2,7 @@
 query (topology/spark/query.py `observe`) over records shaped like a copy's (key, 1 KiB or
 100-byte value, source timestamp, source topic), held in memory and written to Spark's `noop`
 sink, so that nothing but the observing differs between settings. Compared, in rounds whose
-order rotates: `metrics: false` (records and bytes only), on with one topic, on with ten topics.
+order rotates: `metrics: false` (records and bytes only), on with one, ten and fifty topics.
 Printed: seconds per setting and round, and the extra wall time per record against `metrics:
 false` (median and range over the rounds), to set beside the copy's own CPU time per record
 (benchmarks/metrics_cost.py measures it end to end, where this difference drowns in noise).
@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-SETTINGS = ("off", "on, 1 topic", "on, 10 topics")
+SETTINGS = ("off", "on, 1 topic", "on, 10 topics", "on, 50 topics")
 
 
 def main() -> None:
@@ -27,9 +27,12 @@ def main() -> None:
     from pyspark.sql import functions as F
 
     from topology.spark import query
+    from topology.spark.jars import kafka_connector_jars
+    from topology.spark.topojar import topo_jar
 
     spark = (
         SparkSession.builder.master("local[2]")
+        .config("spark.jars", str(topo_jar(kafka_connector_jars())))  # CopyFigures
         .config("spark.driver.memory", "6g")  # the records are held in memory
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -45,7 +48,7 @@ def main() -> None:
             F.expr(f"cast(repeat('x', {options.size}) as binary)").alias("value"),
             # Source timestamps up to 3 s old: every latency bucket gets records.
             (F.unix_millis(F.current_timestamp()) - F.col("id") % 3000).alias("timestamp_ms"),
-            F.concat(F.lit("topic-"), (F.col("id") % 10).cast("string")).alias("source_topic"),
+            F.concat(F.lit("topic-"), (F.col("id") % 50).cast("string")).alias("source_topic"),
         )
         .cache()
     )
@@ -54,6 +57,7 @@ def main() -> None:
         "off": {"topic-0": "src.topic-0"},
         "on, 1 topic": {"topic-0": "src.topic-0"},
         "on, 10 topics": {f"topic-{i}": f"src.topic-{i}" for i in range(10)},
+        "on, 50 topics": {f"topic-{i}": f"src.topic-{i}" for i in range(50)},
     }
 
     def run(setting: str) -> float:
@@ -66,7 +70,8 @@ def main() -> None:
         run(setting)
     took: dict[str, list[float]] = {setting: [] for setting in SETTINGS}
     for number in range(options.rounds):
-        order = SETTINGS[number % 3 :] + SETTINGS[: number % 3]
+        turn = number % len(SETTINGS)
+        order = SETTINGS[turn:] + SETTINGS[:turn]
         for setting in order:
             took[setting].append(run(setting))
         print(f"  round {number + 1}: " + ", ".join(f"{s} {took[s][-1]:.2f} s" for s in SETTINGS),

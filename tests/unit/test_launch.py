@@ -20,7 +20,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch.Submis
     monkeypatch.setenv("TOPO_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setattr(installed, "require", lambda _doing: None)
     monkeypatch.setattr(launch, "kafka_connector_jars", lambda report: [Path("/jars/k.jar")])
-    monkeypatch.setattr(launch, "interceptor_jar", lambda jars: Path("/jars/i.jar"))
+    monkeypatch.setattr(launch, "topo_jar", lambda jars: Path("/jars/i.jar"))
     monkeypatch.setattr(launch, "_spark_submit", lambda: "/spark/bin/spark-submit")
     return launch.Submission(
         owner="orders", topology_file="/t/orders.yaml", topology_sha256="0" * 64,

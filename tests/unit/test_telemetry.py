@@ -10,7 +10,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from topology.telemetry import logline
 from topology.telemetry.collector import FiguresCollector
-from topology.telemetry.figures import Figures, Histogram, difference, quantile
+from topology.telemetry.figures import Figures, Histogram, difference, quantile, unpacked
 from topology.telemetry.health import readiness
 from topology.telemetry.history import History, document
 from topology.telemetry.names import CATALOGUE, LATENCY_BUCKETS, series_names
@@ -23,14 +23,17 @@ def _figures() -> Figures:
                    {FLOW: ("east", "west")}, 100.0)  # fmt: skip
 
 
-def _batch(latencies_ms: list[int], topics: dict[int, tuple[int, int, int, int]]) -> dict[str, int]:
-    observed = {"records": len(latencies_ms), "bytes": 0, "latency_ms": sum(latencies_ms)}
-    for index, bound in enumerate(LATENCY_BUCKETS):
-        observed[f"le{index}"] = sum(1 for v in latencies_ms if v <= bound * 1000)
-    for index, (records, size, latency, newest) in topics.items():
-        observed |= {f"r{index}": records, f"b{index}": size, f"l{index}": latency,
-                     f"m{index}": newest}  # fmt: skip
-    return observed
+def _batch(
+    latencies_ms: list[int], topics: dict[int, tuple[int, int, int, int | None]]
+) -> dict[str, object]:
+    """Observed metrics as a query gives them, with CopyFigures' output packed as its Java
+    source packs it."""
+    packed: list[int | None] = [sum(latencies_ms)]
+    packed += [sum(1 for v in latencies_ms if v <= bound * 1000) for bound in LATENCY_BUCKETS]
+    for index in range(len(topics)):
+        packed += list(topics[index])
+    text = ",".join("" if n is None else str(n) for n in packed)
+    return {"records": len(latencies_ms), "bytes": 0, "figures": text}
 
 
 def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -70,9 +73,9 @@ def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     assert value("topo_flow_up") == 1 and value("topo_flow_state", state="running") == 1
 
 
-def test_a_query_of_one_topic_observes_the_flows_figures_once_and_they_are_the_topics() -> None:
+def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
     figures = _figures()
-    observed = {**_batch([100, 200, 300], {}), "bytes": 30, "m0": 7000}
+    observed = {**_batch([100, 200, 300], {0: (3, 30, 600, 7000)}), "bytes": 30}
     figures.batch(FLOW, observed, ["orders"], 3, 0.1)
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west", "topic": "orders"}
@@ -86,6 +89,26 @@ def test_a_query_of_one_topic_observes_the_flows_figures_once_and_they_are_the_t
     assert value("topo_topic_replication_latency_seconds_count") == 3
     figures.lag(FLOW, {"orders": 2})
     assert _scrape(figures, 10.0)[("topo_replication_lag_seconds", frozenset(labels.items()))] == 3
+
+
+def test_a_query_of_too_many_topics_counts_per_flow_and_keeps_its_latencies() -> None:
+    figures = _figures()
+    observed = {**_batch([100, 3000], {}), "bytes": 12}  # CopyFigures of no topics
+    figures.batch(FLOW, observed, [f"t{i}" for i in range(60)], 2, 0.1)
+    found = _scrape(figures, 10.0)
+    labels = {"flow": FLOW, "source": "east", "target": "west"}
+    assert found[("topo_records_copied_total", frozenset({**labels, "topic": ""}.items()))] == 2
+    assert found[("topo_bytes_copied_total", frozenset({**labels, "topic": ""}.items()))] == 12
+    bucket = frozenset({**labels, "le": "0.1"}.items())
+    assert found[("topo_replication_latency_seconds_bucket", bucket)] == 1
+    assert found[("topo_replication_latency_seconds_sum", frozenset(labels.items()))] == 3.1
+
+
+def test_figures_of_an_unexpected_shape_are_not_read_as_topics() -> None:
+    assert unpacked("1,2,3", 1) is None
+    assert unpacked("x" + ",0" * len(LATENCY_BUCKETS), 0) is None
+    values = unpacked("5" + ",1" * len(LATENCY_BUCKETS) + ",1,10,5,", 1)
+    assert values is not None and values.topics == [(1, 10, 5, None)]
 
 
 def test_every_exported_series_is_in_the_catalogue_and_documented() -> None:

@@ -27,8 +27,8 @@ from topology.errors import TopoError
 from topology.jobs import JobsDocument, JobSpec
 from topology.spark import installed
 from topology.spark.conf import BASE_CONF
-from topology.spark.interceptor import interceptor_jar
 from topology.spark.jars import kafka_connector_jars
+from topology.spark.topojar import topo_jar
 from topology.telemetry import logline
 
 DRIVER_PROGRAM = Path(__file__).parent.parent / "resources" / "spark" / "topo_driver.py"
@@ -62,7 +62,7 @@ def command(
     (an object store's key, say) may be a secret."""
     installed.require("running replication")
     jars = kafka_connector_jars(report=report)
-    jars.append(interceptor_jar(jars))
+    jars.append(topo_jar(jars))
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
     conf.update(submission.spark_conf)
     folder = private_folder(submission.owner)

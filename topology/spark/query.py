@@ -80,41 +80,56 @@ def _latency() -> Column:
 
 def observe(records: DataFrame, topic_map: Mapping[str, str], detailed: bool) -> DataFrame:
     """`records` with each batch's figures observed (as METRICS in its progress)."""
-    if detailed:  # a projection may read the batch's time; an observed metric may not
-        records = records.withColumn(LATENCY_COLUMN, _latency())
-    return records.observe(METRICS, *_observed(topic_map, detailed))
+    records, found = observed_figures(records, topic_map, detailed)
+    return records.observe(METRICS, *found)
 
 
-def _observed(topic_map: Mapping[str, str], detailed: bool) -> list[Column]:
-    """Each batch's observed metrics: records and bytes; when `detailed`, also per-record
-    latency (the batch's start minus the source timestamp) as histogram buckets and a sum, and
-    per source topic its records, bytes, latency sum and newest source timestamp
-    (topology/telemetry/figures.py reads them)."""
+def observed_figures(
+    records: DataFrame, topic_map: Mapping[str, str], detailed: bool
+) -> tuple[DataFrame, list[Column]]:
+    """The figures to observe over `records` (and `records` with what they need): records and
+    bytes; when `detailed`, also OBSERVED_FIGURES, topo's `CopyFigures` aggregate (its Java
+    source says what it holds; topology/telemetry/figures.py reads it)."""
     size = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
     found = [
         F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
         F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
     ]
-    if not detailed:
-        return found
-    latency = F.col(LATENCY_COLUMN)
-    found.append(F.sum(latency).cast("long").alias(figures.OBSERVED_LATENCY_SUM))
+    if detailed:
+        topics = observed_topics(topic_map)
+        if len(topics) > OBSERVED_TOPICS_MAX:
+            topics = []  # per flow only: the figures would outgrow a progress report
+        # A projection may read the batch's time; an observed metric may not.
+        records = records.withColumn(LATENCY_COLUMN, _latency())
+        listed = F.array(*[F.lit(topic) for topic in topics]) if topics else None
+        index = F.lit(-1) if listed is None else F.array_position(listed, F.col("source_topic")) - 1
+        found.append(
+            F.call_function(
+                _copy_figures(records.sparkSession, len(topics)),
+                index.cast("int"),
+                size.cast("long"),
+                F.col(LATENCY_COLUMN).cast("long"),
+                F.col("timestamp_ms").cast("long"),
+            ).alias(figures.OBSERVED_FIGURES)
+        )
+    return records, found
+
+
+def _copy_figures(spark: SparkSession, topics: int) -> str:
+    """The name of the session's `CopyFigures` aggregate for queries of `topics` topics."""
+    name = f"topo_copy_figures_{topics}"
+    jvm = spark.sparkContext._jvm
+    gateway = spark.sparkContext._gateway
+    assert jvm is not None and gateway is not None
+    bounds = gateway.new_array(jvm.long, len(LATENCY_BUCKETS))
     for index, bound in enumerate(LATENCY_BUCKETS):
-        found.append(F.count_if(latency <= int(bound * 1000)).alias(figures.BUCKET.format(index)))
-    topics = observed_topics(topic_map)
-    if len(topics) > OBSERVED_TOPICS_MAX:
-        return found  # four aggregates per topic on every record: per flow only, past this
-    if len(topics) == 1:  # its records, bytes and latency sum are the flow's
-        return [*found, F.max("timestamp_ms").alias(figures.TOPIC_NEWEST.format(0))]
-    for index, topic in enumerate(topics):
-        mine = F.col("source_topic") == F.lit(topic)
-        found += [
-            F.count_if(mine).alias(figures.TOPIC_RECORDS.format(index)),
-            F.sum(F.when(mine, size)).cast("long").alias(figures.TOPIC_BYTES.format(index)),
-            F.sum(F.when(mine, latency)).cast("long").alias(figures.TOPIC_LATENCY.format(index)),
-            F.max(F.when(mine, F.col("timestamp_ms"))).alias(figures.TOPIC_NEWEST.format(index)),
-        ]
-    return found
+        bounds[index] = round(bound * 1000)
+    aggregate = jvm.dev.topo.replication.CopyFigures(topics, bounds)
+    encoders = jvm.org.apache.spark.sql.Encoders
+    columns = encoders.tuple(encoders.INT(), encoders.LONG(), encoders.LONG(), encoders.LONG())
+    function = jvm.org.apache.spark.sql.functions.udaf(aggregate, columns)
+    spark._jsparkSession.udf().register(name, function)  # the same for every such query
+    return name
 
 
 def _start_real_time(spark: SparkSession, plan: QueryPlan, records: DataFrame) -> StreamingQuery:

@@ -18,9 +18,11 @@ from topology.telemetry.names import BATCH_BUCKETS, LATENCY_BUCKETS
 
 OBSERVED_RECORDS = "records"
 OBSERVED_BYTES = "bytes"
-OBSERVED_LATENCY_SUM = "latency_ms"  # the batch's records: sum of their latencies, ms
-BUCKET = "le{}"  # cumulative count of the batch's records with latency <= LATENCY_BUCKETS[i]
-TOPIC_RECORDS, TOPIC_BYTES, TOPIC_LATENCY, TOPIC_NEWEST = "r{}", "b{}", "l{}", "m{}"
+# CopyFigures (topology/resources/java/.../CopyFigures.java), when the query observes latencies:
+# the latency sum (ms), one cumulative count per LATENCY_BUCKETS bound, then per topic (in the
+# query's order) its records, bytes, latency sum (ms) and newest source timestamp (ms, or empty)
+OBSERVED_FIGURES = "figures"
+PER_TOPIC = 4
 ALL_TOPICS = ""  # the topic label of counts Spark gives only per flow (real-time mode)
 
 
@@ -117,6 +119,32 @@ class Snapshot:
         return max(0.0, self.time - topic.newest_ms / 1000)
 
 
+@dataclass(frozen=True)
+class Unpacked:
+    latency_ms: int
+    buckets: list[int]  # cumulative, one per LATENCY_BUCKETS bound
+    topics: list[tuple[int, int, int, int | None]]  # records, bytes, latency ms, newest ms
+
+
+def unpacked(packed: str, topics: int) -> Unpacked | None:
+    """CopyFigures' output read back; None when it does not have the expected shape. Its topics
+    are those of the query (`topics` of them), or none when it observed per flow only."""
+    fields = packed.split(",")
+    head = 1 + len(LATENCY_BUCKETS)
+    if len(fields) not in (head, head + PER_TOPIC * topics):
+        return None
+    try:
+        numbers = [int(field) if field else None for field in fields]
+    except ValueError:
+        return None
+    per_topic = [numbers[at : at + PER_TOPIC] for at in range(head, len(numbers), PER_TOPIC)]
+    return Unpacked(
+        latency_ms=numbers[0] or 0,
+        buckets=[n or 0 for n in numbers[1:head]],
+        topics=[(r or 0, b or 0, lat or 0, newest) for r, b, lat, newest in per_topic],
+    )
+
+
 class Figures:
     def __init__(
         self,
@@ -152,37 +180,29 @@ class Figures:
             figures = self._flows[flow]
             if duration_s is not None:
                 figures.batches.observe([duration_s])
-            if len(topics) == 1 and TOPIC_NEWEST.format(0) in observed:
-                observed = {  # one topic: the query observes the flow's figures only once
-                    **observed,
-                    TOPIC_RECORDS.format(0): observed.get(OBSERVED_RECORDS),
-                    TOPIC_BYTES.format(0): observed.get(OBSERVED_BYTES),
-                    TOPIC_LATENCY.format(0): observed.get(OBSERVED_LATENCY_SUM),
-                }
-            if TOPIC_RECORDS.format(0) not in observed:  # per flow only: real-time mode (no
-                everything = figures.topic(ALL_TOPICS)  # observed metrics) or metrics off
-                counted = observed.get(OBSERVED_RECORDS)
+            packed = observed.get(OBSERVED_FIGURES)
+            values = unpacked(packed, len(topics)) if packed else None
+            if values is None or not values.topics:  # per flow only: metrics off, real-time
+                everything = figures.topic(ALL_TOPICS)  # mode (nothing observed) or too many
+                counted = observed.get(OBSERVED_RECORDS)  # topics to count each
                 everything.records += int(rows if counted is None else counted)
                 everything.bytes += int(observed.get(OBSERVED_BYTES) or 0)
-                return
-            for index, name in enumerate(topics):
-                records = int(observed.get(TOPIC_RECORDS.format(index)) or 0)
-                if not records:
-                    continue
-                topic = figures.topic(name)
-                topic.records += records
-                topic.bytes += int(observed.get(TOPIC_BYTES.format(index)) or 0)
-                topic.latency_count += records
-                topic.latency_sum += float(observed.get(TOPIC_LATENCY.format(index)) or 0) / 1000
-                newest = observed.get(TOPIC_NEWEST.format(index))
-                if newest is not None:
-                    topic.newest_ms = max(int(newest), topic.newest_ms or 0)
-            count = int(observed.get(OBSERVED_RECORDS) or 0)
-            buckets = [
-                int(observed.get(BUCKET.format(i)) or 0) for i in range(len(LATENCY_BUCKETS))
-            ]
-            total = float(observed.get(OBSERVED_LATENCY_SUM) or 0) / 1000
-            figures.latency.add(buckets, count, total)
+            else:
+                for name, (records, size, latency_ms, newest) in zip(
+                    topics, values.topics, strict=True
+                ):
+                    if not records:
+                        continue
+                    topic = figures.topic(name)
+                    topic.records += records
+                    topic.bytes += size
+                    topic.latency_count += records
+                    topic.latency_sum += latency_ms / 1000
+                    if newest is not None:
+                        topic.newest_ms = max(newest, topic.newest_ms or 0)
+            if values is not None:
+                count = int(observed.get(OBSERVED_RECORDS) or 0)
+                figures.latency.add(values.buckets, count, values.latency_ms / 1000)
 
     def lag(self, flow: str, per_topic: Mapping[str, int]) -> None:
         """The lag of each topic the query reads now; a topic it no longer reads has none."""

@@ -1,0 +1,88 @@
+"""topo's own Java classes, in one jar compiled from package data on first use.
+
+- `SourceTimestampInterceptor`: Spark 4.1's Kafka sink has no timestamp column, so the producer
+  would stamp copies with its own clock. The query appends the source timestamp as a header and
+  this interceptor, running in the sink's producer, moves it into the record's timestamp
+  (docs/engine.md).
+- `CopyFigures`: the aggregate each query observes for the metrics endpoint, one array update
+  per record whatever the number of topics (docs/metrics.md, "What it costs").
+
+They are compiled with the machine's JDK against the connector's kafka-clients jar and
+pyspark's own jars, and cached by the sources' digest, like the Maven jars.
+"""
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+from topology import paths
+from topology.errors import ToolMissingError, TopoError
+
+PACKAGE = "dev/topo/replication"
+SOURCES = ("SourceTimestampInterceptor.java", "CopyFigures.java")
+JAR = "topo-classes.jar"
+
+
+def _source_texts() -> dict[str, str]:
+    folder = resources.files("topology") / "resources" / "java" / PACKAGE
+    return {name: (folder / name).read_text("utf-8") for name in SOURCES}
+
+
+def pyspark_jars() -> list[Path]:
+    """The jars pyspark ships (Spark SQL, Scala), which `CopyFigures` is compiled against."""
+    from pyspark.find_spark_home import _find_spark_home
+
+    return sorted((Path(_find_spark_home()) / "jars").glob("*.jar"))  # type: ignore[no-untyped-call]
+
+
+def topo_jar(classpath: Sequence[Path]) -> Path:
+    """The compiled jar; `classpath` must hold kafka-clients (pyspark's jars are added)."""
+    texts = _source_texts()
+    digest = hashlib.sha256("\0".join(texts[name] for name in SOURCES).encode()).hexdigest()[:12]
+    target = paths.jars_dir() / f"topo-classes-{digest}" / JAR
+    if not target.exists():
+        _build(texts, [*classpath, *pyspark_jars()], target)
+    return target
+
+
+def _jdk_tool(name: str) -> str:
+    home = os.environ.get("JAVA_HOME")
+    candidate = str(Path(home) / "bin" / name) if home else shutil.which(name)
+    if not candidate or not Path(candidate).exists():
+        raise ToolMissingError(
+            f"a JDK's `{name}` is needed once to build topo's Java classes but was not "
+            "found (JAVA_HOME or PATH); install a JDK 17+"
+        )
+    return candidate
+
+
+def _build(texts: dict[str, str], classpath: Sequence[Path], target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="topo-classes-") as scratch:
+        sources = []
+        for name, text in texts.items():
+            source = Path(scratch) / "src" / PACKAGE / name
+            source.parent.mkdir(parents=True, exist_ok=True)
+            source.write_text(text, encoding="utf-8")
+            sources.append(str(source))
+        classes = Path(scratch) / "classes"
+        cp = os.pathsep.join(str(p) for p in classpath)
+        _run([_jdk_tool("javac"), "--release", "17", "-cp", cp, "-d", str(classes), *sources])
+        built = Path(scratch) / JAR
+        _run([_jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."])
+        # Copied beside the target, then renamed: a concurrent build never leaves half a jar.
+        staged = target.with_name(f".{JAR}.{os.getpid()}")
+        shutil.copyfile(built, staged)
+        os.replace(staged, target)
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        last = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+        raise TopoError(f"building topo's Java classes failed: {last[0]}")
