@@ -1,10 +1,12 @@
 """Heartbeats: what each replication job writes every second, and how status reads them back.
 
-A heartbeat is a small record in a cluster's `heartbeats` topic: key `{"source", "target"}`
-(the flow that wrote it), value `{"emitted_ms"}`. Like MM2's, they are copied onward under a
-prefix (`east.heartbeats` on west), whatever the flow's topic filter says. Every heartbeat
-topic and copy is stamped by its broker on arrival (LogAppendTime), so a copy's timestamp
-minus its `emitted_ms` is the flow's end-to-end latency.
+A heartbeat is a small record in a cluster's `heartbeats` topic, in MM2's own format
+(topology/mm2/wire.py): key (source alias, target alias: the flow that wrote it), value (its
+emit time). MM2 and tools built on its client read them; topo reads MM2's heartbeats too, and
+the JSON ones topo wrote before it used MM2's format. Like MM2's, they are copied onward under
+a prefix (`east.heartbeats` on west), whatever the flow's topic filter says. Every heartbeat
+topic and copy topo creates is stamped by its broker on arrival (LogAppendTime), so a copy's
+timestamp minus its emit time is the flow's end-to-end latency.
 """
 
 import contextlib
@@ -16,6 +18,7 @@ from confluent_kafka import Producer
 
 from topology.errors import TopicNotFoundError
 from topology.kafka import client, records
+from topology.mm2 import wire
 from topology.naming import HEARTBEATS
 
 HISTORY = 20  # records read back per partition: the recent latencies status shows
@@ -44,11 +47,10 @@ class Emitter:
 
     def beat(self, cluster: str, source: str, target: str) -> None:
         producer = self._producers[cluster]
-        key = json.dumps({"source": source, "target": target}, sort_keys=True)
-        value = json.dumps({"emitted_ms": int(time.time() * 1000)})
+        key, value = wire.encode_heartbeat(wire.Heartbeat(source, target, int(time.time() * 1000)))
         # BufferError: the cluster is unreachable and the queue full; a missing beat is the signal.
         with contextlib.suppress(BufferError):
-            producer.produce(HEARTBEATS, key=key.encode(), value=value.encode())
+            producer.produce(HEARTBEATS, key=key, value=value)
         producer.poll(0)
 
     def flush(self, timeout: float = 5) -> None:
@@ -63,14 +65,19 @@ def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Hear
         found = records.read_topic(config, topic, timeout=timeout, last=HISTORY)
     except TopicNotFoundError:
         return []
-    beats = (_parse(r.key, r.value, r.timestamp_ms or 0) for r in found)
+    beats = (parse(r.key, r.value, r.timestamp_ms or 0) for r in found)
     return sorted((b for b in beats if b is not None), key=lambda h: h.arrived_ms)
 
 
-def _parse(key: bytes | None, value: bytes | None, timestamp: int) -> Heartbeat | None:
+def parse(key: bytes | None, value: bytes | None, timestamp: int) -> Heartbeat | None:
+    """A heartbeat in MM2's format (topo's and MM2's own), or in the JSON topo wrote before;
+    None for anything else."""
+    beat = wire.decode_heartbeat(key, value)
+    if beat is not None:
+        return Heartbeat(beat.source, beat.target, beat.timestamp_ms, timestamp)
     try:
         flow = json.loads(key or b"")
         body = json.loads(value or b"")
         return Heartbeat(flow["source"], flow["target"], int(body["emitted_ms"]), timestamp)
     except (ValueError, KeyError, TypeError):
-        return None  # not one of topo's (MM2 writes its own binary heartbeats)
+        return None

@@ -10,6 +10,7 @@
 - `grouping`: enabled MM2 flows -> topo's mirror, active-active and aggregate flows.
 - `yaml_out`: topology data -> commented YAML text that YAML 1.1 and 1.2 loaders read alike.
 - `exporter`: a resolved `Topology` -> properties text and what MM2 cannot express.
+- `wire`: MM2's heartbeat, checkpoint and offset-sync records, bytes both ways.
 
 Everything here is pure: text and values in, text and values out.
 """
