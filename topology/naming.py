@@ -38,8 +38,16 @@ RUNS_GROUPS = "topo-runs-"  # topology/kafka/runlog.py: the running replication'
 
 
 def checkpoints_topic(source: str, separator: str) -> str:
-    """MM2's name: `<source>.checkpoints.internal` on the target."""
+    """MM2's name: `<source>.checkpoints.internal` on the target, in MM2's format (MM2 and its
+    client, `RemoteClusterUtils`, read it)."""
     return f"{source}{separator}checkpoints.internal"
+
+
+def topo_checkpoints_topic(source: str, separator: str) -> str:
+    """topo's own checkpoints, on the target: MM2's fields and what they leave out (the source
+    topic, whether the translation is exact, whether everything before it had been copied),
+    which `topo failover` and `topo offsets` read."""
+    return f"topo-checkpoints{separator}{source}{separator}internal"
 
 
 def offset_syncs_topic(source: str, separator: str) -> str:
@@ -75,7 +83,10 @@ def internal_topics(edge: Edge, runs: bool) -> list[tuple[str, str, str]]:
             (edge.source, HEARTBEATS, "heartbeats"),
         ]
     if edge.settings.emit.checkpoints:
-        wanted.append((edge.target, checkpoints_topic(edge.source, separator), "checkpoints"))
+        wanted += [
+            (edge.target, checkpoints_topic(edge.source, separator), "checkpoints"),
+            (edge.target, topo_checkpoints_topic(edge.source, separator), "topo-checkpoints"),
+        ]
     return wanted
 
 

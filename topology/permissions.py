@@ -283,8 +283,11 @@ def _running(
     syncs = naming.offset_syncs_topic(source, settings.separator)
     needs.topic(target, syncs, "WRITE", f"recording {edge.name}'s progress")
     if settings.emit.checkpoints:
-        log = naming.checkpoints_topic(source, settings.separator)
+        log = naming.topo_checkpoints_topic(source, settings.separator)
         needs.topic(target, log, "WRITE READ", "writing and reading back checkpoints")
+        # READ too: topo's checkpoints from before topo wrote MM2's format are read back there
+        log = naming.checkpoints_topic(source, settings.separator)
+        needs.topic(target, log, "WRITE READ", "writing checkpoints in MM2's format")
     if translating:
         why = "translating consumer offsets"
         needs.topic(target, syncs, "READ", f"{why}: reading {edge.name}'s progress")

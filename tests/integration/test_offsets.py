@@ -23,6 +23,7 @@ from tests.integration.test_replication import Topology, varied
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 from topology.kafka import records
 from topology.kafka.records import Headers, Record
+from topology.mm2 import wire
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFSETS_SCHEMA = Draft202012Validator(
@@ -219,11 +220,19 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     commit(src, g["rewound"], plain, {0: 2, 1: 5, 2: 0})
     topology.apply("--once")
     assert committed(dst, g["rewound"], f"src.{plain}", 3) == {0: 9, 1: 9, 2: 9}
-    written = records.read_topic(dst, "src.checkpoints.internal")
+    written = records.read_topic(dst, "topo-checkpoints.src.internal")
     checkpoints = [json.loads(r.value or b"{}") for r in written]
     latest = {(c["group"], c["partition"]): c for c in checkpoints if c["topic"] == plain}
     assert latest[(g["rewound"], 1)]["upstream_offset"] == 5
     assert latest[(g["rewound"], 1)]["downstream_offset"] == 5
+    # The same checkpoints, one for one and in order, in MM2's format under MM2's name.
+    as_mm2 = [wire.decode_checkpoint(r.key, r.value)
+              for r in records.read_topic(dst, "src.checkpoints.internal")]  # fmt: skip
+    assert as_mm2 == [
+        wire.Checkpoint(c["group"], c["target_topic"], c["partition"], c["upstream_offset"],
+                        c["downstream_offset"])
+        for c in checkpoints
+    ]  # fmt: skip
 
     shown = run_topo("offsets", str(topology.file), "--group", g["txn"], "--json")
     assert shown.returncode == 0, shown.stderr

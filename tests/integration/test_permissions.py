@@ -96,6 +96,7 @@ def documented(topic_name: str, owner: str, exactly_once: bool = False) -> list[
         *topic(TARGET, "heartbeats", "CREATE", "DESCRIBE", "DESCRIBE_CONFIGS", "WRITE"),
         *topic(TARGET, "topo-state.internal", *internal),
         *topic(TARGET, f"{SOURCE}.checkpoints.internal", *internal),
+        *topic(TARGET, f"topo-checkpoints.{SOURCE}.internal", *internal),
         *topic(TARGET, f"topo-offset-syncs.{SOURCE}.internal", *internal),
         # The home cluster (the first flow's target): the running replication's state.
         *topic(TARGET, "topo-runs.internal", *internal),

@@ -21,8 +21,9 @@ import pytest
 from topology import analysis
 from topology.errors import ActiveGroupError, KafkaUnavailableError, TopoError
 from topology.kafka.offsets import GroupState
+from topology.mm2 import wire
 from topology.model import Topology
-from topology.naming import checkpoints_topic, offset_syncs_topic
+from topology.naming import checkpoints_topic, offset_syncs_topic, topo_checkpoints_topic
 from topology.observed import Cluster, Group, Topic
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey, Progress
@@ -42,7 +43,8 @@ flows:
 """
 
 FLOW = "east->west"
-CHECKPOINTS = checkpoints_topic("east", ".")  # east.checkpoints.internal, on west
+CHECKPOINTS = topo_checkpoints_topic("east", ".")  # topo-checkpoints.east.internal, on west
+MM2_CHECKPOINTS = checkpoints_topic("east", ".")  # east.checkpoints.internal, on west
 PROGRESS = offset_syncs_topic("east", ".")  # topo-offset-syncs.east.internal, on west
 CONFIGS = {name: {"bootstrap.servers": name} for name in ("east", "west")}
 
@@ -366,11 +368,20 @@ def test_a_destination_that_does_not_answer_is_named_before_anything_is_read() -
 # From checkpoints: the origin does not answer
 
 
-def down_east(*written: tuple[bytes, bytes]) -> FakeKafka:
+def down_east(*written: tuple[bytes, bytes], log: str = CHECKPOINTS) -> FakeKafka:
     kafka = world()
     kafka.clusters["east"].down = True
-    kafka.clusters["west"].logs[CHECKPOINTS] = list(written)
+    kafka.clusters["west"].logs[log] = list(written)
     return kafka
+
+
+def test_topo_checkpoints_written_to_mm2s_topic_before_its_format_was_mm2s_still_count() -> None:
+    kafka = down_east(checkpoint("billing", 0, 6, 5), log=MM2_CHECKPOINTS)
+    kafka.clusters["west"].logs[MM2_CHECKPOINTS].append(
+        checkpoints.mm2_checkpoint(Checkpoint("ledger", "orders", 0, 9, "east.orders", 7))
+    )  # MM2's format says nothing of exactness: not read as topo's
+    moves = offsets(kafka).failover("east", "west", None, force=False)
+    assert [(m.group, m.basis) for m in moves] == [("billing", "checkpoints")]
 
 
 def test_a_group_fails_over_from_the_latest_checkpoints_when_the_origin_is_down() -> None:
@@ -485,6 +496,12 @@ def test_a_round_writes_changed_checkpoints_and_syncs_idle_groups_forward() -> N
         ("billing", "orders", 1): (24, 105),
         ("ledger", "orders", 0): (9, 7),
     }
+    as_mm2 = [wire.decode_checkpoint(k, v) for k, v in kafka.clusters["west"].logs[MM2_CHECKPOINTS]]
+    assert as_mm2 == [  # MM2's format, keyed by the topic on the target
+        wire.Checkpoint("billing", "east.orders", 0, 6, 5),
+        wire.Checkpoint("billing", "east.orders", 1, 24, 105),
+        wire.Checkpoint("ledger", "east.orders", 0, 9, 7),
+    ]
     assert done.committed == {"billing": 2}
     assert done.active == ["ledger on west"]
     assert kafka.commits == [("west", "billing", BILLING_ON_WEST)]

@@ -123,6 +123,7 @@ def test_a_fresh_mirror_needs_exactly_these_now_and_these_later() -> None:
         | topic("west", "east.heartbeats", "CREATE", *READ_AND_CONFIGS, "WRITE", "READ")
         | topic("west", "heartbeats", "CREATE", *READ_AND_CONFIGS, "WRITE")
         | topic("west", "east.checkpoints.internal", *internal)
+        | topic("west", "topo-checkpoints.east.internal", *internal)
         | topic("west", "topo-offset-syncs.east.internal", *internal)
         | topic("west", RUNS_TOPIC, *internal)  # west is the home cluster
         | {

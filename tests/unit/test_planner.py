@@ -57,6 +57,7 @@ WEST_INTERNAL = (
     internal(RUNS_TOPIC),  # west is the home cluster: the first edge's target
     internal("heartbeats"),
     internal("east.checkpoints.internal"),
+    internal("topo-checkpoints.east.internal"),
     internal("topo-offset-syncs.east.internal"),
     internal("east.heartbeats"),  # east's heartbeats, copied like MM2's
 )
@@ -81,7 +82,7 @@ def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) ->
 
 def replica_changes(result: Plan) -> list[Change]:
     """The changes about data topics (not topo's internal ones)."""
-    purposes = ("state", "runs", "heartbeats", "checkpoints", "offset-syncs")
+    purposes = ("state", "runs", "heartbeats", "checkpoints", "topo-checkpoints", "offset-syncs")
     return [
         c
         for c in result.changes
@@ -107,7 +108,7 @@ def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs()
     created = {c.name for c in result.changes}
     assert created == {
         "east.orders", STATE_TOPIC, RUNS_TOPIC, "heartbeats", "east.checkpoints.internal",
-        "topo-offset-syncs.east.internal", "east.heartbeats",
+        "topo-checkpoints.east.internal", "topo-offset-syncs.east.internal", "east.heartbeats",
     }  # fmt: skip
     assert result.changes[0].name == STATE_TOPIC  # ownership records need it first
 

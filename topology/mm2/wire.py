@@ -64,11 +64,7 @@ def decode_heartbeat(key: bytes | None, value: bytes | None) -> Heartbeat | None
 
 
 def encode_checkpoint(checkpoint: Checkpoint) -> tuple[bytes, bytes]:
-    key = (
-        _string(checkpoint.group)
-        + _string(checkpoint.topic)
-        + _INT32.pack(checkpoint.partition)
-    )
+    key = _string(checkpoint.group) + _string(checkpoint.topic) + _INT32.pack(checkpoint.partition)
     value = (
         _INT16.pack(VERSION)
         + _INT64.pack(checkpoint.upstream_offset)

@@ -1,18 +1,24 @@
 """The records topo keeps about offsets, and the rules for writing them. Pure.
 
-- A checkpoint (`<source>.checkpoints.internal` on the target, MM2's topic name): a group's
-  committed offset on the source and where it resumes on the target, per partition.
+- A checkpoint: a group's committed offset on the source and where it resumes on the target,
+  per partition. Written twice on the target: to `topo-checkpoints.<source>.internal` as
+  topo's JSON (with the source topic and whether the translation is exact, which topo's
+  failover needs), and to `<source>.checkpoints.internal`, MM2's topic, in MM2's format
+  (`mm2_checkpoint`), for MM2 and its clients.
 - Progress (`topo-offset-syncs.<source>.internal` on the target): how far a flow has processed
   each source partition (copied, or dropped by its filter). It is what says whether a group's
   committed offset has been replicated yet.
 
-Both are JSON, keyed so that a compacted topic keeps the latest of each.
+topo's are JSON, keyed so that a compacted topic keeps the latest of each (MM2's are keyed the
+same way: group, topic, partition).
 """
 
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from topology.mm2 import wire
 
 CheckpointKey = tuple[str, str, int]  # group, source topic, partition
 
@@ -50,6 +56,19 @@ class Progress:
 def encode_checkpoint(checkpoint: Checkpoint) -> tuple[bytes, bytes]:
     key = {"group": checkpoint.group, "topic": checkpoint.topic, "partition": checkpoint.partition}
     return _json(key), _json(asdict(checkpoint))
+
+
+def mm2_checkpoint(checkpoint: Checkpoint) -> tuple[bytes, bytes]:
+    """The checkpoint as MM2 writes it: keyed by the topic on the target, no metadata."""
+    return wire.encode_checkpoint(
+        wire.Checkpoint(
+            group=checkpoint.group,
+            topic=checkpoint.target_topic,
+            partition=checkpoint.partition,
+            upstream_offset=checkpoint.upstream_offset,
+            downstream_offset=checkpoint.downstream_offset,
+        )
+    )
 
 
 def decode_checkpoint(value: bytes | None) -> Checkpoint | None:

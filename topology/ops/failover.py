@@ -16,7 +16,7 @@ from typing import Any
 from topology import observed
 from topology.errors import KafkaUnavailableError, TopoError
 from topology.model import Topology
-from topology.naming import checkpoints_topic
+from topology.naming import checkpoints_topic, topo_checkpoints_topic
 from topology.offsets import checkpoints
 from topology.ops.ports import OffsetsAdapter
 from topology.ops.translate import Translation, Translator
@@ -212,8 +212,10 @@ class Offsets:
                 f"{origin} cannot be reached and no flow from {origin} to {destination} writes "
                 f"checkpoints there: {self.down.get(origin, '')}"
             )
-        log = checkpoints_topic(origin, edge.settings.separator)
-        return self.adapter.read_checkpoints(self.configs[destination], log)
+        # topo's own topic; before topo wrote MM2's format, its JSON went to MM2's topic
+        config, separator = self.configs[destination], edge.settings.separator
+        found = self.adapter.read_checkpoints(config, topo_checkpoints_topic(origin, separator))
+        return found or self.adapter.read_checkpoints(config, checkpoints_topic(origin, separator))
 
 
 def check(move: Move, force: bool, active_members: int) -> None:

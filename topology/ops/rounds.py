@@ -2,8 +2,9 @@
 
 For each edge (source -> target), each consumer group on the source that the flow's group
 filter admits and that has offsets on topics the topology links with the target:
-- its translated offsets are written to `<source>.checkpoints.internal` on the target when
-  they changed (never backwards unless the group rewound on the source);
+- its translated offsets are written on the target when they changed (never backwards unless
+  the group rewound on the source): to `topo-checkpoints.<source>.internal` as topo's
+  checkpoints and to `<source>.checkpoints.internal` in MM2's format;
 - with `sync.group_offsets`, they are committed to the same group on the target while it has
   no members there, only where that moves the group forward. An active group is reported, not
   fought; a partition whose records have not all arrived yet waits for a later round.
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 from topology import observed
 from topology.errors import ActiveGroupError, TopoError
 from topology.model import Edge, Topology
-from topology.naming import PROGRESS_GROUPS, checkpoints_topic
+from topology.naming import PROGRESS_GROUPS, checkpoints_topic, topo_checkpoints_topic
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint
 from topology.ops.ports import LogWriterLike, OffsetsAdapter
@@ -79,9 +80,12 @@ class Checkpointer:
         done: Round,
     ) -> None:
         source, target = clusters[edge.source], clusters[edge.target]
-        log = checkpoints_topic(edge.source, edge.settings.separator)
+        logs = (
+            topo_checkpoints_topic(edge.source, edge.settings.separator),
+            checkpoints_topic(edge.source, edge.settings.separator),
+        )
         writer = self.adapter.log_writer(self.configs[edge.target])
-        written = self._previous(edge, log)
+        written = self._previous(edge, *logs)
         for group_id, group in sorted(source.groups.items()):
             if group_id.startswith(PROGRESS_GROUPS) or not edge.settings.groups.admits(group_id):
                 continue
@@ -91,15 +95,20 @@ class Checkpointer:
             if not found:
                 continue
             if edge.settings.emit.checkpoints:
-                done.checkpoints += self._emit(found, written, writer, log)
+                done.checkpoints += self._emit(found, written, writer, *logs)
             if edge.settings.sync.group_offsets:
                 self._sync(edge, group_id, found, target, done)
         writer.flush()
 
-    def _previous(self, edge: Edge, log: str) -> dict[tuple[str, str, int], Checkpoint]:
-        """What earlier rounds wrote; read back from the topic the first time (a restart)."""
+    def _previous(
+        self, edge: Edge, log: str, mm2_log: str
+    ) -> dict[tuple[str, str, int], Checkpoint]:
+        """What earlier rounds wrote; read back the first time (a restart): from topo's topic,
+        else from MM2's, where topo wrote its JSON checkpoints before it used MM2's format."""
         if edge.name not in self.written:
-            self.written[edge.name] = self.adapter.read_checkpoints(self.configs[edge.target], log)
+            config = self.configs[edge.target]
+            found = self.adapter.read_checkpoints(config, log)
+            self.written[edge.name] = found or self.adapter.read_checkpoints(config, mm2_log)
         return self.written[edge.name]
 
     def _emit(
@@ -108,6 +117,7 @@ class Checkpointer:
         written: dict[tuple[str, str, int], Checkpoint],
         writer: LogWriterLike,
         log: str,
+        mm2_log: str,
     ) -> int:
         count = 0
         now = int(time.time() * 1000)
@@ -120,6 +130,7 @@ class Checkpointer:
             emitted = checkpoints.to_emit(written.get(new.key), new)
             if emitted is not None:
                 writer.write(log, [checkpoints.encode_checkpoint(emitted)])
+                writer.write(mm2_log, [checkpoints.mm2_checkpoint(emitted)])
                 written[new.key] = emitted
                 count += 1
         return count

@@ -25,7 +25,9 @@ _PURPOSES = {
     "runs": "the running replication's jobs, lease, status and stop requests (topo run, status, "
     "stop)",
     "heartbeats": "heartbeats written here by {edges}, for liveness and latency",
-    "checkpoints": "consumer-group offsets translated by {edges}, for failover",
+    "checkpoints": "consumer-group offsets translated by {edges}, in MM2's format",
+    "topo-checkpoints": "consumer-group offsets translated by {edges}, with their exactness, "
+    "for failover",
     "offset-syncs": "source-to-target offset pairs written by {edges}'s job",
 }
 COMPACTED = {"cleanup.policy": "compact"}
@@ -343,7 +345,13 @@ class _Planner:
             reason = f"replicated from {', '.join(sources)} {_by(edges)}"
         else:
             reason = _PURPOSES[desired.purpose].format(edges=", ".join(edges))
-        if desired.purpose in ("state", "heartbeats", "checkpoints", "offset-syncs"):
+        if desired.purpose in (
+            "state",
+            "heartbeats",
+            "checkpoints",
+            "topo-checkpoints",
+            "offset-syncs",
+        ):
             partitions, configs = 1, dict(COMPACTED)
         if desired.purpose == "runs":
             partitions, configs = 1, dict(RUNS_CONFIGS)
