@@ -46,8 +46,9 @@ def checkpoints_topic(source: str, separator: str) -> str:
 def topo_checkpoints_topic(source: str, separator: str) -> str:
     """topo's own checkpoints, on the target: MM2's fields and what they leave out (the source
     topic, whether the translation is exact, whether everything before it had been copied),
-    which `topo failover` and `topo offsets` read."""
-    return f"topo-checkpoints{separator}{source}{separator}internal"
+    which `topo failover` and `topo offsets` read. It ends in `.internal` whatever the
+    separator, so that no flow copies it (`kafka_rules.is_internal_topic`)."""
+    return f"topo-checkpoints{separator}{source}.internal"
 
 
 def offset_syncs_topic(source: str, separator: str) -> str:

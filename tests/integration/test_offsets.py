@@ -5,9 +5,12 @@ committed: compared record by record, zero lost and zero repeated.
 """
 
 import json
+import os
+import shutil
+import subprocess
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -423,3 +426,71 @@ def test_identity_active_active_with_writes_on_both_sides_loses_nothing(
         if is_exact:
             mine = Counter(s for s in read if s[0] == partition)
             assert mine == Counter(s for s in wanted if s[0] == partition)
+
+
+@pytest.fixture(scope="module")
+def mm2_reads(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[list[str]]]:
+    """tests/java/Mm2Reads.java, compiled against MM2's own jars (connect-mirror-client at the
+    lab's Kafka version): what MM2's client library makes of the records topo writes."""
+    from topology import maven
+
+    classpath = os.pathsep.join(str(jar) for jar in maven.resolve("mirror-maker"))
+    classes = tmp_path_factory.mktemp("mm2-reads")
+    source = ROOT / "tests" / "java" / "Mm2Reads.java"
+    built = subprocess.run([_jdk("javac"), "-cp", classpath, "-d", str(classes), str(source)],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    assert built.returncode == 0, built.stderr
+
+    def run(*args: str) -> list[list[str]]:
+        done = subprocess.run(
+            [_jdk("java"), "-cp", f"{classes}{os.pathsep}{classpath}", "Mm2Reads", *args],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+        lines = (line.split() for line in done.stdout.splitlines())
+        return [w for w in lines if w and w[0] in ("translated", "checkpoint", "heartbeat")]
+
+    return run
+
+
+def _jdk(tool: str) -> str:
+    home = os.environ.get("JAVA_HOME")
+    found = str(Path(home) / "bin" / tool) if home else shutil.which(tool)
+    assert found, f"the tests need a JDK's {tool} (JAVA_HOME or PATH)"
+    return found
+
+
+def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(
+    topology: Topology, mm2_reads: Callable[..., list[list[str]]]
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("mm2")
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 12, partitions=2))
+    group = f"{topology.prefix}-mm2"
+    consume_part(src, group, topic, {0: 4, 1: 2})
+    topology.write("  - mirror: {from: src, to: dst}")
+    topology.apply("--once")
+
+    shown = run_topo("offsets", str(topology.file), "--group", group, "--json")
+    assert shown.returncode == 0, shown.stderr
+    [move] = [m for m in json.loads(shown.stdout)["groups"] if m["from"] == "src"]
+    rows = move["partitions"]
+    topo_shows = {(r["destination_topic"], r["partition"]): r["position"] for r in rows}
+    assert len(topo_shows) == 2 and all(row["exact"] for row in rows)
+    written = [json.loads(r.value or b"{}")
+               for r in records.read_topic(dst, "topo-checkpoints.src.internal")]  # fmt: skip
+    ours = sorted((c["target_topic"], c["partition"], c["upstream_offset"], c["downstream_offset"])
+                  for c in written if c["group"] == group)  # fmt: skip
+
+    found = mm2_reads(dst["bootstrap.servers"], "src", group, "heartbeats", "src.heartbeats")
+    # RemoteClusterUtils.translateOffsets gives what `topo offsets` shows.
+    translated = {(w[1], int(w[2])): int(w[3]) for w in found if w[0] == "translated"}
+    assert translated == topo_shows
+    # Checkpoint.deserializeRecord reads every checkpoint, the same as topo's own records.
+    theirs = sorted((w[2], int(w[3]), int(w[4]), int(w[5]))
+                    for w in found if w[0] == "checkpoint" and w[1] == group)  # fmt: skip
+    assert theirs == ours and len(ours) == 2
+    # Heartbeat.deserializeRecord reads the heartbeats topo wrote on dst and copied from src.
+    beats = {(w[1], w[2]) for w in found if w[0] == "heartbeat"}
+    assert ("src", "dst") in beats

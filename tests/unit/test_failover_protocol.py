@@ -376,12 +376,16 @@ def down_east(*written: tuple[bytes, bytes], log: str = CHECKPOINTS) -> FakeKafk
 
 
 def test_topo_checkpoints_written_to_mm2s_topic_before_its_format_was_mm2s_still_count() -> None:
-    kafka = down_east(checkpoint("billing", 0, 6, 5), log=MM2_CHECKPOINTS)
-    kafka.clusters["west"].logs[MM2_CHECKPOINTS].append(
-        checkpoints.mm2_checkpoint(Checkpoint("ledger", "orders", 0, 9, "east.orders", 7))
-    )  # MM2's format says nothing of exactness: not read as topo's
+    kafka = down_east(checkpoint("ledger", 0, 9, 7))  # topo's topic: ledger moved since
+    kafka.clusters["west"].logs[MM2_CHECKPOINTS] = [
+        checkpoint("billing", 0, 6, 5),  # JSON, before MM2's format: billing has been idle
+        checkpoint("ledger", 0, 2, 1),  # older than topo's topic's: topo's wins
+        # MM2's format says nothing of exactness: not read as topo's
+        checkpoints.mm2_checkpoint(Checkpoint("audit", "orders", 0, 3, "east.orders", 3)),
+    ]
     moves = offsets(kafka).failover("east", "west", None, force=False)
-    assert [(m.group, m.basis) for m in moves] == [("billing", "checkpoints")]
+    found = {(m.group, m.basis): [(r.offset, r.position) for r in m.rows] for m in moves}
+    assert found == {("billing", "checkpoints"): [(6, 5)], ("ledger", "checkpoints"): [(9, 7)]}
 
 
 def test_a_group_fails_over_from_the_latest_checkpoints_when_the_origin_is_down() -> None:

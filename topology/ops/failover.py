@@ -212,10 +212,12 @@ class Offsets:
                 f"{origin} cannot be reached and no flow from {origin} to {destination} writes "
                 f"checkpoints there: {self.down.get(origin, '')}"
             )
-        # topo's own topic; before topo wrote MM2's format, its JSON went to MM2's topic
+        # topo's own topic, over the JSON checkpoints topo wrote to MM2's topic before it used
+        # MM2's format (a group idle since then has only those)
         config, separator = self.configs[destination], edge.settings.separator
-        found = self.adapter.read_checkpoints(config, topo_checkpoints_topic(origin, separator))
-        return found or self.adapter.read_checkpoints(config, checkpoints_topic(origin, separator))
+        older = self.adapter.read_checkpoints(config, checkpoints_topic(origin, separator))
+        newer = self.adapter.read_checkpoints(config, topo_checkpoints_topic(origin, separator))
+        return {**older, **newer}
 
 
 def check(move: Move, force: bool, active_members: int) -> None:

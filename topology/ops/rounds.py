@@ -85,7 +85,7 @@ class Checkpointer:
             checkpoints_topic(edge.source, edge.settings.separator),
         )
         writer = self.adapter.log_writer(self.configs[edge.target])
-        written = self._previous(edge, *logs)
+        written = self._previous(edge, logs[0])
         for group_id, group in sorted(source.groups.items()):
             if group_id.startswith(PROGRESS_GROUPS) or not edge.settings.groups.admits(group_id):
                 continue
@@ -100,15 +100,13 @@ class Checkpointer:
                 self._sync(edge, group_id, found, target, done)
         writer.flush()
 
-    def _previous(
-        self, edge: Edge, log: str, mm2_log: str
-    ) -> dict[tuple[str, str, int], Checkpoint]:
-        """What earlier rounds wrote; read back the first time (a restart): from topo's topic,
-        else from MM2's, where topo wrote its JSON checkpoints before it used MM2's format."""
+    def _previous(self, edge: Edge, log: str) -> dict[tuple[str, str, int], Checkpoint]:
+        """What earlier rounds wrote; read back from topo's topic the first time (a restart).
+        The JSON checkpoints topo wrote to MM2's topic before it used MM2's format are not
+        read here: each is written again, to both topics, so that neither misses a group that
+        has not moved since."""
         if edge.name not in self.written:
-            config = self.configs[edge.target]
-            found = self.adapter.read_checkpoints(config, log)
-            self.written[edge.name] = found or self.adapter.read_checkpoints(config, mm2_log)
+            self.written[edge.name] = self.adapter.read_checkpoints(self.configs[edge.target], log)
         return self.written[edge.name]
 
     def _emit(

@@ -41,12 +41,16 @@ def pyspark_jars() -> list[Path]:
 
 
 def topo_jar(classpath: Sequence[Path]) -> Path:
-    """The compiled jar; `classpath` must hold kafka-clients (pyspark's jars are added)."""
+    """The compiled jar; `classpath` must hold kafka-clients (pyspark's jars are added). Cached
+    by the sources and the names of the jars compiled against (their versions): a new pyspark
+    or connector gets a jar built for it."""
     texts = _source_texts()
-    digest = hashlib.sha256("\0".join(texts[name] for name in SOURCES).encode()).hexdigest()[:12]
+    against = [*classpath, *pyspark_jars()]
+    what = [*(texts[name] for name in SOURCES), *sorted(jar.name for jar in against)]
+    digest = hashlib.sha256("\0".join(what).encode()).hexdigest()[:12]
     target = paths.jars_dir() / f"topo-classes-{digest}" / JAR
     if not target.exists():
-        _build(texts, [*classpath, *pyspark_jars()], target)
+        _build(texts, against, target)
     return target
 
 

@@ -49,9 +49,9 @@ public final class CopyFigures
 
   @Override
   public long[] reduce(long[] tally, Tuple4<Integer, Long, Long, Long> record) {
-    long size = record._2();
-    long latency = record._3();
-    long timestamp = record._4();
+    long size = orZero(record._2());
+    long latency = orZero(record._3());
+    long timestamp = record._4() == null ? NONE : record._4();
     tally[0] += latency;
     for (int bound = boundsMs.length - 1; bound >= 0 && latency <= boundsMs[bound]; bound--) {
       tally[1 + bound]++;
@@ -65,6 +65,10 @@ public final class CopyFigures
       tally[at + 3] = Math.max(tally[at + 3], timestamp);
     }
     return tally;
+  }
+
+  private static long orZero(Long value) {
+    return value == null ? 0 : value;
   }
 
   @Override
