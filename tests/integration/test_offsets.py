@@ -24,7 +24,7 @@ from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import Topology, varied
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
-from topology.kafka import records
+from topology.kafka import heartbeats, records
 from topology.kafka.records import Headers, Record
 from topology.mm2 import wire
 
@@ -483,6 +483,10 @@ def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(
     ours = sorted((c["target_topic"], c["partition"], c["upstream_offset"], c["downstream_offset"])
                   for c in written if c["group"] == group)  # fmt: skip
 
+    # `--once` writes no heartbeats: one as the running job writes them, on dst's topic.
+    emitter = heartbeats.Emitter({"dst": dst})
+    emitter.beat("dst", "src", "dst")
+    emitter.flush()
     found = mm2_reads(dst["bootstrap.servers"], "src", group, "heartbeats", "src.heartbeats")
     # RemoteClusterUtils.translateOffsets gives what `topo offsets` shows.
     translated = {(w[1], int(w[2])): int(w[3]) for w in found if w[0] == "translated"}
@@ -491,6 +495,7 @@ def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(
     theirs = sorted((w[2], int(w[3]), int(w[4]), int(w[5]))
                     for w in found if w[0] == "checkpoint" and w[1] == group)  # fmt: skip
     assert theirs == ours and len(ours) == 2
-    # Heartbeat.deserializeRecord reads the heartbeats topo wrote on dst and copied from src.
+    # Heartbeat.deserializeRecord reads every heartbeat on dst (those of this session's other
+    # flows too, and their copies), topo's emitter's among them.
     beats = {(w[1], w[2]) for w in found if w[0] == "heartbeat"}
     assert ("src", "dst") in beats
