@@ -23,21 +23,13 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=1024)
     parser.add_argument("--rounds", type=int, default=5)
     options = parser.parse_args()
-    from pyspark.sql import SparkSession
     from pyspark.sql import functions as F
 
     from topology.spark import query
-    from topology.spark.jars import kafka_connector_jars
-    from topology.spark.topojar import topo_jar
+    from topology.spark.session import build_session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .config("spark.jars", str(topo_jar(kafka_connector_jars())))  # CopyFigures
-        .config("spark.driver.memory", "6g")  # the records are held in memory
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
-    )
+    # topo's session (its jar holds CopyFigures); the records are held in memory
+    spark = build_session("topo-observe-cost", "local[2]", {"spark.driver.memory": "6g"})
     spark.sparkContext.setLogLevel("ERROR")
     print(f"{options.records:,} records of {options.size} B in memory, local[2] ...", flush=True)
     records = (

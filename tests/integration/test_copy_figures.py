@@ -18,19 +18,9 @@ FUTURE_MS = 4_102_444_800_000  # 2100: a latency below 0 counts as 0, in every b
 
 @pytest.fixture(scope="module")
 def spark() -> Iterator[Any]:
-    from pyspark.sql import SparkSession
+    from topology.spark.session import build_session
 
-    from topology.spark.jars import kafka_connector_jars
-    from topology.spark.topojar import topo_jar
-
-    session = (
-        SparkSession.builder.master("local[2]")
-        .appName("topo-copy-figures")
-        .config("spark.jars", str(topo_jar(kafka_connector_jars())))
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .getOrCreate()
-    )
+    session = build_session("topo-copy-figures", master="local[2]")
     yield session
     session.stop()
 

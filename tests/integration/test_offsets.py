@@ -6,7 +6,6 @@ committed: compared record by record, zero lost and zero repeated.
 
 import json
 import os
-import shutil
 import subprocess
 import time
 from collections import Counter
@@ -27,6 +26,7 @@ from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 from topology.kafka import heartbeats, records
 from topology.kafka.records import Headers, Record
 from topology.mm2 import wire
+from topology.spark.topojar import jdk_tool
 
 ROOT = Path(__file__).resolve().parents[2]
 OFFSETS_SCHEMA = Draft202012Validator(
@@ -437,13 +437,13 @@ def mm2_reads(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[li
     classpath = os.pathsep.join(str(jar) for jar in maven.resolve("mirror-maker"))
     classes = tmp_path_factory.mktemp("mm2-reads")
     source = ROOT / "tests" / "java" / "Mm2Reads.java"
-    built = subprocess.run([_jdk("javac"), "-cp", classpath, "-d", str(classes), str(source)],
+    built = subprocess.run([jdk_tool("javac"), "-cp", classpath, "-d", str(classes), str(source)],
                            capture_output=True, text=True, check=False)  # fmt: skip
     assert built.returncode == 0, built.stderr
 
     def run(*args: str) -> list[list[str]]:
         done = subprocess.run(
-            [_jdk("java"), "-cp", f"{classes}{os.pathsep}{classpath}", "Mm2Reads", *args],
+            [jdk_tool("java"), "-cp", f"{classes}{os.pathsep}{classpath}", "Mm2Reads", *args],
             capture_output=True, text=True, timeout=300, check=False,
         )  # fmt: skip
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
@@ -451,13 +451,6 @@ def mm2_reads(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[li
         return [w for w in lines if w and w[0] in ("translated", "checkpoint", "heartbeat")]
 
     return run
-
-
-def _jdk(tool: str) -> str:
-    home = os.environ.get("JAVA_HOME")
-    found = str(Path(home) / "bin" / tool) if home else shutil.which(tool)
-    assert found, f"the tests need a JDK's {tool} (JAVA_HOME or PATH)"
-    return found
 
 
 def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(

@@ -54,7 +54,8 @@ def topo_jar(classpath: Sequence[Path]) -> Path:
     return target
 
 
-def _jdk_tool(name: str) -> str:
+def jdk_tool(name: str) -> str:
+    """A JDK tool (`javac`, `jar`, `java`): JAVA_HOME's, else the one on PATH."""
     home = os.environ.get("JAVA_HOME")
     candidate = str(Path(home) / "bin" / name) if home else shutil.which(name)
     if not candidate or not Path(candidate).exists():
@@ -76,9 +77,9 @@ def _build(texts: dict[str, str], classpath: Sequence[Path], target: Path) -> No
             sources.append(str(source))
         classes = Path(scratch) / "classes"
         cp = os.pathsep.join(str(p) for p in classpath)
-        _run([_jdk_tool("javac"), "--release", "17", "-cp", cp, "-d", str(classes), *sources])
+        _run([jdk_tool("javac"), "--release", "17", "-cp", cp, "-d", str(classes), *sources])
         built = Path(scratch) / JAR
-        _run([_jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."])
+        _run([jdk_tool("jar"), "cf", str(built), "-C", str(classes), "."])
         # Copied beside the target, then renamed: a concurrent build never leaves half a jar.
         staged = target.with_name(f".{JAR}.{os.getpid()}")
         shutil.copyfile(built, staged)
