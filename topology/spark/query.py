@@ -28,7 +28,6 @@ HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
 REAL_TIME_CHECKPOINT = "5 seconds"  # real-time mode's batch: progress checkpoint interval
-LATENCY_COLUMN = "copy_latency_ms"  # observed only, never written
 OBSERVED_TOPICS_MAX = 50  # a query of more topics has its figures per flow, not per topic
 
 
@@ -73,11 +72,6 @@ def observed_topics(topic_map: Mapping[str, str]) -> list[str]:
     return sorted(topic_map)
 
 
-def _latency() -> Column:
-    """Milliseconds from a record's source timestamp to the start of the batch copying it."""
-    return F.greatest(F.lit(0), F.unix_millis(F.current_timestamp()) - F.col("timestamp_ms"))
-
-
 def observe(records: DataFrame, topic_map: Mapping[str, str], detailed: bool) -> DataFrame:
     """`records` with each batch's figures observed (as METRICS in its progress)."""
     records, found = observed_figures(records, topic_map, detailed)
@@ -99,8 +93,6 @@ def observed_figures(
         topics = observed_topics(topic_map)
         if len(topics) > OBSERVED_TOPICS_MAX:
             topics = []  # per flow only: the figures would outgrow a progress report
-        # A projection may read the batch's time; an observed metric may not.
-        records = records.withColumn(LATENCY_COLUMN, _latency())
         listed = F.array(*[F.lit(topic) for topic in topics]) if topics else None
         index = F.lit(-1) if listed is None else F.array_position(listed, F.col("source_topic")) - 1
         found.append(
@@ -108,7 +100,6 @@ def observed_figures(
                 _copy_figures(records.sparkSession, len(topics)),
                 index.cast("int"),
                 size.cast("long"),
-                F.col(LATENCY_COLUMN).cast("long"),
                 F.col("timestamp_ms").cast("long"),
             ).alias(figures.OBSERVED_FIGURES)
         )
@@ -126,7 +117,7 @@ def _copy_figures(spark: SparkSession, topics: int) -> str:
         bounds[index] = round(bound * 1000)
     aggregate = jvm.dev.topo.replication.CopyFigures(topics, bounds)
     encoders = jvm.org.apache.spark.sql.Encoders
-    columns = encoders.tuple(encoders.INT(), encoders.LONG(), encoders.LONG(), encoders.LONG())
+    columns = encoders.tuple(encoders.INT(), encoders.LONG(), encoders.LONG())
     function = jvm.org.apache.spark.sql.functions.udaf(aggregate, columns)
     spark._jsparkSession.udf().register(name, function)  # the same for every such query
     return name

@@ -3,7 +3,7 @@ package dev.topo.replication;
 import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.expressions.Aggregator;
-import scala.Tuple4;
+import scala.Tuple3;
 
 /**
  * A micro-batch's latency histogram and per-topic figures, in one pass over its records.
@@ -14,20 +14,24 @@ import scala.Tuple4;
  * record costs one array update whatever the number of topics.
  *
  * <p>Input, per record: the index of its source topic (in the query's sorted topic list), its
- * size in bytes (key plus value), its latency in milliseconds (the batch's start minus its source
- * timestamp) and its source timestamp (epoch milliseconds). Output: comma-separated decimal
+ * size in bytes (key plus value) and its source timestamp (epoch milliseconds). Its latency is
+ * the time its task began aggregating (taken once, when the task's buffer is made) minus that
+ * timestamp, never below 0. (Not Spark's {@code current_timestamp()}: a micro-batch inlines the
+ * batch's time into the generated code as a literal, so every batch would compile its code
+ * anew, a cost paid per batch however few records it has.) Output: comma-separated decimal
  * numbers, read by {@code topology/telemetry/figures.py}: the latency sum, then for each bound
  * the count of records whose latency is at most that bound (cumulative, as Prometheus' buckets),
  * then for each topic its records, bytes, latency sum and newest source timestamp (empty when
  * the batch had none of its records).
  */
 public final class CopyFigures
-    extends Aggregator<Tuple4<Integer, Long, Long, Long>, long[], String> {
+    extends Aggregator<Tuple3<Integer, Long, Long>, long[], String> {
   private static final long NONE = Long.MIN_VALUE;
   private static final int PER_TOPIC = 4;
 
   private final int topics;
   private final long[] boundsMs;
+  private transient long startedMs; // this task's: set by zero(), when its buffer is made
 
   public CopyFigures(int topics, long[] boundsMs) {
     this.topics = topics;
@@ -40,6 +44,7 @@ public final class CopyFigures
 
   @Override
   public long[] zero() {
+    startedMs = System.currentTimeMillis();
     long[] tally = new long[topicBase() + PER_TOPIC * topics];
     for (int topic = 0; topic < topics; topic++) {
       tally[topicBase() + PER_TOPIC * topic + 3] = NONE;
@@ -48,10 +53,10 @@ public final class CopyFigures
   }
 
   @Override
-  public long[] reduce(long[] tally, Tuple4<Integer, Long, Long, Long> record) {
+  public long[] reduce(long[] tally, Tuple3<Integer, Long, Long> record) {
     long size = orZero(record._2());
-    long latency = orZero(record._3());
-    long timestamp = record._4() == null ? NONE : record._4();
+    long timestamp = record._3() == null ? NONE : record._3();
+    long latency = timestamp == NONE ? 0 : Math.max(0, startedMs - timestamp);
     tally[0] += latency;
     for (int bound = boundsMs.length - 1; bound >= 0 && latency <= boundsMs[bound]; bound--) {
       tally[1 + bound]++;
