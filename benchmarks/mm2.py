@@ -600,7 +600,10 @@ def main() -> None:
     options = parser.parse_args()
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still clean up
     if options.smoke:
-        options.pairs, options.records, options.small_records = 1, 3000, 3000
+        options.pairs = 1
+        options.records, options.small_records = (
+            min(n, 3000) for n in (options.records, options.small_records)
+        )
         options.eos_records, options.rates = 0, ""
     rates = [int(r) for r in options.rates.split(",") if r.strip()]
     bench.keep_inherited_files_private()

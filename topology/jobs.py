@@ -21,7 +21,7 @@ translation exact (docs/offsets.md).
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from topology import naming
@@ -44,7 +44,7 @@ class JobSpec:
     heartbeats: bool
     provenance: bool
     delivery: str  # at-least-once | exactly-once
-    start: str  # earliest | latest: where a topic seen for the first time starts
+    start: str  # earliest | latest | mm2: where a topic seen for the first time starts
     record_filter: str | None  # a Spark SQL predicate over the source record's columns
     # A record whose last hop was one of these clusters is not forwarded: in an identity-named
     # active-active mesh every member already gets each record directly from its origin.
@@ -135,19 +135,54 @@ class JobsDocument:
     topology_sha256: str
     published_at: float
     specs: tuple[JobSpec, ...]
+    # Flows that take over from MM2 (`start: mm2`), as their plan said: topic -> partition ->
+    # the offset each starts at. Read by a query started without a checkpoint only.
+    starts: Mapping[str, Mapping[str, Mapping[int, int]]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "format": JOBS_FORMAT,
             "owner": self.owner,
             "topology_sha256": self.topology_sha256,
             "published_at": self.published_at,
             "specs": [spec.to_dict() for spec in self.specs],
         }
+        if self.starts:
+            found["starts"] = {
+                flow: {t: {str(p): o for p, o in sorted(at.items())} for t, at in by.items()}
+                for flow, by in sorted(self.starts.items())
+            }
+        return found
 
 
-def document(owner: str, sha256: str, specs: Sequence[JobSpec], now: float) -> JobsDocument:
-    return JobsDocument(owner, sha256, now, tuple(specs))
+def document(
+    owner: str,
+    sha256: str,
+    specs: Sequence[JobSpec],
+    now: float,
+    starts: Mapping[str, Mapping[str, Mapping[int, int]]] | None = None,
+) -> JobsDocument:
+    return JobsDocument(owner, sha256, now, tuple(specs), dict(starts or {}))
+
+
+def carry_starts(jobs: JobsDocument, previous: Any) -> JobsDocument:
+    """`jobs` with the start positions the previous jobs document gave flows that take over
+    from MM2 and that `jobs` has none for: a flow published again before its first copy (still
+    waiting for topics, say) must still start where MM2 stopped, not at the earliest offset. A
+    previous document that cannot be read gives nothing."""
+    try:
+        before = read_document(previous).starts if previous is not None else {}
+    except JobsFormatError:
+        return jobs
+    kept = {
+        spec.flow: before[spec.flow]
+        for spec in jobs.specs
+        if spec.start == "mm2" and spec.flow not in jobs.starts and spec.flow in before
+    }
+    if not kept:
+        return jobs
+    return JobsDocument(jobs.owner, jobs.topology_sha256, jobs.published_at, jobs.specs,
+                        {**jobs.starts, **kept})  # fmt: skip
 
 
 def read_document(data: Any) -> JobsDocument:
@@ -166,6 +201,12 @@ def read_document(data: Any) -> JobsDocument:
             topology_sha256=str(data["topology_sha256"]),
             published_at=float(data["published_at"]),
             specs=tuple(spec_from_dict(spec) for spec in data["specs"]),
+            starts={
+                str(flow): {
+                    str(topic): {int(p): int(o) for p, o in at.items()} for topic, at in by.items()
+                }
+                for flow, by in data.get("starts", {}).items()
+            },
         )
     except (KeyError, TypeError, ValueError, AttributeError) as problem:
         raise JobsFormatError(

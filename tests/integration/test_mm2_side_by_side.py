@@ -22,7 +22,10 @@ def test_mm2_and_topo_both_copy_a_backlog_exactly_side_by_side(tmp_path: Path) -
     # Its own two lab clusters: MM2's heartbeats and internal topics stay off the session's.
     environment = {k: v for k, v in os.environ.items() if k not in ("TOPO_LAB_DIR",)}
     smoke = subprocess.Popen(
-        [sys.executable, str(ROOT / "benchmarks" / "mm2.py"), "--smoke", "--json", str(results)],
+        # One record size: the copies are checked one by one either way; 100-byte records
+        # only change how fast, which is the benchmark's business (and 2 starts fewer here).
+        [sys.executable, str(ROOT / "benchmarks" / "mm2.py"), "--smoke", "--small-records", "0",
+         "--json", str(results)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment, cwd=ROOT,
         start_new_session=True,
     )  # fmt: skip
@@ -34,11 +37,11 @@ def test_mm2_and_topo_both_copy_a_backlog_exactly_side_by_side(tmp_path: Path) -
         raise AssertionError(f"the smoke run took over {TIMEOUT} s:\n{output[-3000:]}") from None
     assert smoke.returncode == 0, output[-5000:]
     checked = [line for line in output.splitlines() if line.strip().startswith("checked:")]
-    assert len(checked) == 4, output  # 1 KiB and 100 B, by MM2 and by topo
+    assert len(checked) == 2, output  # by MM2 and by topo
     assert "| measure | MM2 | topo | topo / MM2 |" in output
     pairs = json.loads(results.read_text())["pairs"]
     copies = {(b["replicator"], b["record_size"]): b for b in pairs[0]["bulk"]}
-    assert set(copies) == {("MM2", 1024), ("MM2", 100), ("topo", 1024), ("topo", 100)}
+    assert set(copies) == {("MM2", 1024), ("topo", 1024)}
     for copy in copies.values():
         # (The copy alone may land within one look at the target: its CPU may round to 0.)
         assert copy["records"] == 3000 and copy["mib_per_second"] > 0

@@ -113,7 +113,7 @@ def apply(
         _dry_run(plan)
         raise typer.Exit(0)
     _refuse_without_engine(plan, prepared.loaded, once)
-    jobs = _Jobs(prepared.loaded, once, prepared.configs)
+    jobs = _Jobs(prepared.loaded, once, prepared.configs, plan)
     _execute(prepared, jobs)
     if once:
         raise typer.Exit(jobs.copy_once())
@@ -128,7 +128,7 @@ def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
         _refuse_once(loaded)
     configs = live.client_configs(loaded)
     observed = live.observe(configs)
-    plan = live.make_plan(loaded, observed, allow_delete)
+    plan = live.make_plan(loaded, observed, allow_delete, configs)
     typer.echo(render(plan.to_dict(), Format.TEXT), nl=False)
     return _Prepared(plan, configs, loaded, observed, plan)
 
@@ -146,7 +146,8 @@ def _current_saved_plan(text: str, file: str, allow_delete: bool, once: bool) ->
         _refuse_once(loaded)
     configs = live.client_configs(loaded)
     observed = live.observe(configs)
-    current = live.make_plan(loaded, observed, allow_delete)  # the operator's word, not the file's
+    # the operator's word, not the file's
+    current = live.make_plan(loaded, observed, allow_delete, configs)
     reconcile.check_current(plan, current, file)
     prepared = _Prepared(plan, configs, loaded, observed, current)
     prepared.check(plan)
@@ -326,22 +327,32 @@ class _Jobs:
     in the background; for the external runner, the one the user supervises. With --once the
     flows are not started in the background: `copy_once` runs them after the plan."""
 
-    def __init__(self, loaded: "Loaded", once: bool, configs: Configs) -> None:
+    def __init__(self, loaded: "Loaded", once: bool, configs: Configs, plan: Plan) -> None:
         self.loaded = loaded
+        self.plan = plan
         self.once = once
         self.configs = configs
         self.handled = False
 
     def _document(self) -> "JobsDocument":
+        """The topology's jobs, with where each flow the plan starts from MM2's positions
+        resumes (topology/plan/handover.py)."""
         from topology.jobs import document, specs_of
+        from topology.plan.handover import starts
 
         topology = self.loaded.topology
-        return document(topology.name, self.loaded.sha256, specs_of(topology), time.time())
+        resumed = {
+            change.name: starts(after["resume"])
+            for change in self.plan.changes
+            if change.resource is Resource.FLOW and "resume" in (after := change.after or {})
+        }
+        return document(topology.name, self.loaded.sha256, specs_of(topology), time.time(), resumed)
 
     def execute(self, change: Change) -> None:
         if self.handled or self.once:
             return
         from topology.cli import live
+        from topology.jobs import carry_starts
         from topology.kafka.runlog import RunLog
         from topology.spark import launch
 
@@ -352,7 +363,10 @@ class _Jobs:
         if home is None or not jobs.specs:
             self._stop_all(home)
             return
+        self._refuse_if_mm2_runs(jobs)
         with RunLog(self.configs[home], owner, cluster=home) as log:
+            previous = log.read().jobs(owner)
+            jobs = carry_starts(jobs, previous.value if previous is not None else None)
             log.write("jobs", jobs.to_dict())
             book = log.read()
         _progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal on {home}")
@@ -375,6 +389,23 @@ class _Jobs:
                 owner, str(Path(self.loaded.file).resolve()), _progress, jobs.published_at
             )
 
+    def _refuse_if_mm2_runs(self, jobs: "JobsDocument") -> None:
+        """The plan found MM2 stopped on the flows it hands over; asked again now, just before
+        they start (time passed since: a confirmation, a saved plan applied later)."""
+        from topology.kafka import mm2_state
+        from topology.mm2.positions import status_topic
+
+        for spec in jobs.specs:
+            if spec.flow not in jobs.starts:
+                continue
+            running = mm2_state.running(self.configs[spec.target], spec.source, timeout=15)
+            if running:
+                raise TopoError(
+                    f"MirrorMaker 2 runs flow {spec.flow} again: its status topic "
+                    f"{status_topic(spec.source)} on {spec.target} says its {running[0]} is "
+                    "RUNNING; stop it and apply again (no flow was started)"
+                )
+
     def _stop_all(self, home: str | None) -> None:
         """No flow is left: the running replication is asked to stop, wherever it runs."""
         from topology.kafka.runlog import RunLog
@@ -395,6 +426,7 @@ class _Jobs:
 
         submission = live_submission(self.loaded)
         jobs = self._document()
+        self._refuse_if_mm2_runs(jobs)
         typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...",
                    err=True)  # fmt: skip
         code = launch.run_once(submission, jobs, report=_progress)

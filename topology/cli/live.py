@@ -13,6 +13,7 @@ refused, the same check says which permission reading it needs.
 import hashlib
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ from topology.observed import Cluster
 from topology.plan.model import Plan
 
 if TYPE_CHECKING:
+    from topology.mm2.positions import Handover
     from topology.permissions import Findings, Missing
     from topology.runstate import Book
     from topology.spark.launch import Submission
@@ -242,20 +244,54 @@ def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
     return runs.running_specs(book, loaded.topology.name, time.time())
 
 
-def make_plan(loaded: Loaded, clusters: dict[str, Cluster], allow_delete: bool) -> Plan:
+def make_plan(
+    loaded: Loaded,
+    clusters: dict[str, Cluster],
+    allow_delete: bool,
+    configs: dict[str, dict[str, str]] | None = None,
+) -> Plan:
     """The plan, once the permissions it needs are checked (MissingPermissionsError if not)."""
     from topology.ops import reconcile
 
+    running = running_specs(loaded)
     plan = reconcile.plan_now(
         loaded.topology,
         loaded.sha256,
         clusters,
-        running=running_specs(loaded),
+        running=running,
         allow_delete=allow_delete,
         version=__version__,
+        handovers=handovers(loaded, clusters, configs, running),
     ).plan
     check_permissions(loaded, clusters, plan)
     return plan
+
+
+def handovers(
+    loaded: Loaded,
+    clusters: Mapping[str, Cluster],
+    configs: dict[str, dict[str, str]] | None,
+    running: Mapping[str, Any],
+) -> dict[str, "Handover"]:
+    """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`) and is not
+    running yet: its positions and whether it still runs, read from the flow's target."""
+    from topology.jobs import specs_of
+    from topology.kafka import mm2_state
+    from topology.plan.planner import replicated_topics
+
+    if loaded.topology.engine.runner == "none":
+        return {}  # no flow is started: there is nothing to hand over to
+    copied = replicated_topics(loaded.topology, clusters)
+    found = {}
+    for spec in specs_of(loaded.topology):
+        if spec.start == "mm2" and spec.flow not in running:
+            configs = configs if configs is not None else client_configs(loaded)
+            typer.echo(f"Reading where MirrorMaker 2 stopped {spec.flow} ...", err=True)
+            found[spec.flow] = mm2_state.handover(
+                spec.flow, spec.source, configs[spec.source], configs[spec.target],
+                copied[spec.flow],
+            )  # fmt: skip
+    return found
 
 
 def submission(loaded: Loaded) -> "Submission":

@@ -65,8 +65,9 @@ def plan(
     from topology.cli.files import write_text
 
     loaded = live.load(file)
-    clusters = live.observe(live.client_configs(loaded))
-    result = live.make_plan(loaded, clusters, allow_delete)
+    configs = live.client_configs(loaded)
+    clusters = live.observe(configs)
+    result = live.make_plan(loaded, clusters, allow_delete, configs)
     data = result.to_dict()
     if show_jobs:
         from topology.plan.planner import replicated_topics

@@ -109,6 +109,8 @@ def _consume_to_end(
 ) -> list[Record]:
     metadata = consumer.list_topics(topic, timeout=timeout).topics[topic]
     if metadata.error is not None:
+        if metadata.error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED:  # not "missing"
+            raise KafkaUnavailableError(f"cannot read topic {topic}: {metadata.error}")
         raise TopicNotFoundError(f"cannot read topic {topic}: {metadata.error}")
     starts = {}
     for partition in metadata.partitions:

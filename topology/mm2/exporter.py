@@ -454,7 +454,9 @@ def _settings(settings: FlowSettings) -> dict[str, str]:
         "config.properties.exclude": ", ".join(
             (*vocabulary.DEFAULT_CONFIG_EXCLUDES, *settings.config_exclude)
         ),
-        "consumer.auto.offset.reset": settings.start,
+        # MM2 resumes from its own committed positions whatever this says; `start: mm2` is
+        # topo's name for exactly that, and a partition MM2 never copied starts at the earliest.
+        "consumer.auto.offset.reset": "earliest" if settings.start == "mm2" else settings.start,
     }
 
 

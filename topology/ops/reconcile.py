@@ -19,6 +19,7 @@ from typing import Any
 
 from topology import apply as applying
 from topology.errors import StalePlanError
+from topology.mm2.positions import Handover
 from topology.model import Topology
 from topology.observed import Cluster
 from topology.plan import guard, planner, saved
@@ -48,8 +49,10 @@ def plan_now(
     running: Mapping[str, Mapping[str, Any]],
     allow_delete: bool = False,
     version: str = "",
+    handovers: Mapping[str, Handover] | None = None,
 ) -> Planned:
-    """The plan for the clusters as observed, with the replication jobs now running."""
+    """The plan for the clusters as observed, with the replication jobs now running (and, for
+    flows taking over from MM2, what MM2 left: `planner.plan`)."""
     plan = planner.plan(
         topology,
         dict(observed),
@@ -57,6 +60,7 @@ def plan_now(
         allow_delete=allow_delete,
         topo_version=version,
         running=running,
+        handovers=handovers,
     )
     return Planned(plan, observed)
 

@@ -16,8 +16,10 @@ from typing import Any
 
 from topology import jobs, kafka_rules, naming, observed, patterns
 from topology.errors import TopoError
+from topology.mm2.positions import Handover
 from topology.model import Edge, Topology
 from topology.observed import Acl
+from topology.plan import handover
 from topology.plan.model import Action, Change, Note, NoteLevel, Plan, Resource
 
 _PURPOSES = {
@@ -100,17 +102,21 @@ def plan(
     allow_delete: bool = False,
     topo_version: str = "",
     running: Mapping[str, Mapping[str, Any]] | None = None,
+    handovers: Mapping[str, Handover] | None = None,
 ) -> Plan:
     """The changes that make `clusters` match `topology`; raises PlanError when none can.
 
     `running` holds the spec of each replication job running now, by flow ("east->west"):
     a flow whose job is missing is started, one whose spec changed restarted, one the topology
-    no longer has stopped.
+    no longer has stopped. `handovers` holds what MM2 left for each flow with `start: mm2` that
+    is not running (topology/plan/handover.py): its start says where it resumes. Without them
+    (the running driver's plans) such a start is planned without its positions.
     """
     planner = _Planner(topology, clusters, allow_delete)
     changes, notes = planner.run()
     if topology.engine.runner != "none":
-        changes.extend(_flow_changes(topology, running or {}, planner.reads))
+        flows = _FlowChanges(topology, clusters, planner.reads, handovers)
+        changes.extend(flows.changes(running or {}))
     return Plan(
         topology_file=topology.file,
         topology_sha256=topology_sha256,
@@ -567,32 +573,65 @@ def replicated_topics(
     return found
 
 
-def _flow_changes(
-    topology: Topology, running: Mapping[str, Mapping[str, Any]], reads: Reads
-) -> list[Change]:
+class _FlowChanges:
     """Start, restart or stop each edge's replication job so the running specs match."""
-    changes = []
-    wanted = {spec.flow: spec for spec in jobs.specs_of(topology)}
-    reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
-    for flow, spec in wanted.items():
-        after = spec.to_dict()
-        before = running.get(flow)
-        mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
-        if before is None:
-            reason = f"start replicating ({mode})"
-            changes.append(Change(Action.CREATE, Resource.FLOW, spec.target, flow, reason,
-                                  after=after, edges=(flow,)))  # fmt: skip
-        elif dict(before) != after:
-            changed = sorted(k for k in after if before.get(k) != after[k])
-            changes.append(Change(Action.UPDATE, Resource.FLOW, spec.target, flow,
-                                  f"restart: {', '.join(changed)} changed", before=dict(before),
-                                  after=after, edges=(flow,)))  # fmt: skip
-    for flow, before in sorted(running.items()):
-        if flow not in wanted:
-            changes.append(Change(Action.DELETE, Resource.FLOW, str(before.get("target", "?")),
-                                  flow, "stop: the topology no longer has this flow",
-                                  before=dict(before), edges=(flow,)))  # fmt: skip
-    return changes
+
+    def __init__(
+        self,
+        topology: Topology,
+        clusters: Mapping[str, observed.Cluster],
+        reads: Reads,
+        handovers: Mapping[str, Handover] | None,
+    ) -> None:
+        self.topology = topology
+        self.clusters = clusters
+        self.reads = reads
+        self.handovers = handovers
+
+    def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
+        changes = []
+        wanted = {spec.flow: spec for spec in jobs.specs_of(self.topology)}
+        self.reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
+        for flow, spec in wanted.items():
+            after = spec.to_dict()
+            before = running.get(flow)
+            mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
+            if before is None:
+                reason = f"start replicating ({mode})"
+                resumed = self._resume(spec)
+                if resumed is not None:
+                    after["resume"] = resumed
+                    reason += ", where MirrorMaker 2 stopped"
+                changes.append(Change(Action.CREATE, Resource.FLOW, spec.target, flow, reason,
+                                      after=after, edges=(flow,)))  # fmt: skip
+            elif dict(before) != after:
+                changed = sorted(k for k in after if before.get(k) != after[k])
+                changes.append(Change(Action.UPDATE, Resource.FLOW, spec.target, flow,
+                                      f"restart: {', '.join(changed)} changed",
+                                      before=dict(before), after=after,
+                                      edges=(flow,)))  # fmt: skip
+        for flow, before in sorted(running.items()):
+            if flow not in wanted:
+                changes.append(Change(Action.DELETE, Resource.FLOW,
+                                      str(before.get("target", "?")), flow,
+                                      "stop: the topology no longer has this flow",
+                                      before=dict(before), edges=(flow,)))  # fmt: skip
+        return changes
+
+    def _resume(self, spec: jobs.JobSpec) -> dict[str, Any] | None:
+        """Where a flow taking over from MM2 resumes (None for any other start, or when the
+        caller read no handovers)."""
+        if spec.start != "mm2" or self.handovers is None:
+            return None
+        found = self.handovers.get(spec.flow)
+        if found is None:
+            raise PlanError(f"flow {spec.flow} has start: mm2, but MM2's state was not read")
+        self.reads.note(f"mm2/{spec.flow}", found.to_dict())
+        topics = replicated_topics(self.topology, self.clusters)[spec.flow]
+        try:
+            return handover.resume(spec, self.clusters[spec.source], topics, found)
+        except handover.HandoverError as problem:
+            raise PlanError(str(problem)) from None
 
 
 def _excludes(edge: Edge) -> patterns.Matcher:

@@ -34,7 +34,16 @@ from jsonschema.exceptions import ValidationError, best_match
 
 from topology.errors import TopoError
 from topology.model import Topology
-from topology.plan.guard import canonical, clip, described, identity, misfit, placed, shown
+from topology.plan.guard import (
+    canonical,
+    clip,
+    compared,
+    described,
+    identity,
+    misfit,
+    placed,
+    shown,
+)
 from topology.plan.model import (
     FORMAT_VERSION,
     Plan,
@@ -162,7 +171,7 @@ def first_difference(saved: Plan, fresh: Plan) -> str | None:
     for number, (ours, theirs) in enumerate(
         zip(saved.changes, fresh.changes, strict=False), start=1
     ):
-        if canonical(ours.to_dict()) == canonical(theirs.to_dict()):
+        if canonical(compared(ours.to_dict())) == canonical(compared(theirs.to_dict())):
             continue
         if identity(ours) == identity(theirs):
             field = next(

@@ -147,12 +147,19 @@ def _job_cell(before: Doc, after: Doc, action: str) -> str:
     keys = [
         k
         for k in after
-        if k not in JOB_IDENTITY and (action == "create" or before.get(k) != after[k])
+        if k not in (*JOB_IDENTITY, "resume") and (action == "create" or before.get(k) != after[k])
     ]
-    return "<br>".join(
-        f"{_code(key)}: {_old_new(before.get(key), after[key], key in before, True)}"
-        for key in keys
-    )
+    rows = [f"{_code(key)}: {_old_new(before.get(key), after[key], key in before, True)}"
+            for key in keys]  # fmt: skip
+    resumed = after.get("resume")
+    if resumed:
+        copied = sum(1 for item in resumed["partitions"] if item["offset"] is not None)
+        rows.append(
+            f"resumes where MirrorMaker 2 stopped: {copied} of "
+            f"{len(resumed['partitions'])} partition(s) from MM2's positions, "
+            f"{resumed['waiting']:,} record(s) waiting"
+        )
+    return "<br>".join(rows)
 
 
 def _old_new(old: Any, new: Any, had: bool, has: bool) -> str:

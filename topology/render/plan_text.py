@@ -176,7 +176,9 @@ def _attributes(change: Doc) -> list[str]:
     if resource == "topic_config":
         return _aligned(_config_rows(before, after))
     if resource == "flow":
-        return _aligned(_job_rows(before, after, action))
+        resumed = after.get("resume")
+        lines = _aligned(_job_rows(before, after, action))
+        return lines + (resume_lines(resumed) if resumed else [])
     if resource == "topic" and action in ("create", "delete"):
         sign = SIGN[action]
         fields = after or before
@@ -225,7 +227,7 @@ def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]
     """A job's rules; for a restart only those that changed (the title names the edge)."""
     if action == "delete":
         return []
-    keys = [key for key in after if key not in JOB_IDENTITY]
+    keys = [key for key in after if key not in (*JOB_IDENTITY, "resume")]
     if action == "create":
         return [("+", key, job_value(after[key])) for key in keys]
     return [
@@ -233,6 +235,23 @@ def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]
         for key in keys
         if before.get(key) != after[key]
     ]
+
+
+def resume_lines(resume: Doc) -> list[str]:
+    """Where a flow taking over from MM2 starts each partition, and what waits there."""
+    lines = [
+        f"resumes where MirrorMaker 2 stopped (its positions in {resume['offsets_topic']}), "
+        f"{counted(resume['waiting'], 'record')} waiting (or, if topo copied since, from "
+        "its own checkpoint):"
+    ]
+    for item in resume["partitions"]:
+        where = f"{item['topic']}[{item['partition']}]"
+        if item["offset"] is None:
+            lines.append(f"  {where} from its earliest offset (MM2 copied none of it)")
+        else:
+            waiting = "" if item["waiting"] is None else f", {item['waiting']:,} waiting"
+            lines.append(f"  {where} from offset {item['offset']:,}{waiting}")
+    return lines
 
 
 def _aligned(rows: Sequence[tuple[str, str, str]]) -> list[str]:

@@ -57,13 +57,14 @@ from topology.kafka.heartbeats import Emitter
 from topology.kafka.offsets import LogWriter
 from topology.kafka.offsets_port import KafkaOffsets
 from topology.kafka.topic_watch import TopicWatch
+from topology.mm2.positions import starting_offsets
 from topology.model import Topology
 from topology.naming import offset_syncs_topic
 from topology.offsets import checkpoints
 from topology.ops import reconcile
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
-from topology.spark import query
+from topology.spark import query, resumed
 from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 from topology.spark.watched import Watched
 from topology.telemetry import logline
@@ -106,6 +107,7 @@ class Replicator:
         self.snapshot: dict[str, Any] | None = None  # the newest status, for the lease thread
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
+        self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.queries: dict[str, StreamingQuery] = {}
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
         self.checkpointer = Checkpointer(topology, self.configs, KafkaOffsets())
@@ -153,6 +155,10 @@ class Replicator:
                 self.report(f"could not {what}: {applied.detail or applied.outcome}",
                             event="change", level="error")  # fmt: skip
         failed = followed.failed
+        self.partitions = {
+            name: {topic: shape.partitions for topic, shape in cluster.topics.items()}
+            for name, cluster in observed.items()
+        }
         maps = replicated_topics(self.topology, observed)
         return {
             flow: {
@@ -183,12 +189,14 @@ class Replicator:
         if not topic_map:
             status.state = "waiting for topics" if not self.once else "done"
             return
+        checkpoint = checkpoint_location(self.topology, self.folder, spec.slug)
         planned = query.QueryPlan(
             spec=spec,
             topic_map=topic_map,
             source_options=self.java[spec.source],
             target_options=self.java[spec.target],
-            checkpoint=checkpoint_location(self.topology, self.folder, spec.slug),
+            checkpoint=checkpoint,
+            starting=self.starting(flow, topic_map, checkpoint),
             once=self.once,
             target_client=self.configs[spec.target],
             owner=self.topology.name,
@@ -206,6 +214,25 @@ class Replicator:
         self.topics[flow] = query.observed_topics(topic_map)
         status.state = "running"
         status.error = None
+
+    def starting(
+        self, flow: str, topic_map: Mapping[str, str], checkpoint: str
+    ) -> dict[str, dict[str, int]] | None:
+        """Where a flow taking over from MM2 starts each partition (Spark's startingOffsets,
+        which a query resuming from its checkpoint ignores); None for any other flow. A local
+        checkpoint older than the handover is moved aside first: resumed from, it would
+        ignore MM2's positions."""
+        resume = self.jobs.starts.get(flow)
+        if not resume:
+            return None
+        handover = resumed.Marker(checkpoint, resumed.digest(resume))
+        moved = handover.clear_older()
+        if moved is not None:
+            self.report(f"{flow}: moved its checkpoint from before the handover to {moved}; it "
+                        "starts where MirrorMaker 2 stopped", level="warning")  # fmt: skip
+        handover.mark()
+        counts = self.partitions.get(self.specs[flow].source, {})
+        return starting_offsets(resume, {topic: counts.get(topic, 0) for topic in topic_map})
 
     def stop_query(self, flow: str) -> None:
         running = self.queries.get(flow)

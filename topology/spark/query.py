@@ -10,6 +10,7 @@ Spark's sink cannot do). The select:
   interceptor turns back into the record's timestamp (docs/engine.md says why).
 """
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +45,9 @@ class QueryPlan:
     owner: str = "topology"
     trigger: str = "micro-batch"  # | real-time
     detailed: bool = True  # observe per-topic figures and latencies for the metrics endpoint
+    # Where a flow taking over from MM2 starts (Spark's startingOffsets JSON: topic ->
+    # partition -> offset, -2 for the earliest); None: the spec's start.
+    starting: Mapping[str, Mapping[str, int]] | None = None
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:
@@ -144,7 +148,7 @@ def _read(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     reader = (
         spark.readStream.format("kafka")
         .option("subscribe", ",".join(sorted(plan.topic_map)))
-        .option("startingOffsets", plan.spec.start)
+        .option("startingOffsets", _starting(plan))
         .option("includeHeaders", "true")
         # A partition that retention emptied before the job read it is skipped, not fatal:
         # like MM2, the copy continues from the oldest record the source still has.
@@ -156,6 +160,15 @@ def _read(spark: SparkSession, plan: QueryPlan) -> DataFrame:
     for key, value in {**plan.source_options, "isolation.level": "read_committed"}.items():
         reader = reader.option(f"kafka.{key}", value)
     return reader.load()
+
+
+def _starting(plan: QueryPlan) -> str:
+    """Read only when the query has no checkpoint: MM2's positions for a handover, else the
+    spec's start (`mm2` without positions, from a jobs document that has none: the earliest,
+    where MM2 itself starts a partition it never copied)."""
+    if plan.starting:
+        return json.dumps(plan.starting, sort_keys=True)
+    return "earliest" if plan.spec.start == "mm2" else plan.spec.start
 
 
 def _sink_defaults() -> dict[str, str]:

@@ -1,0 +1,229 @@
+"""Taking over from a running MirrorMaker 2 (`start: mm2`), on real lab clusters with real MM2
+(dedicated mode, from Maven jars) and real Spark: MM2 copies part of a keyed, a transactional
+and a compacted backlog while a producer keeps writing; while MM2 runs, the plan is refused;
+MM2 stops; the plan shows where each partition resumes; `topo apply --once` copies the rest.
+Every source record is then on the target exactly once, in order, record by record (key,
+value, headers, timestamp, partition), whichever replicator copied it."""
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.helpers import RECENT_MS, run_topo
+from tests.integration.test_replication import Topology, varied
+from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.kafka import records
+from topology.kafka.records import Record
+from topology.lab import mirrormaker
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+TOPO_HEADERS = {PROVENANCE_HEADER, OFFSETS_HEADER}
+
+
+@pytest.fixture
+def topology(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Iterator[Topology]:
+    made = Topology(tmp_path, {"src": lab[SOURCE_CLUSTER], "dst": lab[TARGET_CLUSTER]})
+    yield made
+    made.stop()
+    _forget_mm2(lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER])
+
+
+def _forget_mm2(*configs: dict[str, str]) -> None:
+    """MM2's own topics (its workers' offsets, configs and status, its offset-syncs) go: the
+    session's later tests and MM2 runs start without them."""
+    for config in configs:
+        admin = AdminClient(dict(config))
+        names = [n for n in admin.list_topics(timeout=10).topics if n.startswith("mm2-")]
+        if names:
+            for future in admin.delete_topics(names, operation_timeout=30).values():
+                future.result(30)
+
+
+class KeepWriting(threading.Thread):
+    """Producers that keep writing until told to stop: keyed records to one topic and, every
+    few rounds, a transaction (some aborted) to another."""
+
+    def __init__(self, config: dict[str, str], topic: str, transactional: str, prefix: str) -> None:
+        super().__init__(daemon=True)
+        self.config, self.topic, self.transactional = config, topic, transactional
+        self.prefix = prefix
+        self.done = threading.Event()
+        self.written = 0
+        self.transactions = 0
+
+    def run(self) -> None:
+        producer = Producer({**self.config, "acks": "all", "enable.idempotence": True})
+        txn = Producer({**self.config, "transactional.id": f"{self.prefix}-live"})
+        txn.init_transactions(30)
+        while not self.done.is_set():
+            for _ in range(5):
+                number = self.written
+                producer.produce(self.topic, key=f"live-{number % 7}".encode(),
+                                 value=f"live-{number}".encode(), partition=number % 3,
+                                 headers=[("n", str(number).encode())],
+                                 timestamp=RECENT_MS + 500_000 + number)  # fmt: skip
+                self.written += 1
+            producer.flush(10)
+            if self.written % 20 == 0:
+                self._transaction(txn, commit=self.transactions % 3 != 1)
+            time.sleep(0.1)
+        producer.flush(30)
+
+    def _transaction(self, txn: Producer, commit: bool) -> None:
+        number = self.transactions
+        txn.begin_transaction()
+        for i in range(4):
+            txn.produce(self.transactional, key=f"live-t{number}-{i}".encode(),
+                        value=f"{commit}".encode(), partition=i % 2,
+                        timestamp=RECENT_MS + 600_000 + number * 10 + i)  # fmt: skip
+        txn.flush(10)
+        if commit:
+            txn.commit_transaction(30)
+        else:
+            txn.abort_transaction(30)
+        self.transactions += 1
+
+
+def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
+    """Committed and aborted transactions: markers and aborted records take offsets."""
+    records.create_topic(config, topic, 2)
+    producer = Producer({**config, "transactional.id": f"{prefix}-handover"})
+    producer.init_transactions(30)
+    for number, commit in enumerate([True, False, True, True, False, True, True, True]):
+        producer.begin_transaction()
+        for i in range(5):
+            producer.produce(topic, key=f"t{number}-{i}".encode(), value=b"v" * i,
+                             partition=i % 2, timestamp=RECENT_MS + number * 10 + i)  # fmt: skip
+        producer.flush(30)
+        if commit:
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
+
+
+def _content(found: list[Record]) -> list[tuple[Any, ...]]:
+    """What a consumer sees of each record, without topo's headers, in partition order."""
+    return sorted(
+        ((r.partition, r.key, r.value,
+          tuple(h for h in r.headers if h[0] not in TOPO_HEADERS), r.timestamp_ms)
+         for r in found),
+        key=lambda c: c[0],  # stable: keeps the order within a partition
+    )  # fmt: skip
+
+
+def _start_mm2(topology: Topology, folder: Path) -> mirrormaker.MirrorMaker:
+    exported = run_topo("export", "mm2", str(topology.file))
+    assert exported.returncode == 0, exported.stderr
+    settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000"}
+    properties = folder / "mm2.properties"
+    properties.write_text(mirrormaker.properties_text(exported.stdout, settings))
+    mm2 = mirrormaker.start(properties, folder / "mm2")
+    mm2.wait_started(180)
+    return mm2
+
+
+def _wait_copied(config: dict[str, str], topic: str, at_least: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if len(records.read_topic(config, topic, timeout=10)) >= at_least:
+                return
+        except Exception:  # not created yet
+            pass
+        time.sleep(1)
+    raise AssertionError(f"MM2 had not copied {at_least} records to {topic} in {timeout:.0f} s")
+
+
+@pytest.mark.timeout(900)
+def test_topo_takes_over_from_mm2_with_no_gap_and_no_duplicate(
+    topology: Topology, tmp_path: Path
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    keyed, txn, compact = topology.topic("keyed"), topology.topic("txn"), topology.topic("compact")
+    records.create_topic(src, keyed, 3)
+    records.produce(src, varied(keyed, 60, partitions=3))
+    _transactional(src, txn, topology.prefix)
+    admin = AdminClient(dict(src))
+    admin.create_topics([NewTopic(compact, 2, 1, config={"cleanup.policy": "compact"})])[
+        compact
+    ].result(30)
+    # Keys repeat (what compaction would merge) and some values are tombstones.
+    records.produce(src, [Record(compact, i % 2, f"c-{i % 5}".encode(),
+                                 None if i % 7 == 6 else f"v{i}".encode(),
+                                 (("i", str(i).encode()),), RECENT_MS + i)
+                          for i in range(30)])  # fmt: skip
+    topology.write("  - mirror: {from: src, to: dst}\n    start: mm2")
+
+    mm2 = _start_mm2(topology, tmp_path)
+    writer = KeepWriting(src, keyed, txn, topology.prefix)
+    try:
+        writer.start()
+        _wait_copied(dst, f"src.{keyed}", 60, 120)
+        _wait_copied(dst, f"src.{compact}", 30, 60)
+        _wait_copied(dst, f"src.{txn}", 30, 60)  # the backlog's 6 committed transactions
+        time.sleep(3)  # MM2 commits its positions every 2 s here (offset.flush.interval.ms)
+        refused = run_topo("plan", str(topology.file))
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert ("MirrorMaker 2 still runs it: its status topic mm2-status.src.internal on dst "
+                "says its connector on worker") in refused.stderr  # fmt: skip
+        assert "Traceback" not in refused.stderr
+    finally:
+        code = mm2.stop()
+    assert code in (0, 130, 143), mm2.log.read_text()[-3000:]
+    time.sleep(1)  # the producer goes on after MM2 stopped: topo copies that too
+    writer.done.set()
+    writer.join(30)
+    assert writer.written > 0 and writer.transactions > 2
+
+    planned = run_topo("plan", str(topology.file), "--format", "json")
+    assert planned.returncode == 0, planned.stderr
+    [flow] = [c for c in json.loads(planned.stdout)["changes"] if c["resource"] == "flow"]
+    resume = flow["after"]["resume"]
+    assert resume["offsets_topic"] == "mm2-offsets.src.internal"
+    by_topic = {(p["topic"], p["partition"]): p for p in resume["partitions"]}
+    # MM2 copied part of every topic; the records written after it stopped wait for topo.
+    assert all(by_topic[(keyed, p)]["offset"] for p in range(3))
+    assert resume["waiting"] > 0
+    shown = run_topo("plan", str(topology.file))
+    assert "resumes where MirrorMaker 2 stopped" in shown.stdout, shown.stdout
+
+    topology.apply("--once")
+    _assert_exactly_once(src, dst, (keyed, txn, compact))
+    # Both replicators copied part of the live topics: MM2's copies carry no topo headers.
+    for topic in (keyed, txn):
+        copies = records.read_topic(dst, f"src.{topic}")
+        by_topo = [r for r in copies if any(h[0] == PROVENANCE_HEADER for h in r.headers)]
+        assert 0 < len(by_topo) < len(copies), topic
+
+    # Applied again, the flow (not running: --once stopped) plans the same handover, and
+    # resumes from topo's own checkpoint of it: nothing is copied twice.
+    records.produce(src, varied(keyed, 9, partitions=3, tag="after"))
+    topology.apply("--once")
+    _assert_exactly_once(src, dst, (keyed, txn, compact))
+
+
+def _assert_exactly_once(src: dict[str, str], dst: dict[str, str], topics: tuple[str, ...]) -> None:
+    for topic in topics:
+        on_source = records.read_topic(src, topic)
+        copied = records.read_topic(dst, f"src.{topic}")
+        assert _content(copied) == _content(on_source), topic
+        assert len(copied) == len(on_source) > 0
+
+
+def test_a_flow_mm2_never_ran_is_refused_with_one_line(topology: Topology) -> None:
+    topic = topology.topic("never")
+    records.create_topic(topology.clusters["src"], topic, 1)
+    topology.write("  - mirror: {from: src, to: dst}\n    start: mm2")
+    done = run_topo("plan", str(topology.file))
+    assert done.returncode == 1
+    assert "holds no position MirrorMaker 2 committed for cluster 'src'" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -1,0 +1,97 @@
+"""MM2's committed source positions read from its Connect offsets topic, as MM2's worker writes
+them (JSON key [connector, {cluster, partition, topic}], value {"offset": N}), and the
+startingOffsets a handover gives Spark."""
+
+import json
+
+from topology.mm2 import positions
+from topology.mm2.positions import Handover
+
+
+def _key(
+    topic: str, partition: int, cluster: str = "east", name: str = "MirrorSourceConnector"
+) -> bytes:
+    where = {"cluster": cluster, "partition": partition, "topic": topic}
+    return json.dumps([name, where], separators=(",", ":")).encode()
+
+
+def _value(offset: int) -> bytes:
+    return json.dumps({"offset": offset}).encode()
+
+
+def test_the_position_is_the_offset_after_the_last_record_mm2_copied() -> None:
+    found = positions.resume_positions([(_key("orders", 0), _value(41))], "east")
+    assert found == {("orders", 0): 42}
+
+
+def test_a_later_commit_replaces_an_earlier_one_and_a_tombstone_forgets_it() -> None:
+    records = [
+        (_key("orders", 0), _value(10)),
+        (_key("orders", 1), _value(5)),
+        (_key("orders", 0), _value(99)),
+        (_key("orders", 1), None),
+    ]
+    assert positions.resume_positions(records, "east") == {("orders", 0): 100}
+
+
+def test_other_sources_connectors_and_shapes_are_left_out() -> None:
+    records = [
+        (_key("orders", 0, cluster="west"), _value(7)),  # another flow's position
+        (b'["MirrorCheckpointConnector",{"cluster":"east"}]', _value(3)),
+        (b"not json", _value(1)),
+        (_key("orders", 2), b'{"offset": "12"}'),  # not a number: no position
+        (_key("orders", 3), b'{"offset": -1}'),
+        (None, _value(1)),
+        (_key("payments", 0, name="my-mirror"), _value(8)),  # a Connect cluster's own name
+    ]
+    assert positions.resume_positions(records, "east") == {("payments", 0): 9}
+
+
+def test_mm2s_default_names_are_per_source() -> None:
+    assert positions.offsets_topic("east") == "mm2-offsets.east.internal"
+    assert positions.status_topic("east") == "mm2-status.east.internal"
+
+
+def _status(name: str, state: str, worker: str = "localhost/east->west/1") -> tuple[bytes, bytes]:
+    value = {"state": state, "trace": None, "worker_id": worker, "generation": 3}
+    return name.encode(), json.dumps(value).encode()
+
+
+def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_status() -> None:
+    """As MM2 4.3.1 writes them: RUNNING while it runs, UNASSIGNED once stopped cleanly."""
+    started = [
+        _status("status-connector-MirrorSourceConnector", "RUNNING"),
+        _status("status-task-MirrorSourceConnector-0", "RUNNING"),
+        _status("status-connector-MirrorHeartbeatConnector", "RUNNING"),
+        (b"status-topic-east.orders:connector-MirrorSourceConnector", b'{"topic": {}}'),
+    ]
+    assert positions.running(started) == (
+        "connector on worker localhost/east->west/1",
+        "task 0 on worker localhost/east->west/1",
+    )
+    stopped = [
+        *started,
+        _status("status-connector-MirrorSourceConnector", "UNASSIGNED"),
+        _status("status-task-MirrorSourceConnector-0", "UNASSIGNED"),
+    ]
+    assert positions.running(stopped) == ()
+    assert positions.running([(b"status-task-MirrorSourceConnector-1", None)]) == ()
+
+
+def test_waiting_records_are_the_source_end_beyond_the_position() -> None:
+    handover = Handover(
+        "east->west", "mm2-offsets.east.internal", "mm2-status.east.internal", (),
+        positions={("orders", 0): 40, ("orders", 1): 7},
+        ends={("orders", 0): 55, ("orders", 1): 7},
+    )  # fmt: skip
+    assert handover.waiting(("orders", 0)) == 15
+    assert handover.waiting(("orders", 1)) == 0
+    assert handover.waiting(("orders", 2)) is None
+
+
+def test_spark_is_given_every_partition_earliest_where_mm2_has_no_position() -> None:
+    resume = {"orders": {0: 42, 2: 7}}
+    assert positions.starting_offsets(resume, {"orders": 3, "new": 1}) == {
+        "new": {"0": -2},
+        "orders": {"0": 42, "1": -2, "2": 7},
+    }

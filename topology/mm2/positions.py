@@ -1,0 +1,152 @@
+"""Where a MirrorMaker 2 flow had got to: its committed source positions, as MM2's Connect
+worker keeps them, and what a handover to topo starts from.
+
+MM2 in dedicated mode runs one Connect worker per flow, whose topics are on the target
+cluster. Its MirrorSourceConnector commits, per source partition, the offset of the last
+record it copied to the worker's offsets topic there (`mm2-offsets.<source>.internal`). A record
+of that topic is JSON: key `["MirrorSourceConnector", {"cluster": "<source alias>", "partition":
+0, "topic": "orders"}]`, value `{"offset": 41}`; a later record for the same key replaces it, a
+null value forgets it. MM2 restarting resumes at the offset after it (41 + 1): so does topo.
+
+The worker's status topic (`mm2-status.<source>.internal`) says whether MM2 still runs the
+flow: its connector's and tasks' state, RUNNING while they run, UNASSIGNED once MM2 stopped
+cleanly. (The worker group, `<source>-mm2`, is of Connect's protocol, which the Kafka client
+topo uses neither lists nor describes.)
+
+Pure: the Kafka adapter reads the records (topology/kafka/mm2_state.py).
+"""
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+Partition = tuple[str, int]  # (source topic, partition)
+
+
+def offsets_topic(source: str) -> str:
+    """MM2's default offsets topic of the flows from `source`, on their target cluster."""
+    return f"mm2-offsets.{source}.internal"
+
+
+def status_topic(source: str) -> str:
+    """MM2's default status topic of the flows from `source`, on their target: where its
+    Connect worker records each connector's and task's state (RUNNING while it runs,
+    UNASSIGNED once stopped cleanly)."""
+    return f"mm2-status.{source}.internal"
+
+
+def running(records: Iterable[tuple[bytes | None, bytes | None]]) -> tuple[str, ...]:
+    """The parts of MM2's source connector that its status topic says run now, as
+    `task 0 on worker <id>`: the newest record of the connector and of each task, in log order
+    (`records`), whose state is RUNNING."""
+    newest: dict[str, Any] = {}
+    for key, value in records:
+        name = (key or b"").decode("utf-8", "replace")
+        if name == f"status-connector-{CONNECTOR}" or name.startswith(f"status-task-{CONNECTOR}-"):
+            try:
+                newest[name] = json.loads(value) if value is not None else None
+            except ValueError:
+                newest[name] = None
+    found = []
+    for name, state in sorted(newest.items()):
+        if isinstance(state, dict) and state.get("state") == "RUNNING":
+            part = "connector" if name.startswith("status-connector-") else (
+                "task " + name.rsplit("-", 1)[-1])  # fmt: skip
+            found.append(f"{part} on worker {state.get('worker_id', '?')}")
+    return tuple(found)
+
+
+CONNECTOR = "MirrorSourceConnector"  # the connector's name in MM2's dedicated mode
+
+
+def resume_positions(
+    records: Iterable[tuple[bytes | None, bytes | None]], source: str
+) -> dict[Partition, int]:
+    """Per partition of `source` MM2 copied from, the offset of the next record to copy: the
+    committed offset plus one. `records` are the offsets topic's (key, value) pairs in log
+    order; records of other connectors, other source clusters or another shape are ignored."""
+    found: dict[Partition, int] = {}
+    for key, value in records:
+        partition = _partition(key, source)
+        if partition is None:
+            continue
+        offset = _offset(value)
+        if offset is None:
+            found.pop(partition, None)  # a tombstone (or an unreadable value): no position
+        else:
+            found[partition] = offset + 1
+    return found
+
+
+def _partition(key: bytes | None, source: str) -> Partition | None:
+    try:
+        decoded = json.loads(key or b"")
+    except ValueError:
+        return None
+    if not (isinstance(decoded, list) and len(decoded) == 2 and isinstance(decoded[1], dict)):
+        return None
+    where: dict[str, Any] = decoded[1]
+    if set(where) != {"cluster", "topic", "partition"} or where["cluster"] != source:
+        return None
+    topic, number = where["topic"], where["partition"]
+    if not isinstance(topic, str) or not isinstance(number, int) or isinstance(number, bool):
+        return None
+    return topic, number
+
+
+def _offset(value: bytes | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        decoded = json.loads(value)
+    except ValueError:
+        return None
+    offset = decoded.get("offset") if isinstance(decoded, dict) else None
+    if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+        return None
+    return offset
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What `start: mm2` reads for one flow before it is started: MM2's positions and whether
+    MM2 still runs it (`running`: the parts of its source connector its status topic says
+    run, none once MM2 stopped cleanly); `ends` the source partitions' end offsets, for the
+    records waiting."""
+
+    flow: str
+    offsets_topic: str
+    status_topic: str
+    running: tuple[str, ...]
+    positions: Mapping[Partition, int] = field(default_factory=dict)
+    ends: Mapping[Partition, int] = field(default_factory=dict)
+
+    def waiting(self, partition: Partition) -> int | None:
+        end = self.ends.get(partition)
+        at = self.positions.get(partition)
+        return None if end is None or at is None else max(0, end - at)
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a plan's digest notes (the ends move while producers write: left out)."""
+        return {
+            "offsets_topic": self.offsets_topic,
+            "status_topic": self.status_topic,
+            "running": list(self.running),
+            "positions": [[t, p, o] for (t, p), o in sorted(self.positions.items())],
+        }
+
+
+def starting_offsets(
+    resume: Mapping[str, Mapping[int, int]], partitions: Mapping[str, int]
+) -> dict[str, dict[str, int]]:
+    """Spark's `startingOffsets` JSON value for a query of the topics in `partitions` (topic ->
+    partition count): MM2's position where there is one, else the earliest offset (-2). Spark
+    wants every partition of every subscribed topic named."""
+    return {
+        topic: {str(number): resume.get(topic, {}).get(number, EARLIEST) for number in range(count)}
+        for topic, count in sorted(partitions.items())
+    }
+
+
+EARLIEST = -2  # Spark's code for a partition's earliest offset in startingOffsets

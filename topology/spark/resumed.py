@@ -1,0 +1,68 @@
+"""The mark a flow that took over from MirrorMaker 2 leaves in its checkpoint folder: which
+handover (a digest of the positions it started from) its checkpoint began with.
+
+Spark reads `startingOffsets`, and so MM2's positions, only when a query has no checkpoint. A
+flow that ran in topo before the handover may still have one, and resuming from it would
+ignore where MM2 stopped: such a checkpoint (one without this handover's mark) is moved
+aside, never deleted. A checkpoint with the mark of the same positions is topo's own copy
+since the handover, resumed from (a driver restarted, `topo apply` after `--once`); MM2 having
+run again since leaves other positions, and their handover starts afresh. Only checkpoints on
+this machine's disk are looked at; in shared storage (`engine.checkpoints` on HDFS or S3),
+remove an old one by hand (docs/mm2.md says when).
+"""
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from urllib.parse import urlparse
+
+from topology import jobstate
+from topology.errors import TopoError
+
+MARK = "topo-handover.json"
+
+
+def digest(starts: Mapping[str, Mapping[int, int]]) -> str:
+    """The handover's name: the positions it starts from (topic -> partition -> offset)."""
+    text = json.dumps({t: {str(p): o for p, o in at.items()} for t, at in starts.items()},
+                      sort_keys=True, separators=(",", ":"))  # fmt: skip
+    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+
+class Marker:
+    def __init__(self, checkpoint: str, handover: str) -> None:
+        self.folder = _local(checkpoint)
+        self.handover = handover
+
+    def clear_older(self) -> Path | None:
+        """Move aside a checkpoint that is not this handover's; where it went, or None."""
+        if self.folder is None or not (self.folder / "offsets").is_dir():
+            return None
+        recorded = jobstate.read_json(self.folder / MARK)
+        if isinstance(recorded, dict) and recorded.get("handover") == self.handover:
+            return None
+        aside = self.folder.with_name(f"{self.folder.name}.before-handover-{int(time.time())}")
+        try:
+            self.folder.rename(aside)
+        except OSError as problem:
+            raise TopoError(
+                f"cannot move the checkpoint {self.folder} from before the handover aside "
+                f"({problem}); move it yourself, or the flow would ignore MM2's positions"
+            ) from None
+        return aside
+
+    def mark(self) -> None:
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            jobstate.write_json(self.folder / MARK, {"handover": self.handover})
+
+
+def _local(checkpoint: str) -> Path | None:
+    parsed = urlparse(checkpoint)
+    if parsed.scheme == "":
+        return Path(checkpoint)
+    if parsed.scheme == "file":
+        return Path(parsed.path)
+    return None
