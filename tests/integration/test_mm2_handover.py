@@ -227,3 +227,36 @@ def test_a_flow_mm2_never_ran_is_refused_with_one_line(topology: Topology) -> No
     assert done.returncode == 1
     assert "holds no position MirrorMaker 2 committed for cluster 'src'" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_mm2_resumes_where_topo_stopped(topology: Topology, tmp_path: Path) -> None:
+    """And back: topo copies part of a topic and stops; `topo export mm2 --positions` writes
+    where it stopped into MM2's offsets topic; MM2 copies the rest, and nothing twice."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    keyed = topology.topic("back")
+    records.create_topic(src, keyed, 3)
+    records.produce(src, varied(keyed, 45, partitions=3))
+    topology.write("  - mirror: {from: src, to: dst}")
+    topology.apply("--once")
+    records.produce(src, varied(keyed, 30, partitions=3, tag="later"))  # for MM2 to copy
+
+    exported = run_topo("export", "mm2", str(topology.file), "--positions")
+    assert exported.returncode == 0, exported.stderr
+    # Its 3 partitions (and the heartbeats topic's, which every flow copies).
+    assert "src->dst: wrote where topo stopped, " in exported.stderr
+    assert "partition(s), to mm2-offsets.src.internal on dst: MM2 resumes there" in exported.stderr
+    settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000"}
+    properties = tmp_path / "mm2.properties"
+    properties.write_text(mirrormaker.properties_text(exported.stdout, settings))
+    mm2 = mirrormaker.start(properties, tmp_path / "mm2")
+    try:
+        mm2.wait_started(180)
+        _wait_copied(dst, f"src.{keyed}", 75, 120)
+        time.sleep(3)  # anything MM2 would copy twice has arrived by now
+    finally:
+        mm2.stop()
+    _assert_exactly_once(src, dst, (keyed,))
+    copies = records.read_topic(dst, f"src.{keyed}")
+    by_mm2 = [r for r in copies if not any(h[0] == PROVENANCE_HEADER for h in r.headers)]
+    assert len(by_mm2) == 30  # exactly the records written after topo stopped

@@ -95,3 +95,14 @@ def test_spark_is_given_every_partition_earliest_where_mm2_has_no_position() -> 
         "new": {"0": -2},
         "orders": {"0": 42, "1": -2, "2": 7},
     }
+
+
+def test_the_record_mm2_resumes_from_is_byte_for_byte_what_its_connector_commits() -> None:
+    """As MM2 4.3.1 wrote it on the lab for the record at offset 9 (resume at 10)."""
+    key, value = positions.offset_record("src", "rp13b137df-keyed", 0, 10)
+    assert (
+        key
+        == b'["MirrorSourceConnector",{"cluster":"src","partition":0,"topic":"rp13b137df-keyed"}]'
+    )
+    assert value == b'{"offset":9}'
+    assert positions.resume_positions([(key, value)], "src") == {("rp13b137df-keyed", 0): 10}

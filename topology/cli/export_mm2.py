@@ -17,6 +17,14 @@ def mm2(
         str | None,
         typer.Option("-o", "--output", help="Write mm2.properties here instead of stdout."),
     ] = None,
+    positions: Annotated[
+        bool,
+        typer.Option(
+            "--positions",
+            help="Also write where topo stopped each flow into MM2's offsets topic on its "
+            "target, so MM2 started with this file resumes there (topo must be stopped).",
+        ),
+    ] = False,
 ) -> None:
     """Export a valid topology as mm2.properties for MM2's dedicated mode.
 
@@ -30,6 +38,10 @@ def mm2(
     from topology.mm2.exporter import export
     from topology.render import diagnostics as render
 
+    if positions and file == "-":
+        from topology.errors import TopoError
+
+        raise TopoError("--positions reads the topology's clusters: give the topology file, not -")
     analysis = analyse(read_text(file), file)
     show(analysis.diagnostics, analysis.document)
     if not analysis.ok or analysis.topology is None:
@@ -50,6 +62,8 @@ def mm2(
             + ", ".join(result.env_vars),
             err=True,
         )
+    if positions:
+        _write_positions(file)
     warnings, flows = len(result.diagnostics), len(analysis.topology.edges())
     typer.echo(
         f"{file}: exported {flows} MM2 flow{'' if flows == 1 else 's'}"
@@ -57,3 +71,47 @@ def mm2(
         + f" ({warnings} warning{'' if warnings == 1 else 's'} about what MM2 cannot express)",
         err=True,
     )
+
+
+def _write_positions(file: str) -> None:
+    """For each flow, where topo stopped (its progress log on the target) as the records MM2's
+    worker resumes from (docs/mm2.md, Leaving topo for MM2). Refused while topo or MM2 runs a
+    flow of the topology: the one would move on, the other overwrite them."""
+    from topology.cli import live
+    from topology.errors import TopoError
+    from topology.jobs import specs_of
+    from topology.kafka import mm2_state
+    from topology.kafka.offsets import read_progress
+    from topology.mm2.positions import offset_record, status_topic
+    from topology.naming import offset_syncs_topic
+
+    loaded = live.load(file)
+    configs = live.client_configs(loaded)
+    if live.running_specs(loaded):
+        raise TopoError(
+            f"replication of {loaded.topology.name} is running; stop it first (topo stop "
+            f"{file}): MM2 must start where topo stopped, not where it is now"
+        )
+    for spec in specs_of(loaded.topology):
+        target = configs[spec.target]
+        running = mm2_state.running(target, spec.source, timeout=15)
+        if running:
+            raise TopoError(
+                f"MirrorMaker 2 runs flow {spec.flow}: its status topic "
+                f"{status_topic(spec.source)} on {spec.target} says its {running[0]} is "
+                "RUNNING; its positions were not written (stop it first)"
+            )
+        log = offset_syncs_topic(spec.source, spec.separator)
+        reached = read_progress(target, log, spec.flow)
+        entries: list[tuple[bytes | None, bytes | None]] = [
+            offset_record(spec.source, topic, partition, offset)
+            for (topic, partition), offset in sorted(reached.items())
+            if offset > 0
+        ]
+        if not entries:
+            typer.echo(f"{spec.flow}: topo has copied nothing of it: MM2 starts it as it "
+                       "would a new flow", err=True)  # fmt: skip
+            continue
+        topic = mm2_state.write_positions(target, spec.source, entries)
+        typer.echo(f"{spec.flow}: wrote where topo stopped, {len(entries)} partition(s), to "
+                   f"{topic} on {spec.target}: MM2 resumes there", err=True)  # fmt: skip

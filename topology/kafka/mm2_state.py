@@ -5,8 +5,12 @@ what they mean)."""
 
 from collections.abc import Collection
 
-from topology.errors import TopicNotFoundError
-from topology.kafka import records
+from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka.admin import AdminClient
+from confluent_kafka.cimpl import NewTopic
+
+from topology.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.kafka import client, records
 from topology.kafka.ends import PartitionEnds
 from topology.mm2 import positions
 from topology.mm2.positions import Handover
@@ -44,3 +48,45 @@ def _read(config: dict[str, str], topic: str, timeout: float) -> list[Pair]:
         return [(r.key, r.value) for r in records.read_topic(config, topic, timeout=timeout)]
     except TopicNotFoundError:
         return []
+
+
+OFFSETS_PARTITIONS = 25  # Connect's default offset.storage.partitions
+
+
+def write_positions(
+    config: dict[str, str], source: str, entries: list[Pair], timeout: float = 30
+) -> str:
+    """Write MM2 offsets records (`positions.offset_record`) to the offsets topic of the flows
+    from `source` on this, their target, cluster (made as Connect makes it when missing:
+    compacted, 25 partitions, the cluster's replication factor); the topic's name. Each goes
+    to the partition Java's default partitioner picks for its key, where MM2's own commits of
+    that key are: the newest of them is the one MM2 reads."""
+    topic = positions.offsets_topic(source)
+    admin = AdminClient(client.quiet(config))
+    with client.failures_named(config, f"creating MM2's offsets topic {topic}"):
+        made = NewTopic(topic, OFFSETS_PARTITIONS, -1, config={"cleanup.policy": "compact"})
+        future = admin.create_topics([made], request_timeout=timeout)[topic]
+        try:
+            future.result(timeout)
+        except KafkaException as problem:
+            error = problem.args[0] if problem.args else None
+            if not (
+                isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS
+            ):
+                raise
+    settings = {**client.quiet(config), "acks": "all", "enable.idempotence": "true",
+                "partitioner": "murmur2_random"}  # fmt: skip
+    producer = Producer(settings)
+    failures: list[str] = []
+
+    def delivered(error: object, _message: object) -> None:
+        if error is not None:
+            failures.append(str(error))
+
+    for key, value in entries:
+        producer.produce(topic, key=key, value=value, on_delivery=delivered)
+    if producer.flush(timeout) or failures:
+        raise KafkaUnavailableError(
+            f"writing MM2's positions to {topic} failed: {failures[:1] or 'timed out'}"
+        )
+    return topic

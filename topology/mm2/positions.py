@@ -29,6 +29,16 @@ def offsets_topic(source: str) -> str:
     return f"mm2-offsets.{source}.internal"
 
 
+def offset_record(source: str, topic: str, partition: int, next_offset: int) -> tuple[bytes, bytes]:
+    """The record MM2's worker reads to resume copying `topic` [`partition`] of `source` at
+    `next_offset`: byte for byte what its source connector commits (Connect's JsonConverter,
+    fields in the order it writes them), so the worker finds it under the same key."""
+    where = {"cluster": source, "partition": partition, "topic": topic}
+    key = json.dumps([CONNECTOR, where], separators=(",", ":"), ensure_ascii=False)
+    value = json.dumps({"offset": next_offset - 1}, separators=(",", ":"))
+    return key.encode(), value.encode()
+
+
 def status_topic(source: str) -> str:
     """MM2's default status topic of the flows from `source`, on their target: where its
     Connect worker records each connector's and task's state (RUNNING while it runs,
