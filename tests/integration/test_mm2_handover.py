@@ -124,6 +124,7 @@ def _start_mm2(topology: Topology, folder: Path) -> mirrormaker.MirrorMaker:
     exported = run_topo("export", "mm2", str(topology.file))
     assert exported.returncode == 0, exported.stderr
     settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000"}
+    folder.mkdir(parents=True, exist_ok=True)
     properties = folder / "mm2.properties"
     properties.write_text(mirrormaker.properties_text(exported.stdout, settings))
     mm2 = mirrormaker.start(properties, folder / "mm2")
@@ -174,7 +175,7 @@ def test_topo_takes_over_from_mm2_with_no_gap_and_no_duplicate(
         refused = run_topo("plan", str(topology.file))
         assert refused.returncode == 1, refused.stdout + refused.stderr
         assert ("MirrorMaker 2 still runs it: its status topic mm2-status.src.internal on dst "
-                "says its connector on worker") in refused.stderr  # fmt: skip
+                "shows its connector on worker") in refused.stderr  # fmt: skip
         assert "Traceback" not in refused.stderr
     finally:
         code = mm2.stop()
@@ -229,34 +230,39 @@ def test_a_flow_mm2_never_ran_is_refused_with_one_line(topology: Topology) -> No
     assert "Traceback" not in done.stderr
 
 
-@pytest.mark.timeout(600)
-def test_mm2_resumes_where_topo_stopped(topology: Topology, tmp_path: Path) -> None:
-    """And back: topo copies part of a topic and stops; `topo export mm2 --positions` writes
-    where it stopped into MM2's offsets topic; MM2 copies the rest, and nothing twice."""
+@pytest.mark.timeout(900)
+def test_mm2_to_topo_and_back_to_mm2_copies_every_record_once(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """MM2 copies and stops; topo takes over from it (`start: mm2`) and stops; `topo export mm2
+    --positions` writes where topo stopped over MM2's own commits of the same keys; MM2 copies
+    the rest from there. Nothing is lost or copied twice."""
     src, dst = topology.clusters["src"], topology.clusters["dst"]
-    keyed = topology.topic("back")
-    records.create_topic(src, keyed, 3)
-    records.produce(src, varied(keyed, 45, partitions=3))
-    topology.write("  - mirror: {from: src, to: dst}")
+    topic = topology.topic("back")
+    records.create_topic(src, topic, 3)
+    records.produce(src, varied(topic, 45, partitions=3))
+    topology.write("  - mirror: {from: src, to: dst}\n    start: mm2")
+    first = _start_mm2(topology, tmp_path / "first")
+    try:
+        _wait_copied(dst, f"src.{topic}", 45, 120)
+    finally:
+        first.stop()
+    records.produce(src, varied(topic, 21, partitions=3, tag="topo"))
     topology.apply("--once")
-    records.produce(src, varied(keyed, 30, partitions=3, tag="later"))  # for MM2 to copy
+    records.produce(src, varied(topic, 15, partitions=3, tag="mm2"))
 
     exported = run_topo("export", "mm2", str(topology.file), "--positions")
     assert exported.returncode == 0, exported.stderr
-    # Its 3 partitions (and the heartbeats topic's, which every flow copies).
+    # The topic's 3 partitions (and the heartbeats topic's, which every flow copies).
     assert "src->dst: wrote where topo stopped, " in exported.stderr
-    assert "partition(s), to mm2-offsets.src.internal on dst: MM2 resumes there" in exported.stderr
-    settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000"}
-    properties = tmp_path / "mm2.properties"
-    properties.write_text(mirrormaker.properties_text(exported.stdout, settings))
-    mm2 = mirrormaker.start(properties, tmp_path / "mm2")
+    assert "to mm2-offsets.src.internal on dst: MM2 resumes there" in exported.stderr
+    again = _start_mm2(topology, tmp_path / "again")
     try:
-        mm2.wait_started(180)
-        _wait_copied(dst, f"src.{keyed}", 75, 120)
+        _wait_copied(dst, f"src.{topic}", 81, 120)
         time.sleep(3)  # anything MM2 would copy twice has arrived by now
     finally:
-        mm2.stop()
-    _assert_exactly_once(src, dst, (keyed,))
-    copies = records.read_topic(dst, f"src.{keyed}")
-    by_mm2 = [r for r in copies if not any(h[0] == PROVENANCE_HEADER for h in r.headers)]
-    assert len(by_mm2) == 30  # exactly the records written after topo stopped
+        again.stop()
+    _assert_exactly_once(src, dst, (topic,))
+    copies = records.read_topic(dst, f"src.{topic}")
+    by_topo = [r for r in copies if any(h[0] == PROVENANCE_HEADER for h in r.headers)]
+    assert len(by_topo) == 21 and len(copies) == 81

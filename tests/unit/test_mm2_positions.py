@@ -66,8 +66,8 @@ def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_
         (b"status-topic-east.orders:connector-MirrorSourceConnector", b'{"topic": {}}'),
     ]
     assert positions.running(started) == (
-        "connector on worker localhost/east->west/1",
-        "task 0 on worker localhost/east->west/1",
+        "connector on worker localhost/east->west/1 (RUNNING)",
+        "task 0 on worker localhost/east->west/1 (RUNNING)",
     )
     stopped = [
         *started,
@@ -75,6 +75,10 @@ def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_
         _status("status-task-MirrorSourceConnector-0", "UNASSIGNED"),
     ]
     assert positions.running(stopped) == ()
+    paused = [*stopped, _status("status-task-MirrorSourceConnector-0", "PAUSED")]
+    assert positions.running(paused) == ("task 0 on worker localhost/east->west/1 (PAUSED)",)
+    failed = [*stopped, _status("status-task-MirrorSourceConnector-0", "FAILED")]
+    assert positions.running(failed) == ()
     assert positions.running([(b"status-task-MirrorSourceConnector-1", None)]) == ()
 
 

@@ -87,11 +87,11 @@ def test_each_partition_resumes_after_mm2s_last_copy_and_one_it_never_copied_at_
 
 def test_the_plan_is_refused_while_mm2_still_runs_the_flow() -> None:
     running = (
-        r"its status topic mm2-status.east.internal on west says its task 0 on worker w1 is "
-        "RUNNING"
+        r"its status topic mm2-status.east.internal on west shows its task 0 on worker w1 "
+        r"\(RUNNING\)"
     )
     with pytest.raises(PlanError, match=r"MirrorMaker 2 still runs it: " + running):
-        _plan(_handover(("task 0 on worker w1",), p0=100))
+        _plan(_handover(("task 0 on worker w1 (RUNNING)",), p0=100))
 
 
 def test_the_plan_is_refused_when_mm2_left_no_position_for_the_source() -> None:
@@ -170,3 +170,42 @@ def test_the_jobs_document_carries_the_positions_to_the_job() -> None:
     again = read_document(jobs.to_dict())
     assert again.starts == {"east->west": {"orders": {0: 100}}}
     assert "starts" not in document("topology", "0" * 64, (), 1.0).to_dict()
+
+
+def test_apply_asks_again_just_before_it_starts_a_handed_over_flow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Time passes between plan and apply (a confirmation, a saved plan): MM2 found running
+    again then stops the flow's start, and only flows that take over from MM2 are asked."""
+    from topology.cli.apply import _Jobs
+    from topology.errors import TopoError
+    from topology.kafka import mm2_state
+
+    asked: list[str] = []
+
+    def running(_config: dict[str, str], source: str, timeout: float) -> tuple[str, ...]:
+        asked.append(source)
+        return ("connector on worker w1 (RUNNING)",)
+
+    monkeypatch.setattr(mm2_state, "running", running)
+    specs = specs_of(_topology())
+    runner = _Jobs(None, False, {"west": {}}, None)  # type: ignore[arg-type]
+    runner._refuse_if_mm2_runs(document("topology", "0" * 64, specs, 1.0))
+    assert asked == []  # no flow starts from MM2's positions: nothing to ask
+    resumed = document("topology", "0" * 64, specs, 1.0, {"east->west": {"orders": {0: 100}}})
+    with pytest.raises(TopoError, match=r"MirrorMaker 2 runs flow east->west again: .* shows "
+                       r"its connector on worker w1 \(RUNNING\)"):  # fmt: skip
+        runner._refuse_if_mm2_runs(resumed)
+    assert not runner.handled
+
+
+def test_the_guard_compares_positions_not_the_records_waiting() -> None:
+    from topology.plan.guard import compared
+
+    change = next(c for c in _plan(_handover(p0=100, p1=80)).changes if c.resource is Resource.FLOW)
+    shown = compared(change.to_dict())
+    assert "waiting" not in shown["after"]["resume"]
+    assert {p["offset"] for p in shown["after"]["resume"]["partitions"]} == {None, 100, 80}
+    assert all("waiting" not in p for p in shown["after"]["resume"]["partitions"])
+    topic = next(c for c in _plan(None).changes if c.resource is Resource.TOPIC)
+    assert compared(topic.to_dict()) == topic.to_dict()

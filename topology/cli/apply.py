@@ -356,14 +356,14 @@ class _Jobs:
         from topology.kafka.runlog import RunLog
         from topology.spark import launch
 
-        self.handled = True
         topology = self.loaded.topology
         owner, home = topology.name, topology.home
         jobs = self._document()
+        self._refuse_if_mm2_runs(jobs)  # before `handled`: every flow change is refused alike
+        self.handled = True
         if home is None or not jobs.specs:
             self._stop_all(home)
             return
-        self._refuse_if_mm2_runs(jobs)
         with RunLog(self.configs[home], owner, cluster=home) as log:
             previous = log.read().jobs(owner)
             jobs = carry_starts(jobs, previous.value if previous is not None else None)
@@ -402,8 +402,8 @@ class _Jobs:
             if running:
                 raise TopoError(
                     f"MirrorMaker 2 runs flow {spec.flow} again: its status topic "
-                    f"{status_topic(spec.source)} on {spec.target} says its {running[0]} is "
-                    "RUNNING; stop it and apply again (no flow was started)"
+                    f"{status_topic(spec.source)} on {spec.target} shows its {running[0]}; stop "
+                    "it and apply again (no flow was started)"
                 )
 
     def _stop_all(self, home: str | None) -> None:

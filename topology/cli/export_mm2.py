@@ -75,8 +75,9 @@ def mm2(
 
 def _write_positions(file: str) -> None:
     """For each flow, where topo stopped (its progress log on the target) as the records MM2's
-    worker resumes from (docs/mm2.md, Leaving topo for MM2). Refused while topo or MM2 runs a
-    flow of the topology: the one would move on, the other overwrite them."""
+    worker resumes from (docs/mm2.md, Leaving topo for MM2). Every flow is checked before any
+    is written: refused while topo or MM2 runs a flow of the topology (the one would move on,
+    the other overwrite them), and where MM2 is further on than topo (it ran after topo)."""
     from topology.cli import live
     from topology.errors import TopoError
     from topology.jobs import specs_of
@@ -92,26 +93,38 @@ def _write_positions(file: str) -> None:
             f"replication of {loaded.topology.name} is running; stop it first (topo stop "
             f"{file}): MM2 must start where topo stopped, not where it is now"
         )
+    writes = []
     for spec in specs_of(loaded.topology):
         target = configs[spec.target]
         running = mm2_state.running(target, spec.source, timeout=15)
         if running:
             raise TopoError(
                 f"MirrorMaker 2 runs flow {spec.flow}: its status topic "
-                f"{status_topic(spec.source)} on {spec.target} says its {running[0]} is "
-                "RUNNING; its positions were not written (stop it first)"
+                f"{status_topic(spec.source)} on {spec.target} shows its {running[0]}; no "
+                "position was written (stop it first)"
             )
         log = offset_syncs_topic(spec.source, spec.separator)
         reached = read_progress(target, log, spec.flow)
+        theirs = mm2_state.resumes(target, spec.source, timeout=15)
+        ahead = sorted((key, at) for key, at in theirs.items() if at > reached.get(key, at))
+        if ahead:
+            (topic, partition), at = ahead[0]
+            raise TopoError(
+                f"MirrorMaker 2 is further on than topo in flow {spec.flow} ({topic} "
+                f"[{partition}]: MM2 resumes at {at}, topo stopped at {reached[(topic, partition)]}"
+                "): it ran after topo; no position was written"
+            )
         entries: list[tuple[bytes | None, bytes | None]] = [
             offset_record(spec.source, topic, partition, offset)
             for (topic, partition), offset in sorted(reached.items())
             if offset > 0
         ]
+        writes.append((spec, entries))
+    for spec, entries in writes:
         if not entries:
             typer.echo(f"{spec.flow}: topo has copied nothing of it: MM2 starts it as it "
                        "would a new flow", err=True)  # fmt: skip
             continue
-        topic = mm2_state.write_positions(target, spec.source, entries)
+        topic = mm2_state.write_positions(configs[spec.target], spec.source, entries)
         typer.echo(f"{spec.flow}: wrote where topo stopped, {len(entries)} partition(s), to "
                    f"{topic} on {spec.target}: MM2 resumes there", err=True)  # fmt: skip

@@ -273,10 +273,13 @@ def handovers(
     configs: dict[str, dict[str, str]] | None,
     running: Mapping[str, Any],
 ) -> dict[str, "Handover"]:
-    """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`) and is not
-    running yet: its positions and whether it still runs, read from the flow's target."""
+    """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`), is not
+    running and has not copied yet (no progress of its own in its progress log): its positions
+    and whether it still runs, read from the flow's target."""
     from topology.jobs import specs_of
     from topology.kafka import mm2_state
+    from topology.kafka.offsets import read_progress
+    from topology.naming import offset_syncs_topic
     from topology.plan.planner import replicated_topics
 
     if loaded.topology.engine.runner == "none":
@@ -286,6 +289,9 @@ def handovers(
     for spec in specs_of(loaded.topology):
         if spec.start == "mm2" and spec.flow not in running:
             configs = configs if configs is not None else client_configs(loaded)
+            log = offset_syncs_topic(spec.source, spec.separator)
+            if read_progress(configs[spec.target], log, spec.flow):
+                continue  # topo copied it since the handover: it resumes from its checkpoint
             typer.echo(f"Reading where MirrorMaker 2 stopped {spec.flow} ...", err=True)
             found[spec.flow] = mm2_state.handover(
                 spec.flow, spec.source, configs[spec.source], configs[spec.target],

@@ -27,11 +27,18 @@ def handover(
     """MM2's state for `flow`; the source ends are asked for the partitions of `topics` (the
     ones the flow copies now) only."""
     topic = positions.offsets_topic(source)
-    resume = positions.resume_positions(_read(target_config, topic, timeout), source)
+    resume = resumes(target_config, source, timeout)
     mine = [partition for partition in resume if partition[0] in topics]
     ends = PartitionEnds(source_config).of(mine, timeout=timeout) if mine else {}
     status = positions.status_topic(source)
     return Handover(flow, topic, status, running(target_config, source, timeout), resume, ends)
+
+
+def resumes(config: dict[str, str], source: str, timeout: float) -> dict[tuple[str, int], int]:
+    """Where MM2 resumes each partition of `source` it copied, by its offsets topic on this
+    cluster (`positions.resume_positions`)."""
+    found = _read(config, positions.offsets_topic(source), timeout)
+    return positions.resume_positions(found, source)
 
 
 def running(config: dict[str, str], source: str, timeout: float) -> tuple[str, ...]:

@@ -48,8 +48,8 @@ def status_topic(source: str) -> str:
 
 def running(records: Iterable[tuple[bytes | None, bytes | None]]) -> tuple[str, ...]:
     """The parts of MM2's source connector that its status topic says run now, as
-    `task 0 on worker <id>`: the newest record of the connector and of each task, in log order
-    (`records`), whose state is RUNNING."""
+    `task 0 on worker <id> (RUNNING)`: the newest record of the connector and of each task, in
+    log order (`records`), whose state is one of ALIVE."""
     newest: dict[str, Any] = {}
     for key, value in records:
         name = (key or b"").decode("utf-8", "replace")
@@ -60,14 +60,17 @@ def running(records: Iterable[tuple[bytes | None, bytes | None]]) -> tuple[str, 
                 newest[name] = None
     found = []
     for name, state in sorted(newest.items()):
-        if isinstance(state, dict) and state.get("state") == "RUNNING":
+        if isinstance(state, dict) and state.get("state") in ALIVE:
             part = "connector" if name.startswith("status-connector-") else (
                 "task " + name.rsplit("-", 1)[-1])  # fmt: skip
-            found.append(f"{part} on worker {state.get('worker_id', '?')}")
+            found.append(f"{part} on worker {state.get('worker_id', '?')} ({state['state']})")
     return tuple(found)
 
 
 CONNECTOR = "MirrorSourceConnector"  # the connector's name in MM2's dedicated mode
+# Connect's states of a connector or task whose worker still holds it (paused or restarting, it
+# copies again without anyone asking); UNASSIGNED, STOPPED, FAILED and DESTROYED do not copy.
+ALIVE = ("RUNNING", "PAUSED", "RESTARTING")
 
 
 def resume_positions(

@@ -3,8 +3,10 @@ resumes, as the plan shows it and the started job reads it. Pure.
 
 For each partition the flow copies now: MM2's committed position (the offset after the last
 record MM2 copied, topology/mm2/positions.py) and the records waiting beyond it; a partition MM2
-never copied starts at its earliest offset, as a new flow's would. Refused while MM2's worker
-group for the flow still has members: a second replicator would copy every record twice.
+never copied starts at its earliest offset, as a new flow's would. Refused while MM2's status
+topic says it still runs the flow: a second replicator would copy every record twice. A flow
+topo has copied before (it has progress of its own) is not handed over again: it resumes from
+its own checkpoint, and the caller reads no handover for it.
 """
 
 from collections.abc import Mapping
@@ -29,9 +31,9 @@ def resume(
     if found.running:
         raise HandoverError(
             f"flow {spec.flow} has start: mm2, but MirrorMaker 2 still runs it: its status "
-            f"topic {found.status_topic} on {spec.target} says its {found.running[0]} is "
-            "RUNNING; stop MM2 cleanly first, or both would copy every record (a MM2 that "
-            "crashed leaves this status: start it and stop it again)"
+            f"topic {found.status_topic} on {spec.target} shows its {found.running[0]}; stop "
+            "MM2 cleanly first, or both would copy every record (a MM2 that crashed leaves "
+            "this status: start it and stop it again)"
         )
     if not found.positions:
         raise HandoverError(

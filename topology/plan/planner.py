@@ -109,8 +109,9 @@ def plan(
     `running` holds the spec of each replication job running now, by flow ("east->west"):
     a flow whose job is missing is started, one whose spec changed restarted, one the topology
     no longer has stopped. `handovers` holds what MM2 left for each flow with `start: mm2` that
-    is not running (topology/plan/handover.py): its start says where it resumes. Without them
-    (the running driver's plans) such a start is planned without its positions.
+    is not running and has not copied before (topology/plan/handover.py): its start says where
+    it resumes. Without one (the running driver's plans, a flow topo copied before) such a start
+    is planned without positions.
     """
     planner = _Planner(topology, clusters, allow_delete)
     changes, notes = planner.run()
@@ -625,7 +626,7 @@ class _FlowChanges:
             return None
         found = self.handovers.get(spec.flow)
         if found is None:
-            raise PlanError(f"flow {spec.flow} has start: mm2, but MM2's state was not read")
+            return None  # copied by topo before: it resumes from its own checkpoint
         self.reads.note(f"mm2/{spec.flow}", found.to_dict())
         topics = replicated_topics(self.topology, self.clusters)[spec.flow]
         try:
