@@ -274,12 +274,12 @@ def handovers(
     running: Mapping[str, Any],
 ) -> dict[str, "Handover"]:
     """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`), is not
-    running and has not copied yet (no progress of its own in its progress log): its positions
-    and whether it still runs, read from the flow's target."""
+    running and has not copied yet (its progress log has nothing of the topics it copies):
+    its positions and whether it still runs, read from the flow's target."""
     from topology.jobs import specs_of
     from topology.kafka import mm2_state
     from topology.kafka.offsets import read_progress
-    from topology.naming import offset_syncs_topic
+    from topology.naming import HEARTBEATS, offset_syncs_topic
     from topology.plan.planner import replicated_topics
 
     if loaded.topology.engine.runner == "none":
@@ -290,8 +290,12 @@ def handovers(
         if spec.start == "mm2" and spec.flow not in running:
             configs = configs if configs is not None else client_configs(loaded)
             log = offset_syncs_topic(spec.source, spec.separator)
-            if read_progress(configs[spec.target], log, spec.flow):
-                continue  # topo copied it since the handover: it resumes from its checkpoint
+            reached = read_progress(configs[spec.target], log, spec.flow)
+            if any(t in copied[spec.flow] and t != HEARTBEATS for t, _partition in reached):
+                # topo copied its topics since the handover: it resumes from its checkpoint.
+                # (By its own topics: another topology's flow of the same name shares the log,
+                # and every flow from the source copies its heartbeats.)
+                continue
             typer.echo(f"Reading where MirrorMaker 2 stopped {spec.flow} ...", err=True)
             found[spec.flow] = mm2_state.handover(
                 spec.flow, spec.source, configs[spec.source], configs[spec.target],
