@@ -110,3 +110,9 @@ def test_the_record_mm2_resumes_from_is_byte_for_byte_what_its_connector_commits
     )
     assert value == b'{"offset":9}'
     assert positions.resume_positions([(key, value)], "src") == {("rp13b137df-keyed", 0): 10}
+
+
+def test_mm2_further_on_than_topo_is_found_where_both_have_a_position() -> None:
+    theirs = {("orders", 0): 50, ("orders", 1): 10, ("other", 0): 99}
+    ours = {("orders", 0): 40, ("orders", 1): 12}
+    assert positions.further_on(theirs, ours) == [(("orders", 0), 50, 40)]

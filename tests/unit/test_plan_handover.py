@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from topology import analysis
+from tests.unit.test_planner import topology
 from topology.jobs import carry_starts, document, read_document, specs_of
 from topology.mm2.positions import Handover
 from topology.model import Topology
@@ -38,10 +38,7 @@ flows:
 
 
 def _topology() -> Topology:
-    result = analysis.analyse(HANDOVER, "topology.yaml")
-    assert result.ok, result.diagnostics
-    assert result.topology is not None
-    return result.topology
+    return topology(HANDOVER)
 
 
 def _clusters() -> dict[str, Cluster]:

@@ -2,7 +2,7 @@
 
 from dataclasses import replace
 
-from topology import analysis
+from tests.unit.test_planner import topology
 from topology.jobs import specs_of
 from topology.spark.query import QueryPlan, _starting
 
@@ -18,9 +18,7 @@ flows:
 
 
 def _plan() -> QueryPlan:
-    result = analysis.analyse(TOPOLOGY, "topology.yaml")
-    assert result.topology is not None
-    [spec] = specs_of(result.topology)
+    [spec] = specs_of(topology(TOPOLOGY))
     return QueryPlan(spec, {"orders": "east.orders"}, {}, {}, "/tmp/none", once=False)
 
 

@@ -83,7 +83,7 @@ def _write_positions(file: str) -> None:
     from topology.jobs import specs_of
     from topology.kafka import mm2_state
     from topology.kafka.offsets import read_progress
-    from topology.mm2.positions import offset_record, status_topic
+    from topology.mm2.positions import further_on, offset_record, status_topic
     from topology.naming import offset_syncs_topic
 
     loaded = live.load(file)
@@ -105,14 +105,13 @@ def _write_positions(file: str) -> None:
             )
         log = offset_syncs_topic(spec.source, spec.separator)
         reached = read_progress(target, log, spec.flow)
-        theirs = mm2_state.resumes(target, spec.source, timeout=15)
-        ahead = sorted((key, at) for key, at in theirs.items() if at > reached.get(key, at))
+        ahead = further_on(mm2_state.resumes(target, spec.source, timeout=15), reached)
         if ahead:
-            (topic, partition), at = ahead[0]
+            (topic, partition), at, stopped = ahead[0]
             raise TopoError(
                 f"MirrorMaker 2 is further on than topo in flow {spec.flow} ({topic} "
-                f"[{partition}]: MM2 resumes at {at}, topo stopped at {reached[(topic, partition)]}"
-                "): it ran after topo; no position was written"
+                f"[{partition}]: MM2 resumes at {at}, topo stopped at {stopped}): it ran after "
+                "topo; no position was written"
             )
         entries: list[tuple[bytes | None, bytes | None]] = [
             offset_record(spec.source, topic, partition, offset)

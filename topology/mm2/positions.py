@@ -39,6 +39,15 @@ def offset_record(source: str, topic: str, partition: int, next_offset: int) -> 
     return key.encode(), value.encode()
 
 
+def further_on(
+    theirs: Mapping[Partition, int], ours: Mapping[Partition, int]
+) -> list[tuple[Partition, int, int]]:
+    """The partitions where MM2 resumes beyond where topo stopped (MM2 ran after topo), as
+    (partition, MM2's position, topo's), in order: writing topo's there would rewind MM2."""
+    return [(key, at, ours[key]) for key, at in sorted(theirs.items())
+            if key in ours and at > ours[key]]  # fmt: skip
+
+
 def status_topic(source: str) -> str:
     """MM2's default status topic of the flows from `source`, on their target: where its
     Connect worker records each connector's and task's state (RUNNING while it runs,
