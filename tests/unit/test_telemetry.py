@@ -10,7 +10,14 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from topology.telemetry import logline
 from topology.telemetry.collector import FiguresCollector
-from topology.telemetry.figures import Figures, Histogram, difference, quantile, unpacked
+from topology.telemetry.figures import (
+    Figures,
+    Histogram,
+    counted,
+    difference,
+    quantile,
+    unpacked,
+)
 from topology.telemetry.health import readiness
 from topology.telemetry.history import History, document
 from topology.telemetry.names import CATALOGUE, LATENCY_BUCKETS, series_names
@@ -24,16 +31,17 @@ def _figures() -> Figures:
 
 
 def _batch(
-    latencies_ms: list[int], topics: dict[int, tuple[int, int, int, int | None]]
+    latencies_ms: list[int], topics: dict[int, tuple[int, int, int, int | None]], size: int = 0
 ) -> dict[str, object]:
-    """Observed metrics as a query gives them, with CopyFigures' output packed as its Java
-    source packs it."""
-    packed: list[int | None] = [sum(latencies_ms)]
+    """Observed metrics as a query gives them: CopyFigures' output packed as its Java source
+    packs it (`size`: the batch's bytes, when it has no per-topic figures)."""
+    size = size or sum(figures[1] for figures in topics.values())
+    packed: list[int | None] = [len(latencies_ms), size, sum(latencies_ms)]
     packed += [sum(1 for v in latencies_ms if v <= bound * 1000) for bound in LATENCY_BUCKETS]
     for index in range(len(topics)):
         packed += list(topics[index])
     text = ",".join("" if n is None else str(n) for n in packed)
-    return {"records": len(latencies_ms), "bytes": 0, "figures": text}
+    return {"figures": text}
 
 
 def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -75,7 +83,7 @@ def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
 
 def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
     figures = _figures()
-    observed = {**_batch([100, 200, 300], {0: (3, 30, 600, 7000)}), "bytes": 30}
+    observed = _batch([100, 200, 300], {0: (3, 30, 600, 7000)})
     figures.batch(FLOW, observed, ["orders"], 3, 0.1)
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west", "topic": "orders"}
@@ -93,7 +101,7 @@ def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
 
 def test_a_query_of_too_many_topics_counts_per_flow_and_keeps_its_latencies() -> None:
     figures = _figures()
-    observed = {**_batch([100, 3000], {}), "bytes": 12}  # CopyFigures of no topics
+    observed = _batch([100, 3000], {}, size=12)  # CopyFigures of no topics
     figures.batch(FLOW, observed, [f"t{i}" for i in range(60)], 2, 0.1)
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west"}
@@ -106,9 +114,18 @@ def test_a_query_of_too_many_topics_counts_per_flow_and_keeps_its_latencies() ->
 
 def test_figures_of_an_unexpected_shape_are_not_read_as_topics() -> None:
     assert unpacked("1,2,3", 1) is None
-    assert unpacked("x" + ",0" * len(LATENCY_BUCKETS), 0) is None
-    values = unpacked("5" + ",1" * len(LATENCY_BUCKETS) + ",1,10,5,", 1)
+    assert unpacked("x,0,0" + ",0" * len(LATENCY_BUCKETS), 0) is None
+    values = unpacked("1,10,5" + ",1" * len(LATENCY_BUCKETS) + ",1,10,5,", 1)
     assert values is not None and values.topics == [(1, 10, 5, None)]
+    assert (values.records, values.bytes, values.latency_ms) == (1, 10, 5)
+
+
+def test_a_batch_counts_from_whichever_figures_its_query_observed() -> None:
+    head = "7,700,0" + ",7" * len(LATENCY_BUCKETS)
+    assert counted({"figures": head + ",7,700,0,1"}, 9) == (7, 700)
+    assert counted({"figures": head + ",7,700,0,1,0,0,0,"}, 9) == (7, 700)  # a query since
+    assert counted({"records": 0, "bytes": 0}, 9) == (0, 0)  # restarted; all filtered out
+    assert counted({}, 9) == (9, 0)  # real-time mode: nothing observed
 
 
 def test_every_exported_series_is_in_the_catalogue_and_documented() -> None:

@@ -68,6 +68,7 @@ from topology.spark import query, resumed
 from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 from topology.spark.watched import Watched
 from topology.telemetry import logline
+from topology.telemetry.figures import counted
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
@@ -271,13 +272,14 @@ class Replicator:
                 continue
             status.seen[run_id] = batch
             metrics = progress_metrics(progress, query.METRICS)
-            rows = int(metrics.get("records") or progress.get("numInputRows") or 0)
-            size = int(metrics.get("bytes") or 0)
+            topics = self.topics.get(flow, [])
+            inputs = int(progress.get("numInputRows") or 0)
+            rows, size = counted(metrics, inputs)
             status.records += rows
             status.bytes += size
             status.lag = lag(progress)
             status.processed.update(processed(progress))
-            self.figures.batch(flow, metrics, self.topics.get(flow, []), rows, duration(progress))
+            self.figures.batch(flow, metrics, topics, inputs, duration(progress))
             if rows:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))

@@ -85,29 +85,30 @@ def observe(records: DataFrame, topic_map: Mapping[str, str], detailed: bool) ->
 def observed_figures(
     records: DataFrame, topic_map: Mapping[str, str], detailed: bool
 ) -> tuple[DataFrame, list[Column]]:
-    """The figures to observe over `records` (and `records` with what they need): records and
-    bytes; when `detailed`, also OBSERVED_FIGURES, topo's `CopyFigures` aggregate (its Java
-    source says what it holds; topology/telemetry/figures.py reads it)."""
+    """The figures to observe over `records` (and `records` with what they need): when
+    `detailed`, OBSERVED_FIGURES alone, topo's `CopyFigures` aggregate (its Java source says what
+    it holds; topology/telemetry/figures.py reads it); otherwise the records and their bytes."""
     size = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
-    found = [
-        F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
-        F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
-    ]
-    if detailed:
-        topics = observed_topics(topic_map)
-        if len(topics) > OBSERVED_TOPICS_MAX:
-            topics = []  # per flow only: the figures would outgrow a progress report
-        listed = F.array(*[F.lit(topic) for topic in topics]) if topics else None
-        index = F.lit(-1) if listed is None else F.array_position(listed, F.col("source_topic")) - 1
-        found.append(
-            F.call_function(
-                _copy_figures(records.sparkSession, len(topics)),
-                index.cast("int"),
-                size.cast("long"),
-                F.col("timestamp_ms").cast("long"),
-            ).alias(figures.OBSERVED_FIGURES)
-        )
-    return records, found
+    if not detailed:
+        return records, [
+            F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
+            F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
+        ]
+    topics = observed_topics(topic_map)
+    if len(topics) > OBSERVED_TOPICS_MAX:
+        topics = []  # per flow only: the figures would outgrow a progress report
+    if len(topics) == 1:
+        index = F.lit(0)  # every record is of the query's one topic
+    elif topics:
+        listed = F.array(*[F.lit(topic) for topic in topics])
+        index = F.array_position(listed, F.col("source_topic")) - 1
+    else:
+        index = F.lit(-1)
+    aggregate = _copy_figures(records.sparkSession, len(topics))
+    found = F.call_function(
+        aggregate, index.cast("int"), size.cast("long"), F.col("timestamp_ms").cast("long")
+    )
+    return records, [found.alias(figures.OBSERVED_FIGURES)]
 
 
 def _copy_figures(spark: SparkSession, topics: int) -> str:

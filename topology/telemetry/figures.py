@@ -16,11 +16,12 @@ from typing import Any
 
 from topology.telemetry.names import BATCH_BUCKETS, LATENCY_BUCKETS
 
+# Without per-topic figures (metrics off), a query observes its records and bytes alone:
 OBSERVED_RECORDS = "records"
 OBSERVED_BYTES = "bytes"
-# CopyFigures (topology/resources/java/.../CopyFigures.java), when the query observes latencies:
-# the latency sum (ms), one cumulative count per LATENCY_BUCKETS bound, then per topic (in the
-# query's order) its records, bytes, latency sum (ms) and newest source timestamp (ms, or empty)
+# With them, CopyFigures (topology/resources/java/.../CopyFigures.java) alone: the records, their
+# bytes, the latency sum (ms), one cumulative count per LATENCY_BUCKETS bound, then per topic (in
+# the query's order) its records, bytes, latency sum (ms) and newest source timestamp (ms, or empty)
 OBSERVED_FIGURES = "figures"
 PER_TOPIC = 4
 ALL_TOPICS = ""  # the topic label of counts Spark gives only per flow (real-time mode)
@@ -121,6 +122,8 @@ class Snapshot:
 
 @dataclass(frozen=True)
 class Unpacked:
+    records: int
+    bytes: int
     latency_ms: int
     buckets: list[int]  # cumulative, one per LATENCY_BUCKETS bound
     topics: list[tuple[int, int, int, int | None]]  # records, bytes, latency ms, newest ms
@@ -130,7 +133,7 @@ def unpacked(packed: str, topics: int) -> Unpacked | None:
     """CopyFigures' output read back; None when it does not have the expected shape. Its topics
     are those of the query (`topics` of them), or none when it observed per flow only."""
     fields = packed.split(",")
-    head = 1 + len(LATENCY_BUCKETS)
+    head = 3 + len(LATENCY_BUCKETS)
     if len(fields) not in (head, head + PER_TOPIC * topics):
         return None
     try:
@@ -139,10 +142,25 @@ def unpacked(packed: str, topics: int) -> Unpacked | None:
         return None
     per_topic = [numbers[at : at + PER_TOPIC] for at in range(head, len(numbers), PER_TOPIC)]
     return Unpacked(
-        latency_ms=numbers[0] or 0,
-        buckets=[n or 0 for n in numbers[1:head]],
+        records=numbers[0] or 0,
+        bytes=numbers[1] or 0,
+        latency_ms=numbers[2] or 0,
+        buckets=[n or 0 for n in numbers[3:head]],
         topics=[(r or 0, b or 0, lat or 0, newest) for r, b, lat, newest in per_topic],
     )
+
+
+def counted(observed: Mapping[str, Any], rows: int) -> tuple[int, int]:
+    """A batch's records and bytes copied, from its observed metrics; its input `rows` when it
+    observed nothing (real-time mode). (CopyFigures' first two numbers are read whatever
+    topics followed them: a batch of a query since restarted over other topics still counts.)"""
+    packed = observed.get(OBSERVED_FIGURES)
+    if packed:
+        head = packed.split(",", 2)[:2]
+        if len(head) == 2 and all(field.isdigit() for field in head):
+            return int(head[0]), int(head[1])
+    records = observed.get(OBSERVED_RECORDS)
+    return int(rows if records is None else records), int(observed.get(OBSERVED_BYTES) or 0)
 
 
 class Figures:
@@ -184,9 +202,9 @@ class Figures:
             values = unpacked(packed, len(topics)) if packed else None
             if values is None or not values.topics:  # per flow only: metrics off, real-time
                 everything = figures.topic(ALL_TOPICS)  # mode (nothing observed) or too many
-                counted = observed.get(OBSERVED_RECORDS)  # topics to count each
-                everything.records += int(rows if counted is None else counted)
-                everything.bytes += int(observed.get(OBSERVED_BYTES) or 0)
+                records, size = counted(observed, rows)  # topics to count each
+                everything.records += records
+                everything.bytes += size
             else:
                 for name, (records, size, latency_ms, newest) in zip(
                     topics, values.topics, strict=True
@@ -201,8 +219,7 @@ class Figures:
                     if newest is not None:
                         topic.newest_ms = max(newest, topic.newest_ms or 0)
             if values is not None:
-                count = int(observed.get(OBSERVED_RECORDS) or 0)
-                figures.latency.add(values.buckets, count, values.latency_ms / 1000)
+                figures.latency.add(values.buckets, values.records, values.latency_ms / 1000)
 
     def lag(self, flow: str, per_topic: Mapping[str, int]) -> None:
         """The lag of each topic the query reads now; a topic it no longer reads has none."""

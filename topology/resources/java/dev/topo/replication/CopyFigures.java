@@ -6,12 +6,14 @@ import org.apache.spark.sql.expressions.Aggregator;
 import scala.Tuple3;
 
 /**
- * A micro-batch's latency histogram and per-topic figures, in one pass over its records.
+ * A micro-batch's records, bytes, latency histogram and per-topic figures, in one pass over its
+ * records.
  *
  * <p>topo's replication query observes this aggregate (Spark's {@code Dataset.observe}) for the
- * metrics endpoint. Spelled in Spark SQL it took four aggregates per topic and one per latency
- * bucket, each evaluated on every record: the cost grew with the topics a query reads. Here each
- * record costs one array update whatever the number of topics.
+ * metrics endpoint; it is the query's only observed aggregate. Spelled in Spark SQL it took four
+ * aggregates per topic and one per latency bucket, each evaluated on every record: the cost grew
+ * with the topics a query reads. Here each record costs one array update whatever the number of
+ * topics.
  *
  * <p>Input, per record: the index of its source topic (in the query's sorted topic list), its
  * size in bytes (key plus value) and its source timestamp (epoch milliseconds). Its latency is
@@ -19,7 +21,8 @@ import scala.Tuple3;
  * timestamp, never below 0. (Not Spark's {@code current_timestamp()}: a micro-batch inlines the
  * batch's time into the generated code as a literal, so every batch would compile its code
  * anew, a cost paid per batch however few records it has.) Output: comma-separated decimal
- * numbers, read by {@code topology/telemetry/figures.py}: the latency sum, then for each bound
+ * numbers, read by {@code topology/telemetry/figures.py}: the records, their bytes, the latency
+ * sum, then for each bound
  * the count of records whose latency is at most that bound (cumulative, as Prometheus' buckets),
  * then for each topic its records, bytes, latency sum and newest source timestamp (empty when
  * the batch had none of its records).
@@ -28,6 +31,10 @@ public final class CopyFigures
     extends Aggregator<Tuple3<Integer, Long, Long>, long[], String> {
   private static final long NONE = Long.MIN_VALUE;
   private static final int PER_TOPIC = 4;
+  private static final int RECORDS = 0;
+  private static final int BYTES = 1;
+  private static final int LATENCY = 2;
+  private static final int BUCKETS = 3;
 
   private final int topics;
   private final long[] boundsMs;
@@ -39,7 +46,7 @@ public final class CopyFigures
   }
 
   private int topicBase() {
-    return 1 + boundsMs.length;
+    return BUCKETS + boundsMs.length;
   }
 
   @Override
@@ -57,9 +64,11 @@ public final class CopyFigures
     long size = orZero(record._2());
     long timestamp = record._3() == null ? NONE : record._3();
     long latency = timestamp == NONE ? 0 : Math.max(0, startedMs - timestamp);
-    tally[0] += latency;
+    tally[RECORDS]++;
+    tally[BYTES] += size;
+    tally[LATENCY] += latency;
     for (int bound = boundsMs.length - 1; bound >= 0 && latency <= boundsMs[bound]; bound--) {
-      tally[1 + bound]++;
+      tally[BUCKETS + bound]++;
     }
     Integer topic = record._1();
     if (topic != null && topic >= 0 && topic < topics) {
