@@ -103,7 +103,8 @@ def main() -> None:
                                  options.size)  # fmt: skip
                 results[setting].append(found)
                 print(f"  pair {number + 1}, metrics {setting}: {found.mib_per_second:.1f} MiB/s, "
-                      f"{found.cpu_per_gib:.1f} CPU s/GiB", flush=True)  # fmt: skip
+                      f"{found.cpu_per_gib:.1f} CPU s/GiB ({_split(found.by_process)})",
+                      flush=True)  # fmt: skip
         for measure in ("mib_per_second", "cpu_per_gib") if options.pairs else ():
             ratios = [getattr(a, measure) / getattr(b, measure)
                       for a, b in zip(results["on"], results["off"], strict=True)]  # fmt: skip
@@ -116,6 +117,10 @@ def main() -> None:
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _split(by_process: dict[str, float]) -> str:
+    return ", ".join(f"{kind} {cpu:.1f}" for kind, cpu in sorted(by_process.items()))
 
 
 def idle(folder: Path, run: str, seconds: int, topology_file: Callable[..., Path]) -> float:

@@ -228,6 +228,7 @@ class Bulk:
     broker_cpu_per_gib: tuple[float, ...]  # source, target brokers, over the copy alone
     outside: tuple[float, float]  # cores others used, cores stolen, over the whole life
     eos: bool = False
+    by_process: dict[str, float] = field(default_factory=dict)  # CPU s per GiB, copy alone
 
 
 def load(tools: bench.Tools, topic: str, records: int, size: int, smoke: bool) -> None:
@@ -299,6 +300,7 @@ def bulk(
         ),
         outside=outside,
         eos=eos,
+        by_process={kind: cpu / gib for kind, cpu in last.since(first).items()},
     )
 
 

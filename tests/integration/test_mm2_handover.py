@@ -19,6 +19,7 @@ from confluent_kafka.cimpl import NewTopic
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
+from tests.integration.test_offsets import commit, committed, consume_part, failover
 from tests.integration.test_replication import Topology, varied
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 from topology.kafka import records
@@ -98,13 +99,13 @@ def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
     records.create_topic(config, topic, 2)
     producer = Producer({**config, "transactional.id": f"{prefix}-handover"})
     producer.init_transactions(30)
-    for number, commit in enumerate([True, False, True, True, False, True, True, True]):
+    for number, commits in enumerate([True, False, True, True, False, True, True, True]):
         producer.begin_transaction()
         for i in range(5):
             producer.produce(topic, key=f"t{number}-{i}".encode(), value=b"v" * i,
                              partition=i % 2, timestamp=RECENT_MS + number * 10 + i)  # fmt: skip
         producer.flush(30)
-        if commit:
+        if commits:
             producer.commit_transaction(30)
         else:
             producer.abort_transaction(30)
@@ -120,10 +121,12 @@ def _content(found: list[Record]) -> list[tuple[Any, ...]]:
     )  # fmt: skip
 
 
-def _start_mm2(topology: Topology, folder: Path) -> mirrormaker.MirrorMaker:
+def _start_mm2(
+    topology: Topology, folder: Path, more: dict[str, str] | None = None
+) -> mirrormaker.MirrorMaker:
     exported = run_topo("export", "mm2", str(topology.file))
     assert exported.returncode == 0, exported.stderr
-    settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000"}
+    settings = {**mirrormaker.lab_settings(), "offset.flush.interval.ms": "2000", **(more or {})}
     folder.mkdir(parents=True, exist_ok=True)
     properties = folder / "mm2.properties"
     properties.write_text(mirrormaker.properties_text(exported.stdout, settings))
@@ -266,3 +269,82 @@ def test_mm2_to_topo_and_back_to_mm2_copies_every_record_once(
     copies = records.read_topic(dst, f"src.{topic}")
     by_topo = [r for r in copies if any(h[0] == PROVENANCE_HEADER for h in r.headers)]
     assert len(by_topo) == 21 and len(copies) == 81
+
+
+# MM2 checkpoints and syncs the group every second (its defaults: every minute)
+MM2_GROUP_SYNC = {
+    "emit.checkpoints.interval.seconds": "1",
+    "sync.group.offsets.interval.seconds": "1",
+    "refresh.groups.interval.seconds": "1",
+}
+
+
+def _links(src: dict[str, str], dst: dict[str, str], topic: str) -> dict[tuple[int, int], int]:
+    """(partition, offset) of each copy on dst -> the offset of its record on src, matched by
+    content (the records' keys are unique): the truth a translation must agree with."""
+    on_source = {(r.partition, r.key, r.value, r.timestamp_ms): r.offset
+                 for r in records.read_topic(src, topic)}  # fmt: skip
+    found = {}
+    for copy in records.read_topic(dst, f"src.{topic}"):
+        assert copy.offset is not None
+        upstream = on_source[(copy.partition, copy.key, copy.value, copy.timestamp_ms)]
+        assert upstream is not None
+        found[(copy.partition, copy.offset)] = upstream
+    return found
+
+
+def _copy_of_next(links: dict[tuple[int, int], int], partition: int, offset: int) -> int:
+    """Where on dst a group resumes that committed `offset` on src: the copy of the first
+    record at or after it (a committed offset may be a transaction marker's)."""
+    return min(at for (p, at), upstream in links.items() if p == partition and upstream >= offset)
+
+
+@pytest.mark.timeout(900)
+def test_a_group_moves_exactly_across_the_copies_mm2_made_and_topos(
+    topology: Topology, tmp_path: Path
+) -> None:
+    """A group reads half of a transactional topic on src, and MM2 syncs its offsets to dst;
+    MM2 stops and topo takes over. Its offsets then move between the clusters exactly, both
+    where MM2 made the copies (no topo stamp: MM2's offset-syncs, settled by src's records
+    where a marker or an aborted record leaves MM2's syncs unsure) and where topo made them."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic, group = topology.topic("moved"), f"{topology.prefix}-moved"
+    _transactional(src, topic, topology.prefix)  # 30 committed records: 18 and 12
+    consume_part(src, group, topic, {0: 9, 1: 6})
+    half = committed(src, group, topic, 2)
+    topology.write("  - mirror: {from: src, to: dst}\n    start: mm2")
+    mm2 = _start_mm2(topology, tmp_path, MM2_GROUP_SYNC)
+    try:
+        _wait_copied(dst, f"src.{topic}", 30, 120)
+        deadline = time.monotonic() + 90
+        while len(committed(dst, group, f"src.{topic}", 2)) < 2:
+            assert time.monotonic() < deadline, "MM2 did not sync the group's offsets to dst"
+            time.sleep(1)
+        by_mm2 = committed(dst, group, f"src.{topic}", 2)
+    finally:
+        mm2.stop()
+    records.produce(src, [Record(topic, i % 2, f"after-{i}".encode(), b"a", (), RECENT_MS + i)
+                          for i in range(10)])  # fmt: skip
+    topology.apply("--once")
+    links = _links(src, dst, topic)
+    exact = {p: _copy_of_next(links, p, half[p]) for p in (0, 1)}
+    # MM2's own translation never skips a record: at or before the exact one
+    assert all(by_mm2[p] <= exact[p] for p in (0, 1)), (by_mm2, exact)
+    # topo's offset sync moved the idle group forward on dst, to exactly its next record
+    assert committed(dst, group, f"src.{topic}", 2) == exact
+
+    # Back to src from inside MM2's copies: the first record not consumed on dst is its copy
+    inside = {0: exact[0] + 2, 1: exact[1] + 1}
+    commit(dst, group, f"src.{topic}", inside)
+    done = failover(topology, "--from", "dst", "--to", "src", "--group", group)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed(src, group, topic, 2) == {p: links[(p, at)] for p, at in inside.items()}
+
+    # And forward again from inside topo's copies (records written after MM2 stopped)
+    later = {p: max(upstream for (q, _at), upstream in links.items() if q == p) for p in (0, 1)}
+    commit(src, group, topic, later)  # the last record of each partition not yet consumed
+    done = failover(topology, "--from", "src", "--to", "dst", "--group", group)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert committed(dst, group, f"src.{topic}", 2) == {
+        p: _copy_of_next(links, p, later[p]) for p in (0, 1)
+    }

@@ -21,7 +21,7 @@ import pytest
 from topology import analysis
 from topology.errors import ActiveGroupError, KafkaUnavailableError, TopoError
 from topology.kafka.offsets import GroupState
-from topology.mm2 import wire
+from topology.mm2 import positions, wire
 from topology.model import Topology
 from topology.naming import checkpoints_topic, offset_syncs_topic, topo_checkpoints_topic
 from topology.observed import Cluster, Group, Topic
@@ -56,6 +56,7 @@ Committed = dict[tuple[str, int], int]
 class Partition:
     records: list[Stamps]
     base: int = 0  # the log start offset
+    markers: frozenset[int] = frozenset()  # offsets without a record (transaction markers)
 
     @property
     def end(self) -> int:
@@ -84,24 +85,31 @@ class FakeReader:
         return found.base, found.end
 
     def first_stamped(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
     ) -> tuple[int, int] | None:
         found = self.cluster.topics[topic][partition]
-        for at in range(max(offset, found.base), found.end):
+        end = found.end if before is None else min(before, found.end)
+        for at in range(max(offset, found.base), end):
             stamps = found.records[at - found.base]
             if cluster in stamps:
                 return at, stamps[cluster]
         return None
 
     def last_stamped_before(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, after: int | None = None
     ) -> tuple[int, int] | None:
         found = self.cluster.topics[topic][partition]
-        for at in range(min(offset, found.end) - 1, found.base - 1, -1):
+        low = found.base if after is None else max(found.base, after + 1)
+        for at in range(min(offset, found.end) - 1, low - 1, -1):
             stamps = found.records[at - found.base]
             if cluster in stamps:
                 return at, stamps[cluster]
         return None
+
+    def offsets(self, topic: str, partition: int, start: int, end: int) -> list[int]:
+        found = self.cluster.topics[topic][partition]
+        wanted = range(max(start, found.base), min(end, found.end))
+        return [at for at in wanted if at not in found.markers]
 
 
 class FakeGroups:
@@ -178,6 +186,17 @@ class FakeKafka:
         decoded = (checkpoints.decode_progress(value) for _key, value in log)
         return checkpoints.latest_progress((p for p in decoded if p is not None), flow)
 
+    def read_mm2_syncs(self, config: dict[str, str], topic: str) -> list[wire.OffsetSync]:
+        log = self._cluster("read_mm2_syncs", config).logs.get(topic, [])
+        decoded = (wire.decode_offset_sync(key, value) for key, value in log)
+        return [sync for sync in decoded if sync is not None]
+
+    def read_mm2_resumes(self, config: dict[str, str], source: str) -> Committed:
+        log = self._cluster("read_mm2_resumes", config).logs.get(
+            positions.offsets_topic(source), []
+        )
+        return positions.resume_positions(log, source)
+
     def reader(self, config: dict[str, str]) -> FakeReader:
         made = FakeReader(self._cluster("reader", config))
         self.readers.append(made)
@@ -246,8 +265,10 @@ def world(progressed: tuple[int, int] = (10, 27)) -> FakeKafka:
     return FakeKafka({"east": east, "west": west})
 
 
-def offsets(kafka: FakeKafka, lines: list[str] | None = None) -> Offsets:
-    return Offsets(topology(), CONFIGS, (lines if lines is not None else []).append, kafka)
+def offsets(kafka: FakeKafka, lines: list[str] | None = None, source: str = TOPOLOGY) -> Offsets:
+    result = analysis.analyse(source, "t.yaml")
+    assert result.ok and result.topology is not None, result.diagnostics
+    return Offsets(result.topology, CONFIGS, (lines if lines is not None else []).append, kafka)
 
 
 def rows(move: Move) -> list[tuple[str, int, int, str | None, int | None, bool]]:
@@ -511,3 +532,81 @@ def test_a_round_writes_changed_checkpoints_and_syncs_idle_groups_forward() -> N
     assert kafka.commits == [("west", "billing", BILLING_ON_WEST)]
     again = keeper.run(clusters, lines.append)
     assert again.checkpoints == 0  # unchanged: nothing written twice
+
+
+# After a handover from MirrorMaker 2 (`start: mm2`): MM2's copies carry no stamps
+
+
+HANDED_OVER = TOPOLOGY.replace("replication_factor: 1}", "replication_factor: 1, start: mm2}")
+
+
+def handed_over(syncs: list[tuple[int, int]], source_markers: frozenset[int]) -> FakeKafka:
+    """east's orders [0] holds 0..13, with markers at 4 and 10 (`source_markers`). MM2 copied
+    0..6 to west 0..5 (`syncs` are the offset-syncs it wrote on east), committed 6 and stopped;
+    topo copied 7, 8, 9, 11, 12, 13 to west 6..11."""
+    east = FakeCluster(
+        topics={"orders": [Partition([{}] * 14, markers=source_markers)]},
+        committed={"billing": {("orders", 0): 5}},
+        logs={"mm2-offset-syncs.west.internal": [
+            wire.encode_offset_sync(wire.OffsetSync("orders", 0, u, d)) for u, d in syncs
+        ]},
+    )  # fmt: skip
+    mm2_copies: list[Stamps] = [{}] * 6
+    west = FakeCluster(
+        topics={"east.orders": [Partition([*mm2_copies, *copies(7, 8, 9, 11, 12, 13)])]},
+        committed={"billing": {("east.orders", 0): 3}},
+        logs={
+            PROGRESS: [checkpoints.encode_progress(Progress(FLOW, "orders", 0, 14))],
+            positions.offsets_topic("east"): [positions.offset_record("east", "orders", 0, 7)],
+        },
+    )
+    return FakeKafka({"east": east, "west": west})
+
+
+def test_a_group_fails_over_exactly_into_the_copies_mm2_made_before_the_handover() -> None:
+    """billing committed 5 on east: its first unconsumed record is east's 5, which MM2 copied
+    to west's 4 (east's 4 is a marker). MM2 synced 0 and 6 only (the sync after the marker was
+    replaced by a later one): east's records between them settle it."""
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
+    [move] = offsets(kafka, source=HANDED_OVER).failover("east", "west", ["billing"], False)
+    assert rows(move) == [("orders", 0, 5, "east.orders", 4, True)]
+    assert move.rows[0].exact and kafka.commits == [("west", "billing", {("east.orders", 0): 4})]
+    # back: billing read west's 0..2 (east's 0..2); west's 3 (east's 3) is the first it has not
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
+    [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
+    assert rows(back) == [("east.orders", 0, 3, "orders", 3, True)]
+
+
+def test_a_group_at_mm2s_last_copy_and_in_topos_first_resumes_exactly() -> None:
+    kafka = handed_over([(0, 0), (5, 4)], frozenset({4, 10}))
+    kafka.clusters["east"].committed["billing"] = {("orders", 0): 7}  # topo's first copy next
+    [move] = offsets(kafka, source=HANDED_OVER).failover("east", "west", ["billing"], False)
+    assert [r.position for r in move.rows] == [6]
+    kafka = handed_over([(0, 0), (5, 4)], frozenset({4, 10}))
+    kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 6}  # read MM2's last
+    [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
+    assert [r.position for r in back.rows] == [7]
+
+
+def test_where_mm2s_copies_do_not_tell_the_group_reads_them_again_rather_than_skip() -> None:
+    """east was compacted since MM2 copied it (the records between MM2's syncs are fewer than
+    its copies there): the group resumes at the last copy known to come before its record."""
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({2, 4, 10}))
+    [move] = offsets(kafka, source=HANDED_OVER).failover("east", "west", ["billing"], False)
+    assert [r.position for r in move.rows] == [1]  # after the copy of 0: 1..3 read again
+    assert not move.rows[0].exact and "MirrorMaker 2 copied the records here" in str(
+        move.rows[0].note
+    )
+    assert move.committed  # inexact is said, not refused: nothing is skipped
+    # back from inside those copies: after the last copy known to have been consumed
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({2, 4, 10}))
+    kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 3}
+    [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
+    assert [(r.position, r.exact) for r in back.rows] == [(1, False)]
+
+
+def test_without_start_mm2_the_copies_before_topos_are_not_looked_up_in_mm2s_syncs() -> None:
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
+    [move] = offsets(kafka).failover("east", "west", ["billing"], False)
+    assert [r.position for r in move.rows] == [0]  # the whole stretch read again
+    assert not [call for call in kafka.calls if call[0].startswith("read_mm2")]

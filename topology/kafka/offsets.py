@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient
 from topology.errors import ActiveGroupError, KafkaUnavailableError, TopicNotFoundError
 from topology.jobs import OFFSETS_HEADER, hop_offsets
 from topology.kafka import client, records
+from topology.mm2 import wire
 from topology.naming import OFFSETS_GROUPS
 from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
@@ -60,20 +61,25 @@ class PartitionReader:
         return int(low), int(high)
 
     def first_stamped(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
     ) -> tuple[int, int] | None:
         """The first record at or after `offset` copied from `cluster`: (its offset here, its
-        offset on `cluster`), or None when none is there up to the end."""
-        for message_offset, stamps in self._read(topic, partition, offset, None):
+        offset on `cluster`), or None when none is there up to the end (or `before`)."""
+        if before is not None and before <= offset:
+            return None
+        for message_offset, stamps in self._read(topic, partition, offset, before):
             if cluster in stamps:
                 return message_offset, stamps[cluster]
         return None
 
     def last_stamped_before(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, after: int | None = None
     ) -> tuple[int, int] | None:
-        """The last record before `offset` copied from `cluster`, or None back to the start."""
+        """The last record before `offset` copied from `cluster`, or None back to the start
+        (or back to just after `after`)."""
         low, _high = self.bounds(topic, partition)
+        if after is not None:
+            low = max(low, after + 1)
         end = offset
         while end > low:
             start = max(low, end - BACK_STEP)
@@ -83,6 +89,12 @@ class PartitionReader:
                 return found[-1]
             end = start
         return None
+
+    def offsets(self, topic: str, partition: int, start: int, end: int) -> list[int]:
+        """The offsets of the committed records from `start` to before `end`."""
+        if end <= start:
+            return []
+        return [offset for offset, _stamps in self._read(topic, partition, start, end)]
 
     def _read(
         self, topic: str, partition: int, start: int, end: int | None
@@ -181,6 +193,16 @@ def read_log(config: dict[str, str], topic: str) -> list[bytes | None]:
         return [record.value for record in records.read_topic(config, topic)]
     except TopicNotFoundError:
         return []
+
+
+def read_mm2_syncs(config: dict[str, str], topic: str) -> list[wire.OffsetSync]:
+    """MM2's offset-syncs in `topic`, in the order it wrote them; [] when it is missing."""
+    try:
+        found = records.read_topic(config, topic)
+    except TopicNotFoundError:
+        return []
+    syncs = (wire.decode_offset_sync(record.key, record.value) for record in found)
+    return [sync for sync in syncs if sync is not None]
 
 
 def read_checkpoints(config: dict[str, str], topic: str) -> dict[CheckpointKey, Checkpoint]:

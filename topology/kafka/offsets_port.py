@@ -1,10 +1,11 @@
 """The Kafka implementation of `topology.ops.ports.OffsetsAdapter`: each method one call of
-`inventory` or `offsets`, with the same arguments. (Structural: this package never imports the
-application layer, so the protocol is not named here; mypy checks the match where the
-application layer is given a `KafkaOffsets`.)"""
+`inventory`, `offsets` or `mm2_state`, with the same arguments. (Structural: this package
+never imports the application layer, so the protocol is not named here; mypy checks the match
+where the application layer is given a `KafkaOffsets`.)"""
 
 from topology import observed
-from topology.kafka import inventory, offsets
+from topology.kafka import inventory, mm2_state, offsets
+from topology.mm2 import wire
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 
@@ -23,6 +24,12 @@ class KafkaOffsets:
         self, config: dict[str, str], topic: str, flow: str
     ) -> dict[tuple[str, int], int]:
         return offsets.read_progress(config, topic, flow)
+
+    def read_mm2_syncs(self, config: dict[str, str], topic: str) -> list[wire.OffsetSync]:
+        return offsets.read_mm2_syncs(config, topic)
+
+    def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:
+        return mm2_state.resumes(config, source, timeout=30)
 
     def reader(self, config: dict[str, str]) -> offsets.PartitionReader:
         return offsets.PartitionReader(config)

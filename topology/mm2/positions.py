@@ -29,6 +29,12 @@ def offsets_topic(source: str) -> str:
     return f"mm2-offsets.{source}.internal"
 
 
+def offset_syncs_topic(target: str) -> str:
+    """MM2's default offset-syncs topic of the flows to `target`, on their source cluster
+    (`offset-syncs.topic.location=source`): topology/mm2/wire.py says what its records hold."""
+    return f"mm2-offset-syncs.{target}.internal"
+
+
 def offset_record(source: str, topic: str, partition: int, next_offset: int) -> tuple[bytes, bytes]:
     """The record MM2's worker reads to resume copying `topic` [`partition`] of `source` at
     `next_offset`: byte for byte what its source connector commits (Connect's JsonConverter,

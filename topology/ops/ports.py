@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from topology import observed
+from topology.mm2.wire import OffsetSync
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 
@@ -28,16 +29,22 @@ class ReaderLike(Protocol):
         ...
 
     def first_stamped(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
     ) -> tuple[int, int] | None:
         """The first record at or after `offset` copied from `cluster`: (its offset here, its
-        offset on `cluster`), or None up to the end."""
+        offset on `cluster`), or None up to the end (or up to `before`, when given)."""
         ...
 
     def last_stamped_before(
-        self, topic: str, partition: int, offset: int, cluster: str
+        self, topic: str, partition: int, offset: int, cluster: str, after: int | None = None
     ) -> tuple[int, int] | None:
-        """The last record before `offset` copied from `cluster`, or None back to the start."""
+        """The last record before `offset` copied from `cluster`, or None back to the start
+        (or back to just after `after`, when given)."""
+        ...
+
+    def offsets(self, topic: str, partition: int, start: int, end: int) -> list[int]:
+        """The offsets of the records from `start` to before `end` (committed ones only:
+        transaction markers and aborted records have none)."""
         ...
 
 
@@ -81,6 +88,15 @@ class OffsetsAdapter(Protocol):
         self, config: dict[str, str], topic: str, flow: str
     ) -> dict[tuple[str, int], int]:
         """How far `flow` has processed each source (topic, partition), from its progress log."""
+        ...
+
+    def read_mm2_syncs(self, config: dict[str, str], topic: str) -> list[OffsetSync]:
+        """MM2's offset-syncs in a topic, in the order it wrote them; [] when it is missing."""
+        ...
+
+    def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:
+        """Where MM2 resumes each partition of `source` it copied, by its offsets topic on
+        this cluster (topology/mm2/positions.py); {} when it has none."""
         ...
 
     def reader(self, config: dict[str, str]) -> ReaderLike: ...

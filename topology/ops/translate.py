@@ -11,11 +11,14 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from topology import observed
+from topology.mm2.positions import offset_syncs_topic as mm2_offset_syncs_topic
+from topology.mm2.wire import OffsetSync
 from topology.model import Topology
 from topology.naming import offset_syncs_topic
 from topology.offsets import search
 from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
-from topology.ops.ports import OffsetsAdapter, ReaderLike
+from topology.ops.mm2_copies import Known, Mm2Copies, Stretch, Unsure, settled, stretches
+from topology.ops.ports import OffsetsAdapter
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,12 @@ class Translation:
         return asdict(self)
 
 
+_MM2_UNTOLD = (
+    "MirrorMaker 2 copied the records here and its offset-syncs do not tell which each is "
+    "(docs/offsets.md): the group may read some again"
+)
+
+
 class Translator:
     """Translates offsets between the clusters of one topology; keeps its readers open."""
 
@@ -50,9 +59,14 @@ class Translator:
         self.clusters = clusters
         self.configs = configs
         self.adapter = adapter
-        self._readers: dict[str, ReaderLike] = {}
+        self._readers: dict[str, Mm2Copies] = {}
         self._progress: dict[str, dict[tuple[str, int], int]] = {}
         self._routes: dict[tuple[str, str, str], Route | str | None] = {}
+        # The hop that copies each (source cluster, target cluster, target topic), as routed
+        self._hops: dict[tuple[str, str, str], Hop] = {}
+        self._syncs: dict[str, list[OffsetSync]] = {}  # per edge that took over from MM2
+        self._resumes: dict[str, dict[tuple[str, int], int]] = {}
+        self._stretches: dict[tuple[str, str, int, str], list[Known]] = {}
 
     def close(self) -> None:
         for reader in self._readers.values():
@@ -79,7 +93,10 @@ class Translator:
         key = (origin, topic, destination)
         if key not in self._routes:
             try:
-                self._routes[key] = route(self.topology, self.clusters, origin, topic, destination)
+                found = route(self.topology, self.clusters, origin, topic, destination)
+                self._routes[key] = found
+                for hop in (*found.forward, *found.backward):
+                    self._hops[(hop.source, hop.target, hop.target_topic)] = hop
             except Unstamped as problem:
                 self._routes[key] = str(problem)
             except NoRoute:
@@ -95,8 +112,13 @@ class Translator:
                             note=f"{linked.destination_topic} [{partition}] is not on "
                                  f"{linked.destination} yet")  # fmt: skip
         if not linked.forward:
-            return replace(base, position=self._upstream(linked, partition, offset))
+            return self._failback(base, linked, partition, offset)
         position, replicated, note = self._downstream(linked, partition, offset)
+        if self._took_over(linked.forward[-1]) and not self._told_around(
+            linked, partition, position
+        ):
+            note = _MM2_UNTOLD if note is None else f"{note}; {_MM2_UNTOLD}"
+            return replace(base, position=position, exact=False, replicated=replicated, note=note)
         window = self._upstream_window(linked, partition, offset) if linked.backward else None
         if window is not None and window[1] is None:
             # None of the destination's own records after the group's position has reached the
@@ -149,10 +171,35 @@ class Translator:
         found = reader.first_stamped(topic, partition, position, linked.origin)
         return found[0] if found is not None else reader.bounds(topic, partition)[1]
 
-    def _upstream(self, linked: Route, partition: int, offset: int) -> int | None:
-        """The position on the destination for a backward route (failback)."""
+    def _failback(
+        self, base: Translation, linked: Route, partition: int, offset: int
+    ) -> Translation:
+        """The translation for a backward route. Where the group's first unconsumed record on
+        the origin is a copy MM2 made that its syncs do not tell, it resumes after the last
+        copy it consumed that they do tell (re-reading rather than skipping)."""
         start, _end = self.reader(linked.destination).bounds(linked.destination_topic, partition)
-        return search.upstream_position(offset, *self._back_probes(linked, partition), start)
+        probes = self._back_probes(linked, partition)
+        hop = linked.backward[-1]
+        if self._took_over(hop) and not self.reader(linked.origin).told(
+            linked.topic, partition, hop.source, offset
+        ):
+            earliest, _latest = search.upstream_window(offset, *probes)
+            position = earliest if earliest is not None else start
+            return replace(base, position=position, exact=False, note=_MM2_UNTOLD)
+        return replace(base, position=search.upstream_position(offset, *probes, start))
+
+    def _took_over(self, hop: Hop) -> bool:
+        """Whether the hop's flow took over from MM2, so unstamped copies there are MM2's."""
+        return self.topology.edge(hop.edge).settings.start == "mm2"
+
+    def _told_around(self, linked: Route, partition: int, position: int) -> bool:
+        """Whether the copies on each side of `position` (the last one the group consumed and
+        the first one it did not) are known: the position is then exact."""
+        reader = self.reader(linked.destination)
+        topic, origin = linked.destination_topic, linked.origin
+        low, high = reader.bounds(topic, partition)
+        before = position <= low or reader.told(topic, partition, origin, position - 1)
+        return before and (position >= high or reader.told(topic, partition, origin, position))
 
     def _upstream_window(
         self, linked: Route, partition: int, offset: int
@@ -168,10 +215,62 @@ class Translator:
             lambda at: reader.last_stamped_before(topic, partition, at, upstream),
         )
 
-    def reader(self, cluster: str) -> ReaderLike:
+    def reader(self, cluster: str) -> Mm2Copies:
+        """The cluster's reader, which also sees the copies MM2 made before a flow to it took
+        over (topology/ops/mm2_copies.py)."""
         if cluster not in self._readers:
-            self._readers[cluster] = self.adapter.reader(self.configs[cluster])
+            inner = self.adapter.reader(self.configs[cluster])
+
+            def lookup(topic: str, partition: int, stamped: str) -> list[Known]:
+                return self._mm2(cluster, topic, partition, stamped)
+
+            def settle(topic: str, partition: int, stamped: str, unsure: Unsure) -> list[Stretch]:
+                hop = self._hops[(stamped, cluster, topic)]
+                source = self.reader(stamped).reader
+                read = source.offsets(hop.source_topic, partition, unsure.after + 1, unsure.before)
+                return settled(unsure, read)
+
+            self._readers[cluster] = Mm2Copies(inner, lookup, settle)
         return self._readers[cluster]
+
+    def _mm2(self, cluster: str, topic: str, partition: int, source: str) -> list[Known]:
+        """MM2's exact stretches in `topic` [`partition`] on `cluster` copied from `source`,
+        when the flow between them took over from MM2 (`start: mm2`); [] otherwise."""
+        key = (cluster, topic, partition, source)
+        if key in self._stretches:
+            return self._stretches[key]
+        hop = self._hops.get((source, cluster, topic))
+        self._stretches[key] = []
+        if hop is None or self.topology.edge(hop.edge).settings.start != "mm2":
+            return []
+        if hop.edge not in self._syncs:
+            log = mm2_offset_syncs_topic(cluster)
+            self._syncs[hop.edge] = self.adapter.read_mm2_syncs(self.configs[source], log)
+            self._resumes[hop.edge] = self.adapter.read_mm2_resumes(self.configs[cluster], source)
+        syncs = [(s.upstream_offset, s.downstream_offset) for s in self._syncs[hop.edge]
+                 if (s.topic, s.partition) == (hop.source_topic, partition)]  # fmt: skip
+        if not syncs:
+            return []
+        self._stretches[key] = stretches(syncs, self._last_copy(hop, partition, syncs))
+        return self._stretches[key]
+
+    def _last_copy(
+        self, hop: Hop, partition: int, syncs: list[tuple[int, int]]
+    ) -> tuple[int, int] | None:
+        """(source offset, target offset) of the last record MM2 copied before topo took over:
+        MM2's committed position, and just before topo's first copy after MM2's last sync (or
+        the partition's end, when topo has processed the partition and copied nothing)."""
+        resume = self._resumes[hop.edge].get((hop.source_topic, partition))
+        if resume is None:
+            return None
+        inner = self._readers[hop.target].reader
+        newest = max(downstream for _upstream, downstream in syncs)
+        first = inner.first_stamped(hop.target_topic, partition, newest, hop.source)
+        if first is not None:
+            return resume - 1, first[0] - 1
+        if (hop.source_topic, partition) in self.progress(hop):
+            return resume - 1, inner.bounds(hop.target_topic, partition)[1] - 1
+        return None
 
     def progress(self, hop: Hop) -> dict[tuple[str, int], int]:
         """How far the hop's flow has processed each source partition, from its progress log."""
