@@ -293,6 +293,15 @@ def _links(src: dict[str, str], dst: dict[str, str], topic: str) -> dict[tuple[i
     return found
 
 
+def _mm2_checkpoints(topology: Topology, group: str) -> dict[int, int]:
+    """`topo offsets --json`'s MM2 column for `group`, from src to dst, by partition."""
+    shown = run_topo("offsets", str(topology.file), "--group", group, "--from", "src",
+                     "--to", "dst", "--json")  # fmt: skip
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    [move] = json.loads(shown.stdout)["groups"]
+    return {row["partition"]: row["mm2_checkpoint"] for row in move["partitions"]}
+
+
 def _copy_of_next(links: dict[tuple[int, int], int], partition: int, offset: int) -> int:
     """Where on dst a group resumes that committed `offset` on src: the copy of the first
     record at or after it (a committed offset may be a transaction marker's)."""
@@ -325,13 +334,18 @@ def test_a_group_moves_exactly_across_the_copies_mm2_made_and_topos(
         mm2.stop()
     records.produce(src, [Record(topic, i % 2, f"after-{i}".encode(), b"a", (), RECENT_MS + i)
                           for i in range(10)])  # fmt: skip
+    before = _mm2_checkpoints(topology, group)  # MM2's own, in its checkpoints topic on dst
     topology.apply("--once")
     links = _links(src, dst, topic)
     exact = {p: _copy_of_next(links, p, half[p]) for p in (0, 1)}
     # MM2's own translation never skips a record: at or before the exact one
-    assert all(by_mm2[p] <= exact[p] for p in (0, 1)), (by_mm2, exact)
-    # topo's offset sync moved the idle group forward on dst, to exactly its next record
+    assert all(by_mm2[p] <= exact[p] and before[p] <= exact[p] for p in (0, 1)), (by_mm2, exact)
+    # topo's offset sync moved the idle group forward on dst, to exactly its next record, and
+    # its round wrote that to MM2's checkpoints topic too, for MM2's client to read
     assert committed(dst, group, f"src.{topic}", 2) == exact
+    assert _mm2_checkpoints(topology, group) == exact
+    shown = run_topo("offsets", str(topology.file), "--group", group, "--from", "src")
+    assert "MM2 checkpoint" in shown.stdout, shown.stdout + shown.stderr
 
     # Back to src from inside MM2's copies: the first record not consumed on dst is its copy
     inside = {0: exact[0] + 2, 1: exact[1] + 1}

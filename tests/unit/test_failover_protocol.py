@@ -29,6 +29,7 @@ from topology.offsets import checkpoints
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey, Progress
 from topology.ops.failover import Move, Offsets
 from topology.ops.rounds import Checkpointer
+from topology.render.offsets import moves_text
 
 TOPOLOGY = """
 version: 1
@@ -190,6 +191,13 @@ class FakeKafka:
         log = self._cluster("read_mm2_syncs", config).logs.get(topic, [])
         decoded = (wire.decode_offset_sync(key, value) for key, value in log)
         return [sync for sync in decoded if sync is not None]
+
+    def read_mm2_checkpoints(
+        self, config: dict[str, str], topic: str
+    ) -> dict[tuple[str, str, int], wire.Checkpoint]:
+        log = self._cluster("read_mm2_checkpoints", config).logs.get(topic, [])
+        decoded = (wire.decode_checkpoint(key, value) for key, value in log)
+        return {(c.group, c.topic, c.partition): c for c in decoded if c is not None}
 
     def read_mm2_resumes(self, config: dict[str, str], source: str) -> Committed:
         log = self._cluster("read_mm2_resumes", config).logs.get(
@@ -609,4 +617,20 @@ def test_without_start_mm2_the_copies_before_topos_are_not_looked_up_in_mm2s_syn
     kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
     [move] = offsets(kafka).failover("east", "west", ["billing"], False)
     assert [r.position for r in move.rows] == [0]  # the whole stretch read again
-    assert not [call for call in kafka.calls if call[0].startswith("read_mm2")]
+    assert not [c for c in kafka.calls if c[0] in ("read_mm2_syncs", "read_mm2_resumes")]
+
+
+def test_mm2s_answer_is_shown_beside_topos_from_its_checkpoints_topic() -> None:
+    """MM2's checkpoint of billing on west (what RemoteClusterUtils answers) said 3 for
+    east.orders [0], then 4: the newest is shown beside topo's exact 5; [1] has none."""
+    kafka = world()
+    kafka.clusters["west"].logs[MM2_CHECKPOINTS] = [
+        wire.encode_checkpoint(wire.Checkpoint("billing", "east.orders", 0, 5, downstream))
+        for downstream in (3, 4)
+    ]
+    [move] = offsets(kafka).show(["billing"], "east", "west")
+    assert [(r.position, r.mm2_checkpoint) for r in move.rows] == [(5, 4), (105, None)]
+    text = moves_text([move.to_dict()], False)
+    assert "MM2 checkpoint" in text.splitlines()[1]
+    # on east, offset, on west, translated, there now, MM2 checkpoint
+    assert [line.split()[7] for line in text.splitlines()[2:4]] == ["4", "-"]

@@ -205,6 +205,22 @@ def read_mm2_syncs(config: dict[str, str], topic: str) -> list[wire.OffsetSync]:
     return [sync for sync in syncs if sync is not None]
 
 
+def read_mm2_checkpoints(
+    config: dict[str, str], topic: str
+) -> dict[tuple[str, str, int], wire.Checkpoint]:
+    """The newest checkpoint in MM2's format per (group, topic, partition) in `topic`."""
+    try:
+        found = records.read_topic(config, topic)
+    except TopicNotFoundError:
+        return {}
+    newest = {}
+    for record in found:
+        checkpoint = wire.decode_checkpoint(record.key, record.value)
+        if checkpoint is not None:
+            newest[(checkpoint.group, checkpoint.topic, checkpoint.partition)] = checkpoint
+    return newest
+
+
 def read_checkpoints(config: dict[str, str], topic: str) -> dict[CheckpointKey, Checkpoint]:
     """The latest checkpoint of each group, topic and partition in a checkpoints topic."""
     found = (checkpoints.decode_checkpoint(value) for value in read_log(config, topic))

@@ -28,6 +28,11 @@ class KafkaOffsets:
     def read_mm2_syncs(self, config: dict[str, str], topic: str) -> list[wire.OffsetSync]:
         return offsets.read_mm2_syncs(config, topic)
 
+    def read_mm2_checkpoints(
+        self, config: dict[str, str], topic: str
+    ) -> dict[tuple[str, str, int], wire.Checkpoint]:
+        return offsets.read_mm2_checkpoints(config, topic)
+
     def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:
         return mm2_state.resumes(config, source, timeout=30)
 

@@ -10,7 +10,7 @@ prints. The clusters are read and written through an injected `ports.OffsetsAdap
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from topology import observed
@@ -173,9 +173,29 @@ class Offsets:
                 rows = translator.translate(group, origin, destination, committed)
                 current = dict(here[group].offsets) if group in here else {}
                 moves.append(Move(group, origin, destination, "live", rows, current))
-            return moves
         finally:
             translator.close()
+        return self._beside_mm2s(moves, origin, destination)
+
+    def _beside_mm2s(self, moves: list[Move], origin: str, destination: str) -> list[Move]:
+        """`moves` with MM2's answer beside topo's: the newest checkpoint in MM2's format for
+        each row, where a flow from `origin` to `destination` has MM2's checkpoints topic."""
+        edge = next(
+            (e for e in self.topology.edges() if (e.source, e.target) == (origin, destination)),
+            None,
+        )
+        if edge is None or not any(move.rows for move in moves):
+            return moves
+        topic = checkpoints_topic(origin, edge.settings.separator)
+        found = self.adapter.read_mm2_checkpoints(self.configs[destination], topic)
+        for move in moves:
+            move.rows = [
+                replace(row, mm2_checkpoint=written.downstream_offset)
+                if (written := found.get((row.group, row.destination_topic or "", row.partition)))
+                else row
+                for row in move.rows
+            ]
+        return moves
 
     def _committed(self, cluster: str, group: str) -> dict[tuple[str, int], int]:
         found = self.clusters[cluster].groups.get(group)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from topology import observed
+from topology.mm2.wire import Checkpoint as MM2Checkpoint
 from topology.mm2.wire import OffsetSync
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
@@ -92,6 +93,13 @@ class OffsetsAdapter(Protocol):
 
     def read_mm2_syncs(self, config: dict[str, str], topic: str) -> list[OffsetSync]:
         """MM2's offset-syncs in a topic, in the order it wrote them; [] when it is missing."""
+        ...
+
+    def read_mm2_checkpoints(
+        self, config: dict[str, str], topic: str
+    ) -> dict[tuple[str, str, int], MM2Checkpoint]:
+        """The newest checkpoint in MM2's format per (group, topic, partition) in a topic; {}
+        when it is missing."""
         ...
 
     def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:

@@ -34,6 +34,9 @@ class Translation:
     exact: bool = True
     replicated: bool = True  # every record before `offset` that flows there has arrived
     note: str | None = None
+    # The newest checkpoint in MM2's format on the destination for this group and partition:
+    # what MM2's RemoteClusterUtils.translateOffsets answers now (written by MM2, or by topo)
+    mm2_checkpoint: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -261,10 +264,10 @@ class Translator:
         MM2's committed position, and just before topo's first copy after MM2's last sync (or
         the partition's end, when topo has processed the partition and copied nothing)."""
         resume = self._resumes[hop.edge].get((hop.source_topic, partition))
-        if resume is None:
-            return None
+        newest_up, newest = max(syncs, key=lambda sync: sync[1])
+        if resume is None or resume - 1 < newest_up:
+            return None  # none, or behind a copy MM2 made (it did not stop cleanly)
         inner = self._readers[hop.target].reader
-        newest = max(downstream for _upstream, downstream in syncs)
         first = inner.first_stamped(hop.target_topic, partition, newest, hop.source)
         if first is not None:
             return resume - 1, first[0] - 1

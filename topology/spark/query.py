@@ -27,6 +27,7 @@ from topology.telemetry.names import LATENCY_BUCKETS
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
+SIZE_COLUMN = "topo_size"  # each record's key and value bytes, for the observed figures
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
 REAL_TIME_CHECKPOINT = "5 seconds"  # real-time mode's batch: progress checkpoint interval
 OBSERVED_TOPICS_MAX = 50  # a query of more topics has its figures per flow, not per topic
@@ -88,11 +89,16 @@ def observed_figures(
     """The figures to observe over `records` (and `records` with what they need): when
     `detailed`, OBSERVED_FIGURES alone, topo's `CopyFigures` aggregate (its Java source says what
     it holds; topology/telemetry/figures.py reads it); otherwise the records and their bytes."""
+    # A column, not an expression of the aggregates: Spark folds it into the projection that
+    # makes the copy, which reads each key and value once for both; evaluated by an aggregate,
+    # each record's key and value would be copied out of the row again just to be measured.
     size = F.coalesce(F.length("key"), F.lit(0)) + F.coalesce(F.length("value"), F.lit(0))
+    records = records.withColumn(SIZE_COLUMN, size.cast("long"))
+    size = F.col(SIZE_COLUMN)
     if not detailed:
         return records, [
             F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
-            F.sum(size).cast("long").alias(figures.OBSERVED_BYTES),
+            F.sum(size).alias(figures.OBSERVED_BYTES),
         ]
     topics = observed_topics(topic_map)
     if len(topics) > OBSERVED_TOPICS_MAX:
@@ -105,9 +111,7 @@ def observed_figures(
     else:
         index = F.lit(-1)
     aggregate = _copy_figures(records.sparkSession, len(topics))
-    found = F.call_function(
-        aggregate, index.cast("int"), size.cast("long"), F.col("timestamp_ms").cast("long")
-    )
+    found = F.call_function(aggregate, index.cast("int"), size, F.col("timestamp_ms"))
     return records, [found.alias(figures.OBSERVED_FIGURES)]
 
 
