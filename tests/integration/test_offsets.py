@@ -228,13 +228,16 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     latest = {(c["group"], c["partition"]): c for c in checkpoints if c["topic"] == plain}
     assert latest[(g["rewound"], 1)]["upstream_offset"] == 5
     assert latest[(g["rewound"], 1)]["downstream_offset"] == 5
-    # The same checkpoints, one for one and in order, in MM2's format under MM2's name.
+    # The same checkpoints, one for one and in order, in MM2's format under MM2's name (this
+    # test's groups: the topic is the session's, where a real MM2 also wrote its own).
+    mine = set(g.values())
     as_mm2 = [wire.decode_checkpoint(r.key, r.value)
               for r in records.read_topic(dst, "src.checkpoints.internal")]  # fmt: skip
-    assert as_mm2 == [
+    assert [c for c in as_mm2 if c is not None and c.group in mine] == [
         wire.Checkpoint(c["group"], c["target_topic"], c["partition"], c["upstream_offset"],
                         c["downstream_offset"])
         for c in checkpoints
+        if c["group"] in mine
     ]  # fmt: skip
 
     shown = run_topo("offsets", str(topology.file), "--group", g["txn"], "--json")

@@ -596,6 +596,22 @@ def test_a_group_at_mm2s_last_copy_and_in_topos_first_resumes_exactly() -> None:
     assert [r.position for r in back.rows] == [7]
 
 
+def test_mm2s_position_overwritten_by_topo_export_does_not_mislead_the_translation() -> None:
+    """`topo export mm2 --positions` wrote topo's position (12) over MM2's: MM2's last copy is
+    still known as the one before topo's first (the copy at 5 is of 6, not of 11), and a
+    group yet to read it fails back to it, exactly; a group at the end, after the last copy."""
+    kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
+    kafka.clusters["west"].logs[positions.offsets_topic("east")].append(
+        positions.offset_record("east", "orders", 0, 12)
+    )
+    kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 5}  # MM2's last next
+    [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
+    assert [(r.position, r.exact) for r in back.rows] == [(6, True)]
+    kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 12}  # caught up
+    [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
+    assert [(r.position, r.exact) for r in back.rows] == [(14, True)]
+
+
 def test_where_mm2s_copies_do_not_tell_the_group_reads_them_again_rather_than_skip() -> None:
     """east was compacted since MM2 copied it (the records between MM2's syncs are fewer than
     its copies there): the group resumes at the last copy known to come before its record."""

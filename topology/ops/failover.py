@@ -164,7 +164,8 @@ class Offsets:
                 f"{origin} cannot be reached; using the checkpoints its flow to {destination} wrote"
             )
             written = list(self._checkpoints(origin, destination).values())
-            return [self._from_checkpoints(g, origin, destination, written, here) for g in groups]
+            found = [self._from_checkpoints(g, origin, destination, written, here) for g in groups]
+            return self._beside_mm2s(found, origin, destination)
         translator = Translator(self.topology, self.clusters, self.configs, self.adapter)
         try:
             moves = []

@@ -13,12 +13,15 @@ record's. What is known, then, between two consecutive syncs (u1, d1) and (u2, d
   left fewer copies than offsets; MM2 replays only after a restart, which it syncs);
 - otherwise, the copies d1+1 .. d2-1 are of the records MM2 read between u1 and u2, in order,
   whichever they were: `Unsure`. Reading the source there (read_committed, as MM2 reads when
-  topo exported its configuration) settles it when it holds exactly that many records; when it
-  does not (a replay after a crash, a topic compacted since MM2 copied it, MM2 reading
+  topo exported its configuration) and the copies' offsets on the target (a transaction
+  marker there is no copy) settles it when there are as many records as copies; when there
+  are not (a replay after a crash, a topic compacted since MM2 copied it, MM2 reading
   uncommitted records), only the syncs themselves are known.
 
-The last record MM2 copied before it stopped closes its last stretch: MM2 committed its source
-offset, and topo's first copy follows it on the target.
+topo's first copy after MM2's last sync closes the last stretch like a sync: its stamp is as
+sure (not MM2's committed position, which `topo export mm2 --positions` may have rewritten).
+Where topo has copied nothing there yet, MM2's committed position and the partition's end
+bound an `Unsure` tail (`Tail`).
 
 `Mm2Copies` gives a partition reader (topology/ops/ports.py) those stamps, so the exact search
 of topology/offsets/search.py runs across MM2's copies and topo's alike. Where MM2's copies do
@@ -58,13 +61,26 @@ class Unsure:
 
 
 Known = Stretch | Unsure
+MARKERS_RUN = 16  # offsets looked past a transaction marker for the record after it
 
 
-def stretches(syncs: Sequence[tuple[int, int]], last: tuple[int, int] | None) -> list[Known]:
+@dataclass(frozen=True)
+class Tail:
+    """What follows MM2's last sync. `copied`: topo's first copy after it, at target offset
+    `start`, of source offset `upstream` (its stamp: as sure as a sync). Otherwise the
+    partition's end (`start`) and MM2's committed position (`upstream`): every copy before the
+    end is of a record before that position (MM2 stopped cleanly before topo took over)."""
+
+    start: int
+    upstream: int
+    copied: bool
+
+
+def stretches(syncs: Sequence[tuple[int, int]], tail: Tail | None = None) -> list[Known]:
     """What one partition's MM2 copies tell, in target order, from its offset-syncs as (source
-    offset, target offset) in the order MM2 wrote them, and `last`: the same pair for the last
-    record MM2 copied, when known."""
-    points = sorted(set(syncs) | ({last} if last is not None else set()), key=lambda p: p[1])
+    offset, target offset) in the order MM2 wrote them, closed by `tail` when known."""
+    pairs = set(syncs) | ({(tail.upstream, tail.start)} if tail and tail.copied else set())
+    points = sorted(pairs, key=lambda p: p[1])
     found: list[Known] = []
     for number, (upstream, downstream) in enumerate(points):
         if number > 0 and downstream == points[number - 1][1]:
@@ -76,6 +92,8 @@ def stretches(syncs: Sequence[tuple[int, int]], last: tuple[int, int] | None) ->
                 end = next_down  # one for one up to the next sync
             elif next_down - downstream > 1 and next_up > upstream:
                 unsure = Unsure(downstream + 1, next_down, upstream, next_up)
+        elif tail and not tail.copied and tail.start - downstream > 1 < tail.upstream - upstream:
+            unsure = Unsure(downstream + 1, tail.start, upstream, tail.upstream)
         last_one = found[-1] if found else None
         if (
             isinstance(last_one, Stretch)
@@ -90,14 +108,14 @@ def stretches(syncs: Sequence[tuple[int, int]], last: tuple[int, int] | None) ->
     return found
 
 
-def settled(unsure: Unsure, read: Sequence[int]) -> list[Stretch]:
-    """The stretches of `unsure` once the source offsets of the records there (`read`, in
-    order) are known; [] when there are not as many as the copies."""
-    if len(read) != unsure.end - unsure.start:
+def settled(read: Sequence[int], copies: Sequence[int]) -> list[Stretch]:
+    """An unsure stretch's stretches, once known: the source offsets of the records MM2 read
+    there (`read`, in order) and the target offsets of its copies (`copies`: a transaction
+    marker on the target has none), matched one for one; [] when there are not as many."""
+    if len(read) != len(copies):
         return []
     found: list[Stretch] = []
-    for index, upstream in enumerate(read):
-        target = unsure.start + index
+    for upstream, target in zip(read, copies, strict=True):
         if found and found[-1].end == target and found[-1].at(target) == upstream:
             found[-1] = Stretch(found[-1].start, target + 1, found[-1].upstream)
         else:
@@ -154,7 +172,13 @@ class Mm2Copies:
         )  # fmt: skip
         if stretch is not None and stretch.start <= offset:
             return True
-        return self.reader.first_stamped(topic, partition, offset, cluster, offset + 1) is not None
+        if self.reader.first_stamped(topic, partition, offset, cluster, offset + 1) is not None:
+            return True
+        if self.reader.offsets(topic, partition, offset, offset + 1):
+            return False  # a record here, whose source offset is not known
+        # no record at `offset` (a transaction marker): the group reads the next one first
+        following = self.reader.offsets(topic, partition, offset + 1, offset + 1 + MARKERS_RUN)
+        return bool(following) and self.told(topic, partition, cluster, following[0])
 
     def first_stamped(
         self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
@@ -166,7 +190,7 @@ class Mm2Copies:
         if stretch is None:
             return self.reader.first_stamped(topic, partition, offset, cluster, before)
         if stretch.start <= offset:
-            return offset, stretch.at(offset)
+            return None if before is not None and before <= offset else (offset, stretch.at(offset))
         # topo's copies before MM2's next one, if any (a handover back and forth)
         limit = stretch.start if before is None else min(before, stretch.start)
         found = self.reader.first_stamped(topic, partition, offset, cluster, limit)
@@ -186,6 +210,8 @@ class Mm2Copies:
         if stretch is None:
             return self.reader.last_stamped_before(topic, partition, offset, cluster, after)
         if offset <= stretch.end:
+            if after is not None and after >= offset - 1:
+                return None
             return offset - 1, stretch.at(offset - 1)
         mine = stretch.end - 1
         limit = mine if after is None else max(after, mine)

@@ -17,7 +17,7 @@ from topology.model import Topology
 from topology.naming import offset_syncs_topic
 from topology.offsets import search
 from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
-from topology.ops.mm2_copies import Known, Mm2Copies, Stretch, Unsure, settled, stretches
+from topology.ops.mm2_copies import Known, Mm2Copies, Stretch, Tail, Unsure, settled, stretches
 from topology.ops.ports import OffsetsAdapter
 
 
@@ -117,11 +117,11 @@ class Translator:
         if not linked.forward:
             return self._failback(base, linked, partition, offset)
         position, replicated, note = self._downstream(linked, partition, offset)
-        if self._took_over(linked.forward[-1]) and not self._told_around(
+        untold = self._took_over(linked.forward[-1]) and not self._told_around(
             linked, partition, position
-        ):
+        )
+        if untold:
             note = _MM2_UNTOLD if note is None else f"{note}; {_MM2_UNTOLD}"
-            return replace(base, position=position, exact=False, replicated=replicated, note=note)
         window = self._upstream_window(linked, partition, offset) if linked.backward else None
         if window is not None and window[1] is None:
             # None of the destination's own records after the group's position has reached the
@@ -129,15 +129,16 @@ class Translator:
             back = linked.backward[0]
             window = (window[0], self.progress(back).get((back.source_topic, partition)))
         if window is None or window == (None, None):  # no records of the destination's own
-            return replace(base, position=position, replicated=replicated, note=note)
+            return replace(base, position=position, exact=not untold, replicated=replicated,
+                           note=note)  # fmt: skip
         latest = self._latest(linked, partition, position)
         merged, repeats = search.merged_position((position, latest), window)
         if repeats:
             mixed = (f"both clusters write {linked.topic} and order it differently: the group "
                      f"may read up to {repeats} records again")  # fmt: skip
             note = mixed if note is None else f"{note}; {mixed}"
-        return replace(base, position=merged, exact=not repeats, replicated=replicated,
-                        note=note)  # fmt: skip
+        return replace(base, position=merged, exact=not repeats and not untold,
+                       replicated=replicated, note=note)  # fmt: skip
 
     def _downstream(
         self, linked: Route, partition: int, offset: int
@@ -183,8 +184,12 @@ class Translator:
         start, _end = self.reader(linked.destination).bounds(linked.destination_topic, partition)
         probes = self._back_probes(linked, partition)
         hop = linked.backward[-1]
-        if self._took_over(hop) and not self.reader(linked.origin).told(
-            linked.topic, partition, hop.source, offset
+        here = self.reader(linked.origin)
+        caught_up = offset >= here.bounds(linked.topic, partition)[1]
+        if (
+            self._took_over(hop)
+            and not caught_up
+            and not here.told(linked.topic, partition, hop.source, offset)
         ):
             earliest, _latest = search.upstream_window(offset, *probes)
             position = earliest if earliest is not None else start
@@ -231,7 +236,8 @@ class Translator:
                 hop = self._hops[(stamped, cluster, topic)]
                 source = self.reader(stamped).reader
                 read = source.offsets(hop.source_topic, partition, unsure.after + 1, unsure.before)
-                return settled(unsure, read)
+                copies = inner.offsets(topic, partition, unsure.start, unsure.end)
+                return settled(read, copies)
 
             self._readers[cluster] = Mm2Copies(inner, lookup, settle)
         return self._readers[cluster]
@@ -254,26 +260,23 @@ class Translator:
                  if (s.topic, s.partition) == (hop.source_topic, partition)]  # fmt: skip
         if not syncs:
             return []
-        self._stretches[key] = stretches(syncs, self._last_copy(hop, partition, syncs))
+        self._stretches[key] = stretches(syncs, self._tail(hop, partition, syncs))
         return self._stretches[key]
 
-    def _last_copy(
-        self, hop: Hop, partition: int, syncs: list[tuple[int, int]]
-    ) -> tuple[int, int] | None:
-        """(source offset, target offset) of the last record MM2 copied before topo took over:
-        MM2's committed position, and just before topo's first copy after MM2's last sync (or
-        the partition's end, when topo has processed the partition and copied nothing)."""
-        resume = self._resumes[hop.edge].get((hop.source_topic, partition))
-        newest_up, newest = max(syncs, key=lambda sync: sync[1])
-        if resume is None or resume - 1 < newest_up:
-            return None  # none, or behind a copy MM2 made (it did not stop cleanly)
+    def _tail(self, hop: Hop, partition: int, syncs: list[tuple[int, int]]) -> Tail | None:
+        """What closes MM2's last stretch: the first copy topo made after MM2's last sync (a
+        pair as sure as a sync: its stamp), or, when topo has processed the partition and
+        copied nothing there yet, the partition's end and MM2's committed position (the copies
+        before the end are of records before it)."""
+        newest = max(downstream for _upstream, downstream in syncs)
         inner = self._readers[hop.target].reader
         first = inner.first_stamped(hop.target_topic, partition, newest, hop.source)
         if first is not None:
-            return resume - 1, first[0] - 1
-        if (hop.source_topic, partition) in self.progress(hop):
-            return resume - 1, inner.bounds(hop.target_topic, partition)[1] - 1
-        return None
+            return Tail(first[0], first[1], copied=True)
+        resume = self._resumes[hop.edge].get((hop.source_topic, partition))
+        if resume is None or (hop.source_topic, partition) not in self.progress(hop):
+            return None
+        return Tail(inner.bounds(hop.target_topic, partition)[1], resume, copied=False)
 
     def progress(self, hop: Hop) -> dict[tuple[str, int], int]:
         """How far the hop's flow has processed each source partition, from its progress log."""
