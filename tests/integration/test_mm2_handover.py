@@ -8,7 +8,7 @@ value, headers, timestamp, partition), whichever replicator copied it."""
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +19,19 @@ from confluent_kafka.cimpl import NewTopic
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
-from tests.integration.test_offsets import commit, committed, consume_part, failover
-from tests.integration.test_replication import Topology, varied
+from tests.integration.test_offsets import (  # noqa: F401 (mm2_reads: a fixture)
+    commit,
+    committed,
+    consume_part,
+    failover,
+    mm2_reads,
+)
+from tests.integration.test_replication import Topology, expected, varied, wait_for
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import mirrormaker
+from topology.mm2 import wire
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 TOPO_HEADERS = {PROVENANCE_HEADER, OFFSETS_HEADER}
@@ -239,7 +246,9 @@ def test_mm2_to_topo_and_back_to_mm2_copies_every_record_once(
 ) -> None:
     """MM2 copies and stops; topo takes over from it (`start: mm2`) and stops; `topo export mm2
     --positions` writes where topo stopped over MM2's own commits of the same keys; MM2 copies
-    the rest from there. Nothing is lost or copied twice."""
+    the rest from there. Nothing is lost or copied twice. A group topo checkpointed inside its
+    own copies keeps topo's exact checkpoint: MM2 reads it (MM2's format) and does not replace
+    it with its own staler translation, while it checkpoints a group inside its new copies."""
     src, dst = topology.clusters["src"], topology.clusters["dst"]
     topic = topology.topic("back")
     records.create_topic(src, topic, 3)
@@ -250,19 +259,33 @@ def test_mm2_to_topo_and_back_to_mm2_copies_every_record_once(
         _wait_copied(dst, f"src.{topic}", 45, 120)
     finally:
         first.stop()
-    records.produce(src, varied(topic, 21, partitions=3, tag="topo"))
+    records.produce(src, varied(topic, 21, partitions=3, tag="topo"))  # 7 per partition
+    inside, later = f"{topology.prefix}-inside", f"{topology.prefix}-later"
+    consume_part(src, inside, topic, {0: 18, 1: 17, 2: 20})  # inside topo's copies (15..21)
     topology.apply("--once")
-    records.produce(src, varied(topic, 15, partitions=3, tag="mm2"))
+    # Both replicators copied one for one from offset 0: a copy's offset is its record's.
+    topos = {0: (18, 18), 1: (17, 17), 2: (20, 20)}
+    assert _checkpoints(dst, inside) == topos
+    records.produce(src, varied(topic, 15, partitions=3, tag="mm2"))  # 5 per partition
+    consume_part(src, later, topic, dict.fromkeys(range(3), 24))  # inside MM2's next copies
 
     exported = run_topo("export", "mm2", str(topology.file), "--positions")
     assert exported.returncode == 0, exported.stderr
     # The topic's 3 partitions (and the heartbeats topic's, which every flow copies).
     assert "src->dst: wrote where topo stopped, " in exported.stderr
     assert "to mm2-offsets.src.internal on dst: MM2 resumes there" in exported.stderr
-    again = _start_mm2(topology, tmp_path / "again")
+    again = _start_mm2(topology, tmp_path / "again", MM2_GROUP_SYNC)
     try:
         _wait_copied(dst, f"src.{topic}", 81, 120)
+        deadline = time.monotonic() + 90
+        while len(_checkpoints(dst, later)) < 3:
+            assert time.monotonic() < deadline, "MM2 wrote no checkpoint of its group"
+            time.sleep(1)
         time.sleep(3)  # anything MM2 would copy twice has arrived by now
+        # MM2 translates `inside` from its last sync before topo (it has none in topo's
+        # copies) and finds topo's checkpoint further on: it keeps it
+        assert _checkpoints(dst, inside) == topos
+        assert " ERROR " not in again.log.read_text()  # (stopping, it may log one)
     finally:
         again.stop()
     _assert_exactly_once(src, dst, (topic,))
@@ -362,3 +385,90 @@ def test_a_group_moves_exactly_across_the_copies_mm2_made_and_topos(
     assert committed(dst, group, f"src.{topic}", 2) == {
         p: _copy_of_next(links, p, later[p]) for p in (0, 1)
     }
+
+
+def _checkpoints(dst: dict[str, str], group: str) -> dict[int, tuple[int, int]]:
+    """The newest checkpoint of `group` per partition in src.checkpoints.internal on dst, as
+    MM2's format has it: (offset on the source, offset on the target)."""
+    found = {}
+    for record in records.read_topic(dst, "src.checkpoints.internal"):
+        checkpoint = wire.decode_checkpoint(record.key, record.value)
+        if checkpoint is not None and checkpoint.group == group:
+            found[checkpoint.partition] = (checkpoint.upstream_offset, checkpoint.downstream_offset)
+    return found
+
+
+@pytest.mark.timeout(900)
+def test_mm2_runs_beside_topo_on_other_topics_and_reads_what_topo_writes(
+    topology: Topology,
+    tmp_path: Path,
+    mm2_reads: Callable[..., list[list[str]]],  # noqa: F811 (the fixture imported above)
+) -> None:
+    """A migration topic by topic: topo runs src->dst for its topics while MM2 runs the same
+    pair for others. MM2 starts with topo's checkpoints already in its checkpoints topic and
+    topo's heartbeats in `heartbeats`, copies and checkpoints its own topics beside topo's,
+    and neither MM2 nor its client library finds a record it cannot read. `topo status` says
+    MM2 runs the other topology's flow, with its heartbeats' latency, and runs beside topo's."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    ours, group = topology.topic("ours"), f"{topology.prefix}-ours"
+    records.create_topic(src, ours, 2)
+    records.produce(src, varied(ours, 20, partitions=2))
+    consume_part(src, group, ours, {0: 3, 1: 2})
+    topology.write("  - mirror: {from: src, to: dst}")
+    topology.apply()  # continuous: heartbeats every second, offset rounds
+    wait_for(dst, f"src.{ours}", 20)
+    # topo's offset round checkpoints the group exactly (the copies are one for one: a new
+    # topic on both sides), in MM2's format, before MM2 starts
+    topos = {0: (3, 3), 1: (2, 2)}
+    deadline = time.monotonic() + 90
+    while _checkpoints(dst, group) != topos:
+        assert time.monotonic() < deadline, _checkpoints(dst, group)
+        time.sleep(1)
+
+    # The topics MM2 copies: another topology's (another prefix), a flow topo does not run.
+    (tmp_path / "beside").mkdir()
+    beside = Topology(tmp_path / "beside", topology.clusters)
+    theirs, their_group = beside.topic("theirs"), f"{beside.prefix}-theirs"
+    records.create_topic(src, theirs, 2)
+    records.produce(src, varied(theirs, 20, partitions=2))
+    consume_part(src, their_group, theirs, {0: 4, 1: 3})
+    beside.write("  - mirror: {from: src, to: dst}")
+    mm2 = _start_mm2(beside, tmp_path / "mm2", MM2_GROUP_SYNC)
+    try:
+        _wait_copied(dst, f"src.{theirs}", 20, 120)
+        deadline = time.monotonic() + 90
+        while len(_checkpoints(dst, their_group)) < 2:
+            assert time.monotonic() < deadline, "MM2 wrote no checkpoint of its group"
+            time.sleep(1)
+        assert _checkpoints(dst, group) == topos  # MM2 checkpoints its own groups only
+        shown = run_topo("status", str(beside.file), "--json")
+        assert shown.returncode == 0, shown.stderr
+        [flow] = json.loads(shown.stdout)["flows"]
+        assert flow["state"] == "run by MM2" and flow["mm2"], flow
+        assert flow["latency_ms"] is not None and flow["latency_ms"]["p50"] is not None, flow
+        text = run_topo("status", str(beside.file)).stdout
+        assert "src->dst: MirrorMaker 2 copies it (connector on worker" in text, text
+        [flow] = topology.status()["flows"]
+        assert flow["state"] == "running" and flow["mm2"], flow
+        # MM2's client library reads every checkpoint and heartbeat on dst: topo's and MM2's
+        found = mm2_reads(dst["bootstrap.servers"], "src", their_group, "src.heartbeats")
+        beats = {(w[1], w[2]) for w in found if w[0] == "heartbeat"}
+        # topo's (src->dst) and MM2's (its dst->src heartbeat connector writes them on src)
+        assert {("src", "dst"), ("dst", "src")} <= beats, beats
+        theirs_translated = {int(w[2]): int(w[3]) for w in found if w[0] == "translated"}
+        assert theirs_translated == {
+            p: at for p, (_up, at) in _checkpoints(dst, their_group).items()
+        }
+        read = {(w[1], int(w[3])): (int(w[4]), int(w[5])) for w in found if w[0] == "checkpoint"}
+        assert all(read[(group, p)] == at for p, at in topos.items())
+        log = mm2.log.read_text()  # (stopping, MM2 may log an error of its own)
+        assert "Ignored invalid checkpoint record" not in log and " ERROR " not in log
+    finally:
+        code = mm2.stop()
+    assert code in (0, 130, 143), mm2.log.read_text()[-3000:]
+    topology.stop()
+    assert _content(records.read_topic(dst, f"src.{theirs}")) == _content(
+        records.read_topic(src, theirs)
+    )
+    copied = records.read_topic(dst, f"src.{ours}")
+    assert [r.content() for r in copied] == expected(records.read_topic(src, ours), "src")

@@ -155,6 +155,7 @@ def test_running_merges_the_reported_flows_by_name() -> None:
         "latency_ms": {"p50": 40, "max": 95, "newest_age_s": 1.2},
         "restarts": 1,
         "error": None,
+        "mm2": [],
     }
     assert west["flow"] == "west->east"  # the driver reports nothing for it
     assert west["delivery"] == "exactly-once"
@@ -252,6 +253,50 @@ def test_latency_is_the_median_the_max_and_the_age_of_the_newest() -> None:
         "max": 90,
         "newest_age_s": 2.0,
     }
+
+
+def test_latency_without_arrival_times_is_only_the_age_of_the_newest() -> None:
+    # (copies in a topic that keeps the producer's time, as one MM2 created does)
+    assert status.latency([], int((T0 - 3) * 1000), T0) == {
+        "p50": None, "max": None, "newest_age_s": 3.0
+    }  # fmt: skip
+
+
+MM2_RUNS = (
+    "connector on worker 10.0.3.7:8083 (RUNNING)",
+    "task 0 on worker 10.0.3.7:8083 (RUNNING)",
+)
+
+
+def test_a_flow_mm2_runs_while_topo_does_not_is_run_by_mm2_with_its_heartbeats() -> None:
+    beats = {"east->west": {"p50": None, "max": None, "newest_age_s": 0.8},
+             "west->east": {"p50": 3, "max": 9, "newest_age_s": 0.5}}  # fmt: skip
+    document = valid(status.document(OWNER, SPECS, None, False, beats, T0,
+                                     {"east->west": MM2_RUNS}))  # fmt: skip
+    east, west = document["flows"]
+    assert (east["state"], east["mm2"], east["latency_ms"]) == (
+        "run by MM2",
+        list(MM2_RUNS),
+        beats["east->west"],
+    )
+    # neither topo nor MM2 copies west->east: its old heartbeats are not its latency
+    assert (west["state"], west["mm2"], west["latency_ms"]) == ("not running", [], None)
+    lines = status.text(document, T0).splitlines()
+    assert lines[0].endswith("MirrorMaker 2 copies 1 of its 2 flows.")
+    assert lines[3].split()[:2] == ["east->west", "run"]
+    assert lines[3].endswith("newest 1s ago")
+    assert f"east->west: MirrorMaker 2 copies it ({', '.join(MM2_RUNS)})" in lines
+
+
+def test_mm2_beside_a_running_flow_is_said_with_the_flows_own_state() -> None:
+    document = valid(status.document(OWNER, SPECS, published(), True, LATENCY, T0 + 1,
+                                     {"east->west": MM2_RUNS[:1]}))  # fmt: skip
+    east = document["flows"][0]
+    assert (east["state"], east["mm2"]) == ("running", [MM2_RUNS[0]])
+    assert (
+        f"east->west: MirrorMaker 2 also runs east->west ({MM2_RUNS[0]}): a topic both copy is "
+        "copied twice"
+    ) in status.text(document, T0 + 1).splitlines()
 
 
 @pytest.mark.parametrize(

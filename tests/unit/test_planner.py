@@ -49,7 +49,12 @@ def cluster(
 
 
 def internal(name: str) -> Topic:
+    if name.endswith("heartbeats"):  # topo makes heartbeat topics and copies stamped on arrival
+        return Topic(name, 1, 1, {"cleanup.policy": "compact", **ARRIVAL})
     return Topic(name, 1, 1, {"cleanup.policy": "compact"})
+
+
+ARRIVAL = {"message.timestamp.type": "LogAppendTime"}
 
 
 WEST_INTERNAL = (
@@ -123,6 +128,25 @@ def test_converged_clusters_plan_nothing() -> None:
     )
     result = make(east=cluster("east", orders), west=west)
     assert result.empty and not result.notes
+
+
+def test_a_copy_of_heartbeats_mm2_made_is_stamped_on_arrival_from_now_on() -> None:
+    # MM2 does not copy message.timestamp.type: its east.heartbeats keeps the emit time, so no
+    # latency could be read off it. Even with configs not synced, topo sets it.
+    made_by_mm2 = Topic("east.heartbeats", 1, 1, {"cleanup.policy": "compact"})
+    west = cluster(
+        "west",
+        *(t for t in WEST_INTERNAL if t.name != "east.heartbeats"),
+        made_by_mm2,
+        owned=OWNED_INTERNAL,
+    )
+    for text in (MIRROR, MIRROR + "    sync: {configs: false}\n"):
+        [change] = make(text, east=cluster("east", internal("heartbeats")), west=west).changes
+        assert (change.action, change.resource, change.name) == (
+            Action.UPDATE, Resource.TOPIC_CONFIG, "east.heartbeats"
+        )  # fmt: skip
+        assert (change.before, change.after) == ({"message.timestamp.type": None}, ARRIVAL)
+        assert change.reason.startswith("a copy of heartbeats is stamped by its broker on arrival")
 
 
 TARGET_ONLY = {"min.insync.replicas": "2"}

@@ -4,8 +4,8 @@ to follow its sources. Read from topo-runs.internal on the topology's home clust
 driver publishes its status every two seconds, so it works from any machine that reaches the
 clusters; a status older than 15 s (by the broker's clock) is said to be stale.
 
-This module reads (the topology, the run log, the heartbeats) and prints; the document and its
-text are `topology.ops.status`'s."""
+This module reads (the topology, the run log, the heartbeats, MirrorMaker 2's status topics)
+and prints; the document and its text are `topology.ops.status`'s."""
 
 import json
 import time
@@ -36,9 +36,10 @@ def status(
     entry = book.status(owner) if book is not None else None
     running = book is not None and runs.lease_live(book, owner, time.time())
     specs = specs_of(loaded.topology)
-    latencies = _latencies(configs, specs) if running else {}
+    by_mm2 = _run_by_mm2(configs, specs)
+    latencies = _latencies(configs, [s for s in specs if running or by_mm2.get(s.flow)])
     now = time.time()
-    document = report.document(owner, specs, entry, running, latencies, now)
+    document = report.document(owner, specs, entry, running, latencies, now, by_mm2)
     if as_json:
         typer.echo(json.dumps(document, indent=2))
     else:
@@ -65,6 +66,25 @@ def _latencies(
         except TopoError:
             continue
         if recent:
-            values = [h.latency_ms for h in recent]
+            values = [h.latency_ms for h in recent if h.latency_ms is not None]
             found[spec.flow] = latency(values, recent[-1].emitted_ms, time.time())
+    return found
+
+
+def _run_by_mm2(
+    configs: dict[str, dict[str, str]], specs: "list[JobSpec]"
+) -> dict[str, tuple[str, ...]]:
+    """Per flow whose pair MirrorMaker 2 copies now: the parts of its source connector that
+    run, by MM2's status topic on the target (a migration's MM2, or one beside topo)."""
+    from topology.errors import TopoError
+    from topology.kafka import mm2_state
+
+    found = {}
+    for spec in specs:
+        try:
+            running = mm2_state.running(configs[spec.target], spec.source, timeout=5)
+        except TopoError:
+            continue  # the target cannot be read: its flows' rows say so on their own
+        if running:
+            found[spec.flow] = running
     return found

@@ -6,7 +6,9 @@ emit time). MM2 and tools built on its client read them; topo reads MM2's heartb
 the JSON ones topo wrote before it used MM2's format. Like MM2's, they are copied onward under
 a prefix (`east.heartbeats` on west), whatever the flow's topic filter says. Every heartbeat
 topic and copy topo creates is stamped by its broker on arrival (LogAppendTime), so a copy's
-timestamp minus its emit time is the flow's end-to-end latency.
+timestamp minus its emit time is the flow's end-to-end latency. A copy MM2 created keeps the
+producer's time (MM2 does not copy `message.timestamp.type`): its arrival is unknown, and only
+how old the newest heartbeat is tells whether the flow copies.
 """
 
 import contextlib
@@ -29,11 +31,13 @@ class Heartbeat:
     source: str
     target: str
     emitted_ms: int
-    arrived_ms: int  # the broker's append time on the cluster it was read from
+    # The broker's append time on the cluster it was read from; None where the topic keeps
+    # the producer's time (CreateTime), which for a copy is the emit time again.
+    arrived_ms: int | None
 
     @property
-    def latency_ms(self) -> int:
-        return self.arrived_ms - self.emitted_ms
+    def latency_ms(self) -> int | None:
+        return None if self.arrived_ms is None else self.arrived_ms - self.emitted_ms
 
 
 class Emitter:
@@ -60,18 +64,18 @@ class Emitter:
 
 def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Heartbeat]:
     """The last heartbeats in `topic` (a cluster's `heartbeats` or a copy such as
-    `east.heartbeats`), oldest first; empty when the topic does not exist yet."""
+    `east.heartbeats`), oldest emitted first; empty when the topic does not exist yet."""
     try:
         found = records.read_topic(config, topic, timeout=timeout, last=HISTORY)
     except TopicNotFoundError:
         return []
-    beats = (parse(r.key, r.value, r.timestamp_ms or 0) for r in found)
-    return sorted((b for b in beats if b is not None), key=lambda h: h.arrived_ms)
+    beats = (parse(r.key, r.value, r.timestamp_ms if r.appended else None) for r in found)
+    return sorted((b for b in beats if b is not None), key=lambda h: h.emitted_ms)
 
 
-def parse(key: bytes | None, value: bytes | None, timestamp: int) -> Heartbeat | None:
+def parse(key: bytes | None, value: bytes | None, timestamp: int | None) -> Heartbeat | None:
     """A heartbeat in MM2's format (topo's and MM2's own), or in the JSON topo wrote before;
-    None for anything else."""
+    None for anything else. `timestamp`: when it arrived, if the broker stamped it."""
     beat = wire.decode_heartbeat(key, value)
     if beat is not None:
         return Heartbeat(beat.source, beat.target, beat.timestamp_ms, timestamp)

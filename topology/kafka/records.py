@@ -7,9 +7,17 @@ duplicates), timestamp and partition.
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka import (
+    TIMESTAMP_LOG_APPEND_TIME,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
@@ -29,6 +37,9 @@ class Record:
     headers: Headers = ()
     timestamp_ms: int | None = None  # None: the producer's clock
     offset: int | None = None  # known only for records read back
+    # Read back: the broker stamped `timestamp_ms` when the record arrived (the topic's
+    # message.timestamp.type is LogAppendTime), not the producer. Not part of its content.
+    appended: bool = field(default=False, compare=False)
 
     def content(self) -> tuple[int, bytes | None, bytes | None, Headers, int | None]:
         """What replication must preserve: everything except the topic name and offset."""
@@ -138,7 +149,7 @@ def _consume_to_end(
 
 
 def _record(message: Message) -> Record:
-    _kind, timestamp = message.timestamp()
+    kind, timestamp = message.timestamp()
     topic, partition = message.topic(), message.partition()
     assert topic is not None and partition is not None  # set on every data message
     headers = message.headers() or []
@@ -151,4 +162,5 @@ def _record(message: Message) -> Record:
         headers=tuple((k, v.encode() if isinstance(v, str) else v) for k, v in pairs),
         timestamp_ms=timestamp,
         offset=message.offset(),
+        appended=kind == TIMESTAMP_LOG_APPEND_TIME,
     )

@@ -3,10 +3,12 @@
 
 Pure: built from the topology's job specs, the newest status record the driver published to
 topo-runs.internal (its value and the broker's timestamp), whether the driver's lease is live
-(`ops.runs.lease_live`), the heartbeat latencies the caller read, and `now` (this machine's
-unix time, seconds). A status older than `STALE_AFTER` by the broker's clock is stale: the
-driver may be stuck or gone. Every flow of the topology has an entry, `not running` when the
-driver reports none for it (or no driver runs).
+(`ops.runs.lease_live`), the heartbeat latencies the caller read, what MirrorMaker 2's status
+topics say it runs, and `now` (this machine's unix time, seconds). A status older than
+`STALE_AFTER` by the broker's clock is stale: the driver may be stuck or gone. Every flow of the
+topology has an entry, `not running` when the driver reports none for it (or no driver runs),
+`run by MM2` when topo does not run it and MM2 does (a migration: its heartbeats' latency is
+shown all the same).
 """
 
 import statistics
@@ -19,6 +21,7 @@ from topology.runstate import Entry
 
 STALE_AFTER = 15.0  # seconds without a status update: the driver is not making progress
 CHANGES_SHOWN = 10  # the newest changes the text shows (the document has all the driver kept)
+MM2_STATE = "run by MM2"  # topo does not run the flow; MM2's status topic says MM2 does
 
 
 def document(
@@ -28,27 +31,40 @@ def document(
     running: bool,
     latencies: Mapping[str, Mapping[str, Any]],
     now: float,
+    mm2: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The status document: the driver that published `entry`, one entry per spec (the
-    driver's numbers and `latencies` only while `running`), the driver's own changes."""
+    driver's numbers while `running`; `latencies` while topo or MM2 runs the flow; `mm2`: per
+    flow, the parts of MM2's source connector for its pair that run, by MM2's status topic),
+    the driver's own changes."""
     reported = entry.value if entry is not None else None
     flows = {f["flow"]: f for f in (reported or {}).get("flows", [])} if running else {}
-    measured = latencies if running else {}
+    by_mm2 = mm2 or {}
     return {
         "owner": owner,
         "running": running,
         "driver": _driver(reported, entry.timestamp_ms if entry is not None else None, now),
-        "flows": [_flow(spec, flows.get(spec.flow), measured.get(spec.flow)) for spec in specs],
+        "flows": [
+            _flow(
+                spec,
+                flows.get(spec.flow),
+                tuple(by_mm2.get(spec.flow, ())),
+                # old heartbeats say nothing of a flow neither topo nor MM2 copies now
+                latencies.get(spec.flow) if running or by_mm2.get(spec.flow) else None,
+            )
+            for spec in specs
+        ],
         "changes": list((reported or {}).get("changes", [])),
     }
 
 
 def latency(values_ms: Sequence[int], newest_emitted_ms: int, now: float) -> dict[str, Any]:
-    """One flow's `latency_ms`: p50 and max of its recent heartbeats' end-to-end latencies,
-    and how old the newest is (a flow whose heartbeats stopped arriving is not replicating)."""
+    """One flow's `latency_ms`: p50 and max of its recent heartbeats' end-to-end latencies
+    (None without any: a copy topic that keeps the emit time tells none), and how old the
+    newest is (a flow whose heartbeats stopped arriving is not replicating)."""
     return {
-        "p50": int(statistics.median(values_ms)),
-        "max": max(values_ms),
+        "p50": int(statistics.median(values_ms)) if values_ms else None,
+        "max": max(values_ms) if values_ms else None,
         "newest_age_s": round(now - newest_emitted_ms / 1000, 1),
     }
 
@@ -73,15 +89,21 @@ def _driver(
 
 
 def _flow(
-    spec: JobSpec, reported: Mapping[str, Any] | None, latency_ms: Mapping[str, Any] | None
+    spec: JobSpec,
+    reported: Mapping[str, Any] | None,
+    mm2: tuple[str, ...],
+    latency_ms: Mapping[str, Any] | None,
 ) -> dict[str, Any]:
     numbers = reported or {}
+    state = numbers.get("state", "not running")
+    if reported is None and mm2:
+        state = MM2_STATE
     return {
         "flow": spec.flow,
         "source": spec.source,
         "target": spec.target,
         "delivery": spec.delivery,
-        "state": numbers.get("state", "not running"),
+        "state": state,
         "topics": numbers.get("topics", 0),
         "records": numbers.get("records", 0),
         "bytes": numbers.get("bytes", 0),
@@ -91,6 +113,7 @@ def _flow(
         "latency_ms": None if latency_ms is None else dict(latency_ms),
         "restarts": numbers.get("restarts", 0),
         "error": numbers.get("error"),
+        "mm2": list(mm2),
     }
 
 
@@ -105,6 +128,9 @@ def text(document: Mapping[str, Any], now: float) -> str:
             lines[0] += (
                 f" Its last driver ({driver['host']}, pid {driver['pid']}) was {driver['state']}."
             )
+        by_mm2 = sum(flow["state"] == MM2_STATE for flow in document["flows"])
+        if by_mm2:
+            lines[0] += f" MirrorMaker 2 copies {by_mm2} of its {len(document['flows'])} flows."
     else:
         up = now - driver["started_at"]
         stale = "; NO RECENT STATUS: the driver may be stuck" if driver["stale"] else ""
@@ -120,7 +146,7 @@ def text(document: Mapping[str, Any], now: float) -> str:
             flow["flow"], flow["state"], str(flow["topics"]), f"{flow['records']:,}",
             size(flow["bytes"]), "-" if flow["lag"] is None else f"{flow['lag']:,}",
             f"{flow['records_per_second']:,.1f}", f"{flow['bytes_per_second'] / 1e6:.2f}",
-            "-" if latency_ms is None else f"{latency_ms['p50']} ms",
+            _latency(latency_ms),
         ))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines.append("")
@@ -129,6 +155,15 @@ def text(document: Mapping[str, Any], now: float) -> str:
     for flow in document["flows"]:
         if flow["error"]:
             lines.append(f"{flow['flow']}: {flow['error']}")
+        if flow["mm2"]:
+            parts = ", ".join(flow["mm2"])
+            if flow["state"] == MM2_STATE:
+                lines.append(f"{flow['flow']}: MirrorMaker 2 copies it ({parts})")
+            else:
+                lines.append(
+                    f"{flow['flow']}: MirrorMaker 2 also runs {flow['source']}->"
+                    f"{flow['target']} ({parts}): a topic both copy is copied twice"
+                )
     changes = document["changes"][-CHANGES_SHOWN:]
     if changes:
         lines += ["", "Changes the driver made to follow the sources (newest last):"]
@@ -143,6 +178,15 @@ def text(document: Mapping[str, Any], now: float) -> str:
             why = f"{change['reason']}{outcome}"
             lines.append(f"  {when}  {what} ({change['what']}): {why}")
     return "\n".join(lines)
+
+
+def _latency(latency_ms: Mapping[str, Any] | None) -> str:
+    """`40 ms`; `newest 2s ago` where the copies tell no latency; `-` without heartbeats."""
+    if latency_ms is None:
+        return "-"
+    if latency_ms["p50"] is None:
+        return f"newest {latency_ms['newest_age_s']:.0f}s ago"
+    return f"{latency_ms['p50']} ms"
 
 
 def size(count: int) -> str:

@@ -362,10 +362,7 @@ class _Planner:
             partitions, configs = 1, dict(COMPACTED)
         if desired.purpose == "runs":
             partitions, configs = 1, dict(RUNS_CONFIGS)
-        if desired.purpose == "heartbeats" or any(
-            naming.is_heartbeats(c.topic.name, c.edge.settings.separator)
-            for c in desired.contributions
-        ):
+        if desired.purpose == "heartbeats" or _heartbeat_copies(desired):
             configs = {**configs, **ARRIVAL_TIME}
         self._change(
             Action.CREATE, Resource.TOPIC, cluster, name, reason,
@@ -432,14 +429,19 @@ class _Planner:
         edges: tuple[str, ...],
     ) -> None:
         syncing = [c for c in desired.contributions if c.edge.settings.sync.configs]
-        if not syncing:
+        # A copy of heartbeats is stamped on arrival (its latency is read off it), also one
+        # MM2 made (MM2 does not copy message.timestamp.type), whatever is synced.
+        stamped = ARRIVAL_TIME if _heartbeat_copies(desired) else {}
+        if not syncing and not stamped:
             return
-        excluded = _excludes(syncing[0].edge)
+        excluded = _excludes(syncing[0].edge) if syncing else None
         current = {
             key: value
             for key, value in existing.configs.items()
-            if not excluded.matches(key) and key not in disagreements
+            if key in stamped
+            or (excluded is not None and not excluded.matches(key) and key not in disagreements)
         }
+        wanted = {**wanted, **stamped} if syncing else dict(stamped)
         before: dict[str, str | None] = {}
         after: dict[str, str | None] = {}
         for key in sorted(set(current) | set(wanted)):
@@ -448,9 +450,14 @@ class _Planner:
             before[key] = current.get(key)
             after[key] = wanted.get(key)  # None: back to the cluster's default, like MM2
         if after:
+            reason = (
+                "a copy of heartbeats is stamped by its broker on arrival: its latency is read "
+                "off it"
+                if set(after) <= set(stamped)
+                else f"its source's configs changed (synced {_by(edges)})"
+            )
             self._change(
-                Action.UPDATE, Resource.TOPIC_CONFIG, cluster, name,
-                f"its source's configs changed (synced {_by(edges)})",
+                Action.UPDATE, Resource.TOPIC_CONFIG, cluster, name, reason,
                 before=before, after=after, edges=edges,
             )  # fmt: skip
 
@@ -638,6 +645,13 @@ class _FlowChanges:
 def _excludes(edge: Edge) -> patterns.Matcher:
     """MM2's config exclusion list and the flow's own, matched in bounded time."""
     return patterns.Matcher((*kafka_rules.CONFIG_EXCLUDES, *edge.settings.config_exclude))
+
+
+def _heartbeat_copies(desired: _Desired) -> bool:
+    """Is the wanted topic a copy of a heartbeats topic (`east.heartbeats`)?"""
+    return any(
+        naming.is_heartbeats(c.topic.name, c.edge.settings.separator) for c in desired.contributions
+    )
 
 
 def _copied_configs(contribution: _Contribution) -> dict[str, str]:

@@ -168,7 +168,8 @@ class Watched:
             ]  # fmt: skip
             if mine:
                 self.newest_beat[flow] = max(beat.emitted_ms for beat in mine)
-                latencies = [max(0, b.latency_ms) / 1000 for b in mine]
+                # (A copy topic MM2 made keeps the emit time: no latency to tell.)
+                latencies = [max(0, b.latency_ms) / 1000 for b in mine if b.latency_ms is not None]
                 self.figures.heartbeats(flow, latencies, self.newest_beat[flow])
 
     def stop(self) -> None:
