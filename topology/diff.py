@@ -13,7 +13,7 @@ from typing import Any
 
 from topology import patterns, secrets
 from topology.analysis import Analysis
-from topology.model import Cluster, Edge, FlowSettings, NameFilter
+from topology.model import Cluster, Edge, FlowSettings, Mm2State, NameFilter
 from topology.reach import Arrival
 
 
@@ -226,6 +226,8 @@ def _settings(settings: FlowSettings) -> dict[str, Any]:
         "start": settings.start,
         "filter": settings.filter,
         "provenance": settings.provenance,
+        # (where MM2 keeps its state: shown once set, so older diffs read the same)
+        **({"mm2": asdict(settings.mm2)} if settings.mm2 != Mm2State() else {}),
     }
 
 

@@ -69,6 +69,19 @@ class Emit:
 
 
 @dataclass(frozen=True)
+class Mm2State:
+    """Where the MirrorMaker 2 a flow takes over from (`start: mm2`) or hands back to (`topo
+    export mm2 --positions`) keeps its Connect state, on the flow's target cluster: its offsets
+    and status topics and its source connector's name. `{source}` and `{target}` stand for the
+    flow's cluster aliases. The defaults are MM2's dedicated mode (connect-mirror-maker.sh); MM2
+    run as connectors on a Connect cluster has that cluster's topics and its own names."""
+
+    offsets_topic: str = "mm2-offsets.{source}.internal"
+    status_topic: str = "mm2-status.{source}.internal"
+    connector: str = "MirrorSourceConnector"
+
+
+@dataclass(frozen=True)
 class FlowSettings:
     """Everything a flow decides besides its endpoints; defaults applied."""
 
@@ -84,6 +97,7 @@ class FlowSettings:
     start: str = "earliest"
     filter: str | None = None
     provenance: bool = True
+    mm2: Mm2State = Mm2State()
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""

@@ -20,6 +20,7 @@ from topology.model import (
     FlowKind,
     FlowSettings,
     MetricsEndpoint,
+    Mm2State,
     NameFilter,
     Naming,
     Sasl,
@@ -262,7 +263,7 @@ class _Resolver:
 
     def _settings(self, raw: dict[str, Any], where: Path, base: FlowSettings) -> FlowSettings:
         """`base` with the keys `raw` sets; nested mappings merge key by key."""
-        sync, emit = raw.get("sync", {}), raw.get("emit", {})
+        sync, emit, mm2 = raw.get("sync", {}), raw.get("emit", {}), raw.get("mm2", {})
         return FlowSettings(
             topics=self._filter(raw.get("topics", {}), (*where, "topics"), base.topics),
             groups=self._filter(raw.get("groups", {}), (*where, "groups"), base.groups),
@@ -280,6 +281,7 @@ class _Resolver:
             start=raw.get("start", base.start),
             filter=raw.get("filter", base.filter),
             provenance=raw.get("provenance", base.provenance),
+            mm2=Mm2State(**{**vars(base.mm2), **_known(Mm2State, mm2)}),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:

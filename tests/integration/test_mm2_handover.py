@@ -398,23 +398,50 @@ def _checkpoints(dst: dict[str, str], group: str) -> dict[int, tuple[int, int]]:
     return found
 
 
+def _mm2_connector(kind: str, src: dict[str, str], dst: dict[str, str]) -> dict[str, str]:
+    """The configuration of one of MM2's connectors (`kind`: MirrorSourceConnector, ...) from
+    src to dst, for a lab Connect cluster."""
+    return {
+        "connector.class": f"org.apache.kafka.connect.mirror.{kind}",
+        "source.cluster.alias": "src",
+        "target.cluster.alias": "dst",
+        "source.cluster.bootstrap.servers": src["bootstrap.servers"],
+        "target.cluster.bootstrap.servers": dst["bootstrap.servers"],
+        "tasks.max": "1",
+        "replication.factor": "1",
+        "offset-syncs.topic.replication.factor": "1",
+        "checkpoints.topic.replication.factor": "1",
+        "sync.topic.acls.enabled": "false",
+    }
+
+
 @pytest.mark.timeout(900)
-def test_mm2_runs_beside_topo_on_other_topics_and_reads_what_topo_writes(
+def test_mm2_on_a_connect_cluster_runs_beside_topo_then_hands_its_topics_over(
     topology: Topology,
     tmp_path: Path,
     mm2_reads: Callable[..., list[list[str]]],  # noqa: F811 (the fixture imported above)
 ) -> None:
-    """A migration topic by topic: topo runs src->dst for its topics while MM2 runs the same
-    pair for others. MM2 starts with topo's checkpoints already in its checkpoints topic and
-    topo's heartbeats in `heartbeats`, copies and checkpoints its own topics beside topo's,
-    and neither MM2 nor its client library finds a record it cannot read. `topo status` says
-    MM2 runs the other topology's flow, with its heartbeats' latency, and runs beside topo's."""
+    """A migration topic by topic, with MM2 run as connectors on the user's own Connect cluster
+    (its topics and connector names, which the flow's `mm2` setting names). topo runs src->dst
+    for its topics while MM2 runs the same pair for others: MM2 starts with topo's checkpoints
+    in its checkpoints topic and topo's heartbeats in `heartbeats`, copies and checkpoints its
+    own topics, and neither MM2 nor its client library finds a record it cannot read; `topo
+    status` says MM2 runs the other topology's flow, with its heartbeats' latency, and runs
+    beside topo's. Then the other topology takes over from MM2: refused while its connector
+    runs; once the worker stopped, every record is on the target once."""
     src, dst = topology.clusters["src"], topology.clusters["dst"]
     ours, group = topology.topic("ours"), f"{topology.prefix}-ours"
     records.create_topic(src, ours, 2)
     records.produce(src, varied(ours, 20, partitions=2))
     consume_part(src, group, ours, {0: 3, 1: 2})
-    topology.write("  - mirror: {from: src, to: dst}")
+    (tmp_path / "beside").mkdir()
+    beside = Topology(tmp_path / "beside", topology.clusters)  # MM2's topics: another prefix
+    state = {kind: f"{beside.prefix}-connect-{kind}" for kind in ("offsets", "configs", "status")}
+    where_mm2_is = (
+        f"    mm2: {{offsets_topic: {state['offsets']}, status_topic: {state['status']},"
+        ' connector: "{source}->{target}.MirrorSourceConnector"}'
+    )
+    topology.write("  - mirror: {from: src, to: dst}\n" + where_mm2_is)
     topology.apply()  # continuous: heartbeats every second, offset rounds
     wait_for(dst, f"src.{ours}", 20)
     # topo's offset round checkpoints the group exactly (the copies are one for one: a new
@@ -425,16 +452,24 @@ def test_mm2_runs_beside_topo_on_other_topics_and_reads_what_topo_writes(
         assert time.monotonic() < deadline, _checkpoints(dst, group)
         time.sleep(1)
 
-    # The topics MM2 copies: another topology's (another prefix), a flow topo does not run.
-    (tmp_path / "beside").mkdir()
-    beside = Topology(tmp_path / "beside", topology.clusters)
+    # The topics MM2 copies: the other topology's, which will take them over.
     theirs, their_group = beside.topic("theirs"), f"{beside.prefix}-theirs"
     records.create_topic(src, theirs, 2)
     records.produce(src, varied(theirs, 20, partitions=2))
     consume_part(src, their_group, theirs, {0: 4, 1: 3})
-    beside.write("  - mirror: {from: src, to: dst}")
-    mm2 = _start_mm2(beside, tmp_path / "mm2", MM2_GROUP_SYNC)
+    beside.write("  - mirror: {from: src, to: dst}\n    start: mm2\n" + where_mm2_is)
+    worker = mirrormaker.connect_worker(
+        dst["bootstrap.servers"], f"{beside.prefix}-connect", state, tmp_path / "connect"
+    )
     try:
+        mirrormaker.add_connector(worker, "src->dst.MirrorSourceConnector", {
+            **_mm2_connector("MirrorSourceConnector", src, dst), "topics": f"{beside.prefix}-.*",
+        })  # fmt: skip
+        mirrormaker.add_connector(worker, "src->dst.MirrorCheckpointConnector", {
+            **_mm2_connector("MirrorCheckpointConnector", src, dst),
+            "topics": f"{beside.prefix}-.*", "groups": f"{beside.prefix}-.*", **MM2_GROUP_SYNC,
+            "sync.group.offsets.enabled": "true",
+        })  # fmt: skip
         _wait_copied(dst, f"src.{theirs}", 20, 120)
         deadline = time.monotonic() + 90
         while len(_checkpoints(dst, their_group)) < 2:
@@ -452,23 +487,33 @@ def test_mm2_runs_beside_topo_on_other_topics_and_reads_what_topo_writes(
         assert flow["state"] == "running" and flow["mm2"], flow
         # MM2's client library reads every checkpoint and heartbeat on dst: topo's and MM2's
         found = mm2_reads(dst["bootstrap.servers"], "src", their_group, "src.heartbeats")
-        beats = {(w[1], w[2]) for w in found if w[0] == "heartbeat"}
-        # topo's (src->dst) and MM2's (its dst->src heartbeat connector writes them on src)
-        assert {("src", "dst"), ("dst", "src")} <= beats, beats
-        theirs_translated = {int(w[2]): int(w[3]) for w in found if w[0] == "translated"}
-        assert theirs_translated == {
-            p: at for p, (_up, at) in _checkpoints(dst, their_group).items()
-        }
+        assert ("src", "dst") in {(w[1], w[2]) for w in found if w[0] == "heartbeat"}
+        translated = {int(w[2]): int(w[3]) for w in found if w[0] == "translated"}
+        assert translated == {p: at for p, (_up, at) in _checkpoints(dst, their_group).items()}
         read = {(w[1], int(w[3])): (int(w[4]), int(w[5])) for w in found if w[0] == "checkpoint"}
         assert all(read[(group, p)] == at for p, at in topos.items())
-        log = mm2.log.read_text()  # (stopping, MM2 may log an error of its own)
+        log = worker.process.log.read_text()  # (stopping, Connect may log an error of its own)
         assert "Ignored invalid checkpoint record" not in log and " ERROR " not in log
+        time.sleep(2)  # the worker commits its positions every 2 s here
+        refused = run_topo("plan", str(beside.file))
+        assert refused.returncode == 1, refused.stdout + refused.stderr
+        assert (f"its status topic {state['status']} on dst shows its connector on worker"
+                in refused.stderr), refused.stderr  # fmt: skip
     finally:
-        code = mm2.stop()
-    assert code in (0, 130, 143), mm2.log.read_text()[-3000:]
+        code = worker.process.stop()
+    assert code in (0, 130, 143), worker.process.log.read_text()[-3000:]
     topology.stop()
-    assert _content(records.read_topic(dst, f"src.{theirs}")) == _content(
-        records.read_topic(src, theirs)
-    )
     copied = records.read_topic(dst, f"src.{ours}")
     assert [r.content() for r in copied] == expected(records.read_topic(src, ours), "src")
+
+    records.produce(src, varied(theirs, 10, partitions=2, tag="after"))
+    planned = run_topo("plan", str(beside.file), "--format", "json")
+    assert planned.returncode == 0, planned.stderr
+    [flow] = [c for c in json.loads(planned.stdout)["changes"] if c["resource"] == "flow"]
+    resume = flow["after"]["resume"]
+    assert resume["offsets_topic"] == state["offsets"]
+    # MM2's connector committed where it stopped (the heartbeats topic, which it copied too,
+    # has topo's heartbeats written since)
+    assert sum(p["waiting"] for p in resume["partitions"] if p["topic"] == theirs) == 10, resume
+    beside.apply("--once")
+    _assert_exactly_once(src, dst, (theirs,))

@@ -199,11 +199,11 @@ class FakeKafka:
         decoded = (wire.decode_checkpoint(key, value) for key, value in log)
         return {(c.group, c.topic, c.partition): c for c in decoded if c is not None}
 
-    def read_mm2_resumes(self, config: dict[str, str], source: str) -> Committed:
-        log = self._cluster("read_mm2_resumes", config).logs.get(
-            positions.offsets_topic(source), []
-        )
-        return positions.resume_positions(log, source)
+    def read_mm2_resumes(
+        self, config: dict[str, str], source: str, names: positions.Names
+    ) -> Committed:
+        log = self._cluster("read_mm2_resumes", config).logs.get(names.offsets_topic, [])
+        return positions.resume_positions(log, source, names.connector)
 
     def reader(self, config: dict[str, str]) -> FakeReader:
         made = FakeReader(self._cluster("reader", config))
@@ -565,7 +565,9 @@ def handed_over(syncs: list[tuple[int, int]], source_markers: frozenset[int]) ->
         committed={"billing": {("east.orders", 0): 3}},
         logs={
             PROGRESS: [checkpoints.encode_progress(Progress(FLOW, "orders", 0, 14))],
-            positions.offsets_topic("east"): [positions.offset_record("east", "orders", 0, 7)],
+            positions.names("east", "west").offsets_topic: [
+                positions.offset_record("east", "orders", 0, 7)
+            ],
         },
     )
     return FakeKafka({"east": east, "west": west})
@@ -601,7 +603,7 @@ def test_mm2s_position_overwritten_by_topo_export_does_not_mislead_the_translati
     still known as the one before topo's first (the copy at 5 is of 6, not of 11), and a
     group yet to read it fails back to it, exactly; a group at the end, after the last copy."""
     kafka = handed_over([(0, 0), (6, 5)], frozenset({4, 10}))
-    kafka.clusters["west"].logs[positions.offsets_topic("east")].append(
+    kafka.clusters["west"].logs[positions.names("east", "west").offsets_topic].append(
         positions.offset_record("east", "orders", 0, 12)
     )
     kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 5}  # MM2's last next

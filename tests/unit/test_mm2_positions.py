@@ -6,6 +6,7 @@ import json
 
 from topology.mm2 import positions
 from topology.mm2.positions import Handover
+from topology.model import Mm2State
 
 
 def _key(
@@ -42,14 +43,37 @@ def test_other_sources_connectors_and_shapes_are_left_out() -> None:
         (_key("orders", 2), b'{"offset": "12"}'),  # not a number: no position
         (_key("orders", 3), b'{"offset": -1}'),
         (None, _value(1)),
-        (_key("payments", 0, name="my-mirror"), _value(8)),  # a Connect cluster's own name
+        (_key("payments", 0, name="east->north.MirrorSourceConnector"), _value(8)),
+        (_key("payments", 0), _value(4)),
     ]
-    assert positions.resume_positions(records, "east") == {("payments", 0): 9}
+    assert positions.resume_positions(records, "east") == {("payments", 0): 5}
 
 
-def test_mm2s_default_names_are_per_source() -> None:
-    assert positions.offsets_topic("east") == "mm2-offsets.east.internal"
-    assert positions.status_topic("east") == "mm2-status.east.internal"
+def test_on_a_connect_cluster_only_the_named_connectors_positions_are_read() -> None:
+    # A Connect cluster's offsets topic holds every connector's: two MM2 flows from east.
+    records = [
+        (_key("orders", 0, name="east->west.MirrorSourceConnector"), _value(8)),
+        (_key("orders", 0, name="east->north.MirrorSourceConnector"), _value(30)),
+    ]
+    found = positions.resume_positions(records, "east", "east->west.MirrorSourceConnector")
+    assert found == {("orders", 0): 9}
+    key, value = positions.offset_record("east", "orders", 0, 9, "east->west.MirrorSourceConnector")
+    assert (key, json.loads(value)) == (records[0][0], {"offset": 8})
+
+
+def test_mm2s_default_names_are_dedicated_modes_per_source() -> None:
+    assert positions.names("east", "west") == positions.Names(
+        "mm2-offsets.east.internal", "mm2-status.east.internal", "MirrorSourceConnector"
+    )
+
+
+def test_a_connect_clusters_names_are_filled_in_with_the_flows_clusters() -> None:
+    state = Mm2State(
+        "connect-offsets", "connect-status", "{source}->{target}.MirrorSourceConnector"
+    )
+    assert positions.names("east", "west", state) == positions.Names(
+        "connect-offsets", "connect-status", "east->west.MirrorSourceConnector"
+    )
 
 
 def _status(name: str, state: str, worker: str = "localhost/east->west/1") -> tuple[bytes, bytes]:
@@ -80,6 +104,12 @@ def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_
     failed = [*stopped, _status("status-task-MirrorSourceConnector-0", "FAILED")]
     assert positions.running(failed) == ()
     assert positions.running([(b"status-task-MirrorSourceConnector-1", None)]) == ()
+    # on a Connect cluster: its status topic holds other connectors' (other flows') states
+    named = "east->west.MirrorSourceConnector"
+    assert positions.running(started, named) == ()
+    assert positions.running([_status(f"status-task-{named}-2", "RUNNING")], named) == (
+        "task 2 on worker localhost/east->west/1 (RUNNING)",
+    )
 
 
 def test_waiting_records_are_the_source_end_beyond_the_position() -> None:

@@ -4,6 +4,7 @@ carry the positions to the job. Plain values, no broker."""
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -11,7 +12,7 @@ from jsonschema import Draft202012Validator
 
 from tests.unit.test_planner import topology
 from topology.jobs import carry_starts, document, read_document, specs_of
-from topology.mm2.positions import Handover
+from topology.mm2.positions import Handover, Names
 from topology.model import Topology
 from topology.observed import Cluster, Topic
 from topology.plan.handover import starts
@@ -180,19 +181,21 @@ def test_apply_asks_again_just_before_it_starts_a_handed_over_flow(
 
     asked: list[str] = []
 
-    def running(_config: dict[str, str], source: str, timeout: float) -> tuple[str, ...]:
-        asked.append(source)
+    def running(_config: dict[str, str], names: Names, timeout: float) -> tuple[str, ...]:
+        asked.append(names.status_topic)
         return ("connector on worker w1 (RUNNING)",)
 
     monkeypatch.setattr(mm2_state, "running", running)
-    specs = specs_of(_topology())
-    runner = _Jobs(None, False, {"west": {}}, None)  # type: ignore[arg-type]
+    loaded = _topology()
+    specs = specs_of(loaded)
+    runner = _Jobs(SimpleNamespace(topology=loaded), False, {"west": {}}, None)  # type: ignore[arg-type]
     runner._refuse_if_mm2_runs(document("topology", "0" * 64, specs, 1.0))
     assert asked == []  # no flow starts from MM2's positions: nothing to ask
     resumed = document("topology", "0" * 64, specs, 1.0, {"east->west": {"orders": {0: 100}}})
     with pytest.raises(TopoError, match=r"MirrorMaker 2 runs flow east->west again: .* shows "
                        r"its connector on worker w1 \(RUNNING\)"):  # fmt: skip
         runner._refuse_if_mm2_runs(resumed)
+    assert asked == ["mm2-status.east.internal"]
     assert not runner.handled
 
 
@@ -206,3 +209,43 @@ def test_the_guard_compares_positions_not_the_records_waiting() -> None:
     assert all("waiting" not in p for p in shown["after"]["resume"]["partitions"])
     topic = next(c for c in _plan(None).changes if c.resource is Resource.TOPIC)
     assert compared(topic.to_dict()) == topic.to_dict()
+
+
+CONNECT_CLUSTER = """
+version: 1
+clusters:
+  east: {bootstrap: "127.0.0.1:9001"}
+  west: {bootstrap: "127.0.0.1:9002"}
+  north: {bootstrap: "127.0.0.1:9003"}
+defaults:
+  start: mm2
+  mm2: {offsets_topic: connect-offsets, connector: "{source}->{target}.MirrorSourceConnector"}
+flows:
+  - mirror: {from: east, to: west}
+  - mirror: {from: east, to: north}
+    mm2: {status_topic: "mm2-{target}-status"}
+"""
+
+
+def test_mm2_on_a_connect_cluster_is_named_per_flow_with_its_clusters_filled_in() -> None:
+    from topology.mm2.positions import names_of
+
+    loaded = topology(CONNECT_CLUSTER)
+    west, north = (names_of(loaded.edge(name)) for name in ("east->west", "east->north"))
+    assert west == Names(
+        "connect-offsets", "mm2-status.east.internal", "east->west.MirrorSourceConnector"
+    )
+    # a flow's own mm2 keys merge with the defaults' key by key
+    assert north == Names(
+        "connect-offsets", "mm2-north-status", "east->north.MirrorSourceConnector"
+    )
+
+
+def test_an_unknown_mm2_key_is_one_located_error() -> None:
+    from topology import analysis
+
+    text = CONNECT_CLUSTER.replace("offsets_topic:", "offset_topic:")
+    result = analysis.analyse(text, "topology.yaml")
+    assert not result.ok
+    [problem] = [d for d in result.diagnostics if d.code == "T101"]
+    assert "offset_topic" in problem.message and "offsets_topic" in problem.message

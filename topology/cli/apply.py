@@ -393,16 +393,17 @@ class _Jobs:
         """The plan found MM2 stopped on the flows it hands over; asked again now, just before
         they start (time passed since: a confirmation, a saved plan applied later)."""
         from topology.kafka import mm2_state
-        from topology.mm2.positions import status_topic
+        from topology.mm2.positions import names_of
 
         for spec in jobs.specs:
             if spec.flow not in jobs.starts:
                 continue
-            running = mm2_state.running(self.configs[spec.target], spec.source, timeout=15)
+            names = names_of(self.loaded.topology.edge(spec.flow))
+            running = mm2_state.running(self.configs[spec.target], names, timeout=15)
             if running:
                 raise TopoError(
                     f"MirrorMaker 2 runs flow {spec.flow} again: its status topic "
-                    f"{status_topic(spec.source)} on {spec.target} shows its {running[0]}; stop "
+                    f"{names.status_topic} on {spec.target} shows its {running[0]}; stop "
                     "it and apply again (no flow was started)"
                 )
 

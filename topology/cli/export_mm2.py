@@ -83,7 +83,7 @@ def _write_positions(file: str) -> None:
     from topology.jobs import specs_of
     from topology.kafka import mm2_state
     from topology.kafka.offsets import read_progress
-    from topology.mm2.positions import further_on, offset_record, status_topic
+    from topology.mm2.positions import further_on, names_of, offset_record
     from topology.naming import offset_syncs_topic
 
     loaded = live.load(file)
@@ -96,16 +96,17 @@ def _write_positions(file: str) -> None:
     writes = []
     for spec in specs_of(loaded.topology):
         target = configs[spec.target]
-        running = mm2_state.running(target, spec.source, timeout=15)
+        names = names_of(loaded.topology.edge(spec.flow))
+        running = mm2_state.running(target, names, timeout=15)
         if running:
             raise TopoError(
                 f"MirrorMaker 2 runs flow {spec.flow}: its status topic "
-                f"{status_topic(spec.source)} on {spec.target} shows its {running[0]}; no "
+                f"{names.status_topic} on {spec.target} shows its {running[0]}; no "
                 "position was written (stop it first)"
             )
         log = offset_syncs_topic(spec.source, spec.separator)
         reached = read_progress(target, log, spec.flow)
-        ahead = further_on(mm2_state.resumes(target, spec.source, timeout=15), reached)
+        ahead = further_on(mm2_state.resumes(target, spec.source, names, timeout=15), reached)
         if ahead:
             (topic, partition), at, stopped = ahead[0]
             raise TopoError(
@@ -114,16 +115,16 @@ def _write_positions(file: str) -> None:
                 "topo; no position was written"
             )
         entries: list[tuple[bytes | None, bytes | None]] = [
-            offset_record(spec.source, topic, partition, offset)
+            offset_record(spec.source, topic, partition, offset, names.connector)
             for (topic, partition), offset in sorted(reached.items())
             if offset > 0
         ]
-        writes.append((spec, entries))
-    for spec, entries in writes:
+        writes.append((spec, names, entries))
+    for spec, names, entries in writes:
         if not entries:
             typer.echo(f"{spec.flow}: topo has copied nothing of it: MM2 starts it as it "
                        "would a new flow", err=True)  # fmt: skip
             continue
-        topic = mm2_state.write_positions(configs[spec.target], spec.source, entries)
+        topic = mm2_state.write_positions(configs[spec.target], names, entries)
         typer.echo(f"{spec.flow}: wrote where topo stopped, {len(entries)} partition(s), to "
                    f"{topic} on {spec.target}: MM2 resumes there", err=True)  # fmt: skip

@@ -279,6 +279,7 @@ def handovers(
     from topology.jobs import specs_of
     from topology.kafka import mm2_state
     from topology.kafka.offsets import read_progress
+    from topology.mm2.positions import names_of
     from topology.naming import HEARTBEATS, offset_syncs_topic
     from topology.plan.planner import replicated_topics
 
@@ -298,8 +299,8 @@ def handovers(
                 continue
             typer.echo(f"Reading where MirrorMaker 2 stopped {spec.flow} ...", err=True)
             found[spec.flow] = mm2_state.handover(
-                spec.flow, spec.source, configs[spec.source], configs[spec.target],
-                copied[spec.flow],
+                spec.flow, spec.source, names_of(loaded.topology.edge(spec.flow)),
+                configs[spec.source], configs[spec.target], copied[spec.flow],
             )  # fmt: skip
     return found
 

@@ -15,6 +15,7 @@ import typer
 
 if TYPE_CHECKING:
     from topology.jobs import JobSpec
+    from topology.model import Topology
 
 
 def status(
@@ -36,7 +37,7 @@ def status(
     entry = book.status(owner) if book is not None else None
     running = book is not None and runs.lease_live(book, owner, time.time())
     specs = specs_of(loaded.topology)
-    by_mm2 = _run_by_mm2(configs, specs)
+    by_mm2 = _run_by_mm2(configs, loaded.topology, specs)
     latencies = _latencies(configs, [s for s in specs if running or by_mm2.get(s.flow)])
     now = time.time()
     document = report.document(owner, specs, entry, running, latencies, now, by_mm2)
@@ -72,17 +73,19 @@ def _latencies(
 
 
 def _run_by_mm2(
-    configs: dict[str, dict[str, str]], specs: "list[JobSpec]"
+    configs: dict[str, dict[str, str]], topology: "Topology", specs: "list[JobSpec]"
 ) -> dict[str, tuple[str, ...]]:
     """Per flow whose pair MirrorMaker 2 copies now: the parts of its source connector that
     run, by MM2's status topic on the target (a migration's MM2, or one beside topo)."""
     from topology.errors import TopoError
     from topology.kafka import mm2_state
+    from topology.mm2.positions import names_of
 
     found = {}
     for spec in specs:
+        names = names_of(topology.edge(spec.flow))
         try:
-            running = mm2_state.running(configs[spec.target], spec.source, timeout=5)
+            running = mm2_state.running(configs[spec.target], names, timeout=5)
         except TopoError:
             continue  # the target cannot be read: its flows' rows say so on their own
         if running:

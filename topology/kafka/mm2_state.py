@@ -13,38 +13,40 @@ from topology.errors import KafkaUnavailableError, TopicNotFoundError
 from topology.kafka import client, records
 from topology.kafka.ends import PartitionEnds
 from topology.mm2 import positions
-from topology.mm2.positions import Handover
+from topology.mm2.positions import Handover, Names
 
 
 def handover(
     flow: str,
     source: str,
+    names: Names,
     source_config: dict[str, str],
     target_config: dict[str, str],
     topics: Collection[str],
     timeout: float = 30,
 ) -> Handover:
-    """MM2's state for `flow`; the source ends are asked for the partitions of `topics` (the
-    ones the flow copies now) only."""
-    topic = positions.offsets_topic(source)
-    resume = resumes(target_config, source, timeout)
+    """MM2's state for `flow` (from `source`; its Connect topics on the target `names`); the
+    source ends are asked for the partitions of `topics` (the ones the flow copies now) only."""
+    resume = resumes(target_config, source, names, timeout)
     mine = [partition for partition in resume if partition[0] in topics]
     ends = PartitionEnds(source_config).of(mine, timeout=timeout) if mine else {}
-    status = positions.status_topic(source)
-    return Handover(flow, topic, status, running(target_config, source, timeout), resume, ends)
+    alive = running(target_config, names, timeout)
+    return Handover(flow, names.offsets_topic, names.status_topic, alive, resume, ends)
 
 
-def resumes(config: dict[str, str], source: str, timeout: float) -> dict[tuple[str, int], int]:
+def resumes(
+    config: dict[str, str], source: str, names: Names, timeout: float
+) -> dict[tuple[str, int], int]:
     """Where MM2 resumes each partition of `source` it copied, by its offsets topic on this
     cluster (`positions.resume_positions`)."""
-    found = _read(config, positions.offsets_topic(source), timeout)
-    return positions.resume_positions(found, source)
+    found = _read(config, names.offsets_topic, timeout)
+    return positions.resume_positions(found, source, names.connector)
 
 
-def running(config: dict[str, str], source: str, timeout: float) -> tuple[str, ...]:
-    """The parts of MM2's source connector for the flows from `source` that run now, by its
-    status topic on their target (`positions.running`)."""
-    return positions.running(_read(config, positions.status_topic(source), timeout))
+def running(config: dict[str, str], names: Names, timeout: float) -> tuple[str, ...]:
+    """The parts of MM2's source connector that run now, by its status topic on this, its
+    flow's target, cluster (`positions.running`)."""
+    return positions.running(_read(config, names.status_topic, timeout), names.connector)
 
 
 Pair = tuple[bytes | None, bytes | None]
@@ -61,14 +63,14 @@ OFFSETS_PARTITIONS = 25  # Connect's default offset.storage.partitions
 
 
 def write_positions(
-    config: dict[str, str], source: str, entries: list[Pair], timeout: float = 30
+    config: dict[str, str], names: Names, entries: list[Pair], timeout: float = 30
 ) -> str:
-    """Write MM2 offsets records (`positions.offset_record`) to the offsets topic of the flows
-    from `source` on this, their target, cluster (made as Connect makes it when missing:
-    compacted, 25 partitions, the cluster's replication factor); the topic's name. Each goes
-    to the partition Java's default partitioner picks for its key, where MM2's own commits of
-    that key are: the newest of them is the one MM2 reads."""
-    topic = positions.offsets_topic(source)
+    """Write MM2 offsets records (`positions.offset_record`) to MM2's offsets topic (`names`)
+    on this, its flow's target, cluster (made as Connect makes it when missing: compacted, 25
+    partitions, the cluster's replication factor); the topic's name. Each goes to the
+    partition Java's default partitioner picks for its key, where MM2's own commits of that
+    key are: the newest of them is the one MM2 reads."""
+    topic = names.offsets_topic
     admin = AdminClient(client.quiet(config))
     with client.failures_named(config, f"creating MM2's offsets topic {topic}"):
         made = NewTopic(topic, OFFSETS_PARTITIONS, -1, config={"cleanup.policy": "compact"})

@@ -6,6 +6,7 @@ where the application layer is given a `KafkaOffsets`.)"""
 from topology import observed
 from topology.kafka import inventory, mm2_state, offsets
 from topology.mm2 import wire
+from topology.mm2.positions import Names
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 
@@ -33,8 +34,10 @@ class KafkaOffsets:
     ) -> dict[tuple[str, str, int], wire.Checkpoint]:
         return offsets.read_mm2_checkpoints(config, topic)
 
-    def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:
-        return mm2_state.resumes(config, source, timeout=30)
+    def read_mm2_resumes(
+        self, config: dict[str, str], source: str, names: Names
+    ) -> dict[tuple[str, int], int]:
+        return mm2_state.resumes(config, source, names, timeout=30)
 
     def reader(self, config: dict[str, str]) -> offsets.PartitionReader:
         return offsets.PartitionReader(config)

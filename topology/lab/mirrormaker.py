@@ -1,5 +1,6 @@
 """Apache Kafka MirrorMaker 2 in dedicated mode, run from Maven jars beside topo: the one MM2
-runner of the side-by-side benchmark (benchmarks/mm2.py) and of the MM2 tests.
+runner of the side-by-side benchmark (benchmarks/mm2.py) and of the MM2 tests. Also MM2 as a
+connector on a Kafka Connect cluster (`connect_worker`, `add_connector`), from the same jars.
 
 Its configuration is what `topo export mm2` makes of a topology, plus the settings a lab needs
 (`lab_settings`: one broker per cluster, so replication factors of 1, and where the internal
@@ -8,11 +9,14 @@ CPU can be counted apart from everything else, and logs to `<folder>/logs/server
 """
 
 import contextlib
+import json
 import os
 import signal
 import socket
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,10 +27,13 @@ from topology.lab import process
 
 ARTIFACTS = "mirror-maker"  # topology/resources/maven/mirror-maker.xml
 MAIN = "org.apache.kafka.connect.mirror.MirrorMaker"
+CONNECT_MAIN = "org.apache.kafka.connect.cli.ConnectDistributed"
 # Pinned to Spark's default driver memory (spark.driver.memory 1g), so the two replicators
 # compared side by side have the same heap. (connect-mirror-maker.sh would give -Xmx2G.)
 HEAP_OPTS = ["-Xms1g", "-Xmx1g"]
 STARTED = "Kafka MirrorMaker started"  # MirrorMaker.start() logs it once every herder runs
+CONNECT_STARTED = "Kafka Connect started"  # Connect.start() logs it once its REST server serves
+BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"  # MM2 copies bytes as they are
 INTERNAL_TOPICS = (
     "checkpoints.topic",
     "heartbeats.topic",
@@ -65,6 +72,7 @@ class MirrorMaker:
     folder: Path
     started_at: float  # time.time() when the JVM was spawned
     _process: "subprocess.Popen[bytes]"
+    started: str = STARTED  # what its log says once it runs
 
     @property
     def log(self) -> Path:
@@ -81,7 +89,7 @@ class MirrorMaker:
                 problem = process.last_problem(self.log, self.folder / "console.log")
                 raise LabError(f"MirrorMaker 2 exited ({self._process.returncode}): {problem}")
             with contextlib.suppress(OSError):
-                if STARTED in self.log.read_text(errors="replace"):
+                if self.started in self.log.read_text(errors="replace"):
                     return time.time() - self.started_at
             time.sleep(0.2)
         raise LabError(f"MirrorMaker 2 did not start within {timeout:.0f}s (log: {self.log})")
@@ -107,6 +115,17 @@ def start(
 ) -> MirrorMaker:
     """Start `MirrorMaker properties [--clusters ...]` in its own session; its output goes to
     `<folder>/console.log`. The jars are resolved with mvn on first use."""
+    arguments = [str(properties)] + (["--clusters", *clusters] if clusters else [])
+    return _spawn(MAIN, arguments, folder, STARTED, report)
+
+
+def _spawn(
+    main: str,
+    arguments: list[str],
+    folder: Path,
+    started: str,
+    report: Callable[[str], None] | None = None,
+) -> MirrorMaker:
     jars = maven.resolve(ARTIFACTS, report)
     if not jars:
         raise LabError(f"no jars were resolved for {ARTIFACTS}")
@@ -114,14 +133,64 @@ def start(
     logs.mkdir(parents=True, exist_ok=True)
     command = [process.java(), *HEAP_OPTS, *process.JVM_OPTS, f"-Dkafka.logs.dir={logs}",
                f"-Dlog4j2.configurationFile={process.LOG4J_CONFIG}",
-               "-cp", f"{jars[0].parent}/*", MAIN, str(properties)]  # fmt: skip
-    if clusters:
-        command += ["--clusters", *clusters]
+               "-cp", f"{jars[0].parent}/*", main, *arguments]  # fmt: skip
     with (folder / "console.log").open("ab") as console:
         started_at = time.time()
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    return MirrorMaker(child.pid, folder, started_at, child)
+    return MirrorMaker(child.pid, folder, started_at, child, started)
+
+
+@dataclass(frozen=True)
+class ConnectWorker:
+    """A Kafka Connect worker (distributed mode) and where its REST API listens."""
+
+    process: MirrorMaker
+    rest: str  # http://127.0.0.1:<port>
+
+
+def connect_worker(
+    bootstrap: str, group: str, topics: Mapping[str, str], folder: Path
+) -> ConnectWorker:
+    """Start a one-worker Connect cluster on the cluster at `bootstrap` (group `group`; its
+    `topics`: `offsets`, `configs` and `status` to their names), as a user's own Connect
+    cluster runs MM2's connectors, and wait until its REST API serves."""
+    port = _free_port()
+    settings = {
+        "bootstrap.servers": bootstrap,
+        "group.id": group,
+        # as MM2's dedicated mode sets them: Connect's default header converter would
+        # rewrite header values (bytes as base64 text)
+        "key.converter": BYTES,
+        "value.converter": BYTES,
+        "header.converter": BYTES,
+        "offset.storage.topic": topics["offsets"],
+        "config.storage.topic": topics["configs"],
+        "status.storage.topic": topics["status"],
+        "offset.flush.interval.ms": "2000",
+        "listeners": f"http://127.0.0.1:{port}",
+        **{f"{kind}.storage.replication.factor": "1" for kind in ("offset", "config", "status")},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    properties = folder / "worker.properties"
+    properties.write_text("".join(f"{key} = {value}\n" for key, value in settings.items()))
+    worker = _spawn(CONNECT_MAIN, [str(properties)], folder, CONNECT_STARTED)
+    worker.wait_started(180)
+    return ConnectWorker(worker, f"http://127.0.0.1:{port}")
+
+
+def add_connector(worker: ConnectWorker, name: str, config: Mapping[str, str]) -> None:
+    """Create connector `name` with `config` through the worker's REST API."""
+    body = json.dumps({"name": name, "config": dict(config)}).encode()
+    request = urllib.request.Request(
+        f"{worker.rest}/connectors", body, {"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60):
+            pass
+    except urllib.error.HTTPError as problem:
+        detail = problem.read().decode(errors="replace")[:500]
+        raise LabError(f"Connect refused connector {name}: {problem.code} {detail}") from None
 
 
 def _free_port() -> int:

@@ -11,7 +11,9 @@ null value forgets it. MM2 restarting resumes at the offset after it (41 + 1): s
 The worker's status topic (`mm2-status.<source>.internal`) says whether MM2 still runs the
 flow: its connector's and tasks' state, RUNNING while they run, UNASSIGNED once MM2 stopped
 cleanly. (The worker group, `<source>-mm2`, is of Connect's protocol, which the Kafka client
-topo uses neither lists nor describes.)
+topo uses neither lists nor describes.) MM2 run as connectors on a Connect cluster keeps the
+same records in that cluster's topics, under its connector's own name: a flow's `mm2` setting
+(`model.Mm2State`) names them, and `names` fills in its clusters.
 
 Pure: the Kafka adapter reads the records (topology/kafka/mm2_state.py).
 """
@@ -21,12 +23,34 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topology.model import Edge, Mm2State
+
 Partition = tuple[str, int]  # (source topic, partition)
+DEDICATED = Mm2State()  # MM2's own names in dedicated mode (connect-mirror-maker.sh)
+CONNECTOR = DEDICATED.connector
 
 
-def offsets_topic(source: str) -> str:
-    """MM2's default offsets topic of the flows from `source`, on their target cluster."""
-    return f"mm2-offsets.{source}.internal"
+@dataclass(frozen=True)
+class Names:
+    """Where one flow's MM2 keeps its Connect state on the flow's target."""
+
+    offsets_topic: str
+    status_topic: str
+    connector: str
+
+
+def names(source: str, target: str, state: Mm2State = DEDICATED) -> Names:
+    """`state` (MM2's dedicated mode by default) for the flow from `source` to `target`."""
+
+    def filled(template: str) -> str:
+        return template.replace("{source}", source).replace("{target}", target)
+
+    return Names(filled(state.offsets_topic), filled(state.status_topic), filled(state.connector))
+
+
+def names_of(edge: Edge) -> Names:
+    """The names the edge's `mm2` setting gives."""
+    return names(edge.source, edge.target, edge.settings.mm2)
 
 
 def offset_syncs_topic(target: str) -> str:
@@ -35,12 +59,15 @@ def offset_syncs_topic(target: str) -> str:
     return f"mm2-offset-syncs.{target}.internal"
 
 
-def offset_record(source: str, topic: str, partition: int, next_offset: int) -> tuple[bytes, bytes]:
+def offset_record(
+    source: str, topic: str, partition: int, next_offset: int, connector: str = CONNECTOR
+) -> tuple[bytes, bytes]:
     """The record MM2's worker reads to resume copying `topic` [`partition`] of `source` at
-    `next_offset`: byte for byte what its source connector commits (Connect's JsonConverter,
-    fields in the order it writes them), so the worker finds it under the same key."""
+    `next_offset`: byte for byte what its source connector (named `connector`) commits
+    (Connect's JsonConverter, fields in the order it writes them), so the worker finds it under
+    the same key."""
     where = {"cluster": source, "partition": partition, "topic": topic}
-    key = json.dumps([CONNECTOR, where], separators=(",", ":"), ensure_ascii=False)
+    key = json.dumps([connector, where], separators=(",", ":"), ensure_ascii=False)
     value = json.dumps({"offset": next_offset - 1}, separators=(",", ":"))
     return key.encode(), value.encode()
 
@@ -54,21 +81,18 @@ def further_on(
             if key in ours and at > ours[key]]  # fmt: skip
 
 
-def status_topic(source: str) -> str:
-    """MM2's default status topic of the flows from `source`, on their target: where its
-    Connect worker records each connector's and task's state (RUNNING while it runs,
-    UNASSIGNED once stopped cleanly)."""
-    return f"mm2-status.{source}.internal"
-
-
-def running(records: Iterable[tuple[bytes | None, bytes | None]]) -> tuple[str, ...]:
-    """The parts of MM2's source connector that its status topic says run now, as
-    `task 0 on worker <id> (RUNNING)`: the newest record of the connector and of each task, in
-    log order (`records`), whose state is one of ALIVE."""
+def running(
+    records: Iterable[tuple[bytes | None, bytes | None]], connector: str = CONNECTOR
+) -> tuple[str, ...]:
+    """The parts of MM2's source connector (named `connector`) that its worker's status topic
+    (where Connect records each connector's and task's state: RUNNING while it runs,
+    UNASSIGNED once stopped cleanly) says run now, as `task 0 on worker <id> (RUNNING)`: the
+    newest record of the connector and of each task, in log order (`records`), whose state is
+    one of ALIVE."""
     newest: dict[str, Any] = {}
     for key, value in records:
         name = (key or b"").decode("utf-8", "replace")
-        if name == f"status-connector-{CONNECTOR}" or name.startswith(f"status-task-{CONNECTOR}-"):
+        if name == f"status-connector-{connector}" or name.startswith(f"status-task-{connector}-"):
             try:
                 newest[name] = json.loads(value) if value is not None else None
             except ValueError:
@@ -82,21 +106,21 @@ def running(records: Iterable[tuple[bytes | None, bytes | None]]) -> tuple[str, 
     return tuple(found)
 
 
-CONNECTOR = "MirrorSourceConnector"  # the connector's name in MM2's dedicated mode
 # Connect's states of a connector or task whose worker still holds it (paused or restarting, it
 # copies again without anyone asking); UNASSIGNED, STOPPED, FAILED and DESTROYED do not copy.
 ALIVE = ("RUNNING", "PAUSED", "RESTARTING")
 
 
 def resume_positions(
-    records: Iterable[tuple[bytes | None, bytes | None]], source: str
+    records: Iterable[tuple[bytes | None, bytes | None]], source: str, connector: str = CONNECTOR
 ) -> dict[Partition, int]:
-    """Per partition of `source` MM2 copied from, the offset of the next record to copy: the
-    committed offset plus one. `records` are the offsets topic's (key, value) pairs in log
-    order; records of other connectors, other source clusters or another shape are ignored."""
+    """Per partition of `source` MM2's `connector` copied from, the offset of the next record
+    to copy: the committed offset plus one. `records` are the offsets topic's (key, value)
+    pairs in log order; records of other connectors (a Connect cluster's offsets topic holds
+    every connector's), other source clusters or another shape are ignored."""
     found: dict[Partition, int] = {}
     for key, value in records:
-        partition = _partition(key, source)
+        partition = _partition(key, source, connector)
         if partition is None:
             continue
         offset = _offset(value)
@@ -107,12 +131,14 @@ def resume_positions(
     return found
 
 
-def _partition(key: bytes | None, source: str) -> Partition | None:
+def _partition(key: bytes | None, source: str, connector: str) -> Partition | None:
     try:
         decoded = json.loads(key or b"")
     except ValueError:
         return None
     if not (isinstance(decoded, list) and len(decoded) == 2 and isinstance(decoded[1], dict)):
+        return None
+    if decoded[0] != connector:
         return None
     where: dict[str, Any] = decoded[1]
     if set(where) != {"cluster", "topic", "partition"} or where["cluster"] != source:

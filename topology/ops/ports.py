@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from topology import observed
+from topology.mm2.positions import Names
 from topology.mm2.wire import Checkpoint as MM2Checkpoint
 from topology.mm2.wire import OffsetSync
 from topology.offsets.checkpoints import Checkpoint, CheckpointKey
@@ -102,9 +103,11 @@ class OffsetsAdapter(Protocol):
         when it is missing."""
         ...
 
-    def read_mm2_resumes(self, config: dict[str, str], source: str) -> dict[tuple[str, int], int]:
-        """Where MM2 resumes each partition of `source` it copied, by its offsets topic on
-        this cluster (topology/mm2/positions.py); {} when it has none."""
+    def read_mm2_resumes(
+        self, config: dict[str, str], source: str, names: Names
+    ) -> dict[tuple[str, int], int]:
+        """Where MM2 resumes each partition of `source` it copied, by its offsets topic
+        (`names`) on this cluster (topology/mm2/positions.py); {} when it has none."""
         ...
 
     def reader(self, config: dict[str, str]) -> ReaderLike: ...

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from topology import observed
+from topology.mm2.positions import names_of
 from topology.mm2.positions import offset_syncs_topic as mm2_offset_syncs_topic
 from topology.mm2.wire import OffsetSync
 from topology.model import Topology
@@ -252,10 +253,13 @@ class Translator:
         self._stretches[key] = []
         if hop is None or self.topology.edge(hop.edge).settings.start != "mm2":
             return []
+        edge = self.topology.edge(hop.edge)
         if hop.edge not in self._syncs:
             log = mm2_offset_syncs_topic(cluster)
             self._syncs[hop.edge] = self.adapter.read_mm2_syncs(self.configs[source], log)
-            self._resumes[hop.edge] = self.adapter.read_mm2_resumes(self.configs[cluster], source)
+            self._resumes[hop.edge] = self.adapter.read_mm2_resumes(
+                self.configs[cluster], source, names_of(edge)
+            )
         syncs = [(s.upstream_offset, s.downstream_offset) for s in self._syncs[hop.edge]
                  if (s.topic, s.partition) == (hop.source_topic, partition)]  # fmt: skip
         if not syncs:
