@@ -212,7 +212,12 @@ def _applying(needs: _Needs, action: Action, resource: Resource, cluster: str, n
     elif resource is Resource.PARTITIONS:
         needs.topic(cluster, name, "ALTER", "adding partitions (sync.partitions)")
     elif resource is Resource.TOPIC_CONFIG:
-        needs.topic(cluster, name, "ALTER_CONFIGS", "syncing its configs (sync.configs)")
+        why = (
+            "syncing its configs, or stamping this heartbeats copy on arrival"
+            if name.rsplit(".", 1)[-1] == naming.HEARTBEATS
+            else "syncing its configs (sync.configs)"
+        )
+        needs.topic(cluster, name, "ALTER_CONFIGS", why)
     elif resource is Resource.ACL:
         doing = "creating" if action is Action.CREATE else "deleting"
         needs.cluster(cluster, "ALTER", f"{doing} ACLs (sync.acls)")

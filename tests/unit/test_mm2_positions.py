@@ -110,6 +110,8 @@ def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_
     assert positions.running([_status(f"status-task-{named}-2", "RUNNING")], named) == (
         "task 2 on worker localhost/east->west/1 (RUNNING)",
     )
+    # another connector whose name starts with this one's is not this one
+    assert positions.running([_status(f"status-task-{named}-backup-0", "RUNNING")], named) == ()
 
 
 def test_waiting_records_are_the_source_end_beyond_the_position() -> None:

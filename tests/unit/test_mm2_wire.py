@@ -72,3 +72,14 @@ def test_topo_reads_heartbeats_in_mm2s_format_and_its_earlier_json() -> None:
     earlier = (b'{"source": "east", "target": "west"}', b'{"emitted_ms": 1000}')
     assert parse(*earlier, 1_250) == Heartbeat("east", "west", 1_000, 1_250)
     assert parse(b"x", b"y", 1_250) is None
+
+
+def test_a_heartbeat_read_without_an_arrival_time_tells_no_latency() -> None:
+    from topology.kafka import heartbeats
+
+    key, value = wire.encode_heartbeat(wire.Heartbeat("east", "west", 1_000))
+    stamped = heartbeats.parse(key, value, 1_040)
+    assert stamped is not None and stamped.latency_ms == 40
+    # a copy topic that keeps the producer's time (one MM2 made): its timestamp is the emit time
+    kept = heartbeats.parse(key, value, None)
+    assert kept is not None and (kept.emitted_ms, kept.latency_ms) == (1_000, None)

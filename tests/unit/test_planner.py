@@ -149,6 +149,24 @@ def test_a_copy_of_heartbeats_mm2_made_is_stamped_on_arrival_from_now_on() -> No
         assert change.reason.startswith("a copy of heartbeats is stamped by its broker on arrival")
 
 
+def test_a_data_topic_that_merely_ends_in_heartbeats_keeps_its_copys_timestamps() -> None:
+    # billing is no cluster of the topology: billing.heartbeats is the user's own topic
+    text = MIRROR.replace('["orders.*"]', '["billing.*"]')
+    billing = Topic("billing.heartbeats", 1, 1, {})
+    west = cluster(
+        "west", *WEST_INTERNAL, Topic("east.billing.heartbeats", 1, 1, {}),
+        owned=(mine("east.billing.heartbeats"), *OWNED_INTERNAL),
+    )  # fmt: skip
+    assert make(text, east=cluster("east", billing, internal("heartbeats")), west=west).empty
+    # nor is a new copy of it stamped on arrival
+    fresh = cluster("west", *WEST_INTERNAL, owned=OWNED_INTERNAL)
+    [created] = make(
+        text, east=cluster("east", billing, internal("heartbeats")), west=fresh
+    ).changes
+    assert created.name == "east.billing.heartbeats"
+    assert "message.timestamp.type" not in created.after["configs"]
+
+
 TARGET_ONLY = {"min.insync.replicas": "2"}
 
 

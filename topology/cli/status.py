@@ -38,7 +38,7 @@ def status(
     running = book is not None and runs.lease_live(book, owner, time.time())
     specs = specs_of(loaded.topology)
     by_mm2 = _run_by_mm2(configs, loaded.topology, specs)
-    latencies = _latencies(configs, [s for s in specs if running or by_mm2.get(s.flow)])
+    latencies = _latencies(configs, specs, running, by_mm2)
     now = time.time()
     document = report.document(owner, specs, entry, running, latencies, now, by_mm2)
     if as_json:
@@ -48,10 +48,14 @@ def status(
 
 
 def _latencies(
-    configs: dict[str, dict[str, str]], specs: "list[JobSpec]"
+    configs: dict[str, dict[str, str]],
+    specs: "list[JobSpec]",
+    running: bool,
+    by_mm2: dict[str, tuple[str, ...]],
 ) -> dict[str, dict[str, Any]]:
-    """Per flow with heartbeats: the latency of the recent heartbeats read from its copy on
-    the target (a flow whose target cannot be read, or with none, has no entry)."""
+    """Per flow topo (with its heartbeats on) or MM2 runs: the latency of the recent
+    heartbeats read from its copy on the target (a flow whose target cannot be read, or with
+    none, has no entry)."""
     from topology.errors import TopoError
     from topology.kafka import heartbeats
     from topology.naming import heartbeats_copy
@@ -59,8 +63,8 @@ def _latencies(
 
     found = {}
     for spec in specs:
-        if not spec.heartbeats:
-            continue
+        if not ((running and spec.heartbeats) or spec.flow in by_mm2):
+            continue  # (MM2 writes heartbeats of its own)
         topic = heartbeats_copy(spec.source, spec.separator)
         try:
             recent = heartbeats.recent(configs[spec.target], topic, timeout=5)
@@ -79,15 +83,25 @@ def _run_by_mm2(
     run, by MM2's status topic on the target (a migration's MM2, or one beside topo)."""
     from topology.errors import TopoError
     from topology.kafka import mm2_state
+    from topology.kafka.mm2_state import Pair
     from topology.mm2.positions import names_of
+    from topology.mm2.positions import running as running_parts
 
     found = {}
+    read: dict[tuple[str, str], list[Pair] | None] = {}  # (target, topic) -> its records
     for spec in specs:
         names = names_of(topology.edge(spec.flow))
-        try:
-            running = mm2_state.running(configs[spec.target], names, timeout=5)
-        except TopoError:
-            continue  # the target cannot be read: its flows' rows say so on their own
-        if running:
-            found[spec.flow] = running
+        where = (spec.target, names.status_topic)
+        if where not in read:
+            if any(target == spec.target and seen is None for (target, _), seen in read.items()):
+                read[where] = None  # the target could not be read: not again
+            else:
+                try:
+                    read[where] = mm2_state.status_records(configs[spec.target], names, timeout=5)
+                except TopoError:
+                    read[where] = None  # its flows' rows say what topo knows without it
+        records = read[where]
+        alive = running_parts(records, names.connector) if records is not None else ()
+        if alive:
+            found[spec.flow] = alive
     return found

@@ -46,10 +46,15 @@ def resumes(
 def running(config: dict[str, str], names: Names, timeout: float) -> tuple[str, ...]:
     """The parts of MM2's source connector that run now, by its status topic on this, its
     flow's target, cluster (`positions.running`)."""
-    return positions.running(_read(config, names.status_topic, timeout), names.connector)
+    return positions.running(status_records(config, names, timeout), names.connector)
 
 
 Pair = tuple[bytes | None, bytes | None]
+
+
+def status_records(config: dict[str, str], names: Names, timeout: float) -> list[Pair]:
+    """The records of MM2's status topic (`names`) on this cluster; [] when it is missing."""
+    return _read(config, names.status_topic, timeout)
 
 
 def _read(config: dict[str, str], topic: str, timeout: float) -> list[Pair]:

@@ -73,6 +73,7 @@ class MirrorMaker:
     started_at: float  # time.time() when the JVM was spawned
     _process: "subprocess.Popen[bytes]"
     started: str = STARTED  # what its log says once it runs
+    what: str = "MirrorMaker 2"
 
     @property
     def log(self) -> Path:
@@ -87,12 +88,12 @@ class MirrorMaker:
         while time.monotonic() < deadline:
             if not self.running():
                 problem = process.last_problem(self.log, self.folder / "console.log")
-                raise LabError(f"MirrorMaker 2 exited ({self._process.returncode}): {problem}")
+                raise LabError(f"{self.what} exited ({self._process.returncode}): {problem}")
             with contextlib.suppress(OSError):
                 if self.started in self.log.read_text(errors="replace"):
                     return time.time() - self.started_at
             time.sleep(0.2)
-        raise LabError(f"MirrorMaker 2 did not start within {timeout:.0f}s (log: {self.log})")
+        raise LabError(f"{self.what} did not start within {timeout:.0f}s (log: {self.log})")
 
     def stop(self, grace_seconds: float = 30.0) -> int:
         """SIGTERM (MM2 stops its herders cleanly), SIGKILL after the grace period."""
@@ -116,7 +117,7 @@ def start(
     """Start `MirrorMaker properties [--clusters ...]` in its own session; its output goes to
     `<folder>/console.log`. The jars are resolved with mvn on first use."""
     arguments = [str(properties)] + (["--clusters", *clusters] if clusters else [])
-    return _spawn(MAIN, arguments, folder, STARTED, report)
+    return _spawn(MAIN, arguments, folder, STARTED, "MirrorMaker 2", report)
 
 
 def _spawn(
@@ -124,6 +125,7 @@ def _spawn(
     arguments: list[str],
     folder: Path,
     started: str,
+    what: str,
     report: Callable[[str], None] | None = None,
 ) -> MirrorMaker:
     jars = maven.resolve(ARTIFACTS, report)
@@ -138,7 +140,7 @@ def _spawn(
         started_at = time.time()
         child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
-    return MirrorMaker(child.pid, folder, started_at, child, started)
+    return MirrorMaker(child.pid, folder, started_at, child, started, what)
 
 
 @dataclass(frozen=True)
@@ -174,8 +176,12 @@ def connect_worker(
     folder.mkdir(parents=True, exist_ok=True)
     properties = folder / "worker.properties"
     properties.write_text("".join(f"{key} = {value}\n" for key, value in settings.items()))
-    worker = _spawn(CONNECT_MAIN, [str(properties)], folder, CONNECT_STARTED)
-    worker.wait_started(180)
+    worker = _spawn(CONNECT_MAIN, [str(properties)], folder, CONNECT_STARTED, "Kafka Connect")
+    try:
+        worker.wait_started(180)
+    except LabError:
+        worker.stop()  # its own session: nothing else would stop it
+        raise
     return ConnectWorker(worker, f"http://127.0.0.1:{port}")
 
 

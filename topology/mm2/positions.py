@@ -92,7 +92,9 @@ def running(
     newest: dict[str, Any] = {}
     for key, value in records:
         name = (key or b"").decode("utf-8", "replace")
-        if name == f"status-connector-{connector}" or name.startswith(f"status-task-{connector}-"):
+        task = name.removeprefix(f"status-task-{connector}-")
+        # (a task's number after the name: not a task of `<connector>-backup`)
+        if name == f"status-connector-{connector}" or (task != name and task.isdigit()):
             try:
                 newest[name] = json.loads(value) if value is not None else None
             except ValueError:

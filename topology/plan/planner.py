@@ -362,7 +362,9 @@ class _Planner:
             partitions, configs = 1, dict(COMPACTED)
         if desired.purpose == "runs":
             partitions, configs = 1, dict(RUNS_CONFIGS)
-        if desired.purpose == "heartbeats" or _heartbeat_copies(desired):
+        if desired.purpose == "heartbeats" or _heartbeat_copies(
+            desired, set(self.topology.clusters)
+        ):
             configs = {**configs, **ARRIVAL_TIME}
         self._change(
             Action.CREATE, Resource.TOPIC, cluster, name, reason,
@@ -430,8 +432,10 @@ class _Planner:
     ) -> None:
         syncing = [c for c in desired.contributions if c.edge.settings.sync.configs]
         # A copy of heartbeats is stamped on arrival (its latency is read off it), also one
-        # MM2 made (MM2 does not copy message.timestamp.type), whatever is synced.
-        stamped = ARRIVAL_TIME if _heartbeat_copies(desired) else {}
+        # MM2 made (MM2 does not copy message.timestamp.type), whatever is synced. Only a copy
+        # of `heartbeats` or of a cluster's copy of it: not a topic that merely ends so.
+        clusters = set(self.topology.clusters)
+        stamped = ARRIVAL_TIME if _heartbeat_copies(desired, clusters) else {}
         if not syncing and not stamped:
             return
         excluded = _excludes(syncing[0].edge) if syncing else None
@@ -647,11 +651,16 @@ def _excludes(edge: Edge) -> patterns.Matcher:
     return patterns.Matcher((*kafka_rules.CONFIG_EXCLUDES, *edge.settings.config_exclude))
 
 
-def _heartbeat_copies(desired: _Desired) -> bool:
-    """Is the wanted topic a copy of a heartbeats topic (`east.heartbeats`)?"""
-    return any(
-        naming.is_heartbeats(c.topic.name, c.edge.settings.separator) for c in desired.contributions
-    )
+def _heartbeat_copies(desired: _Desired, clusters: set[str]) -> bool:
+    """Is the wanted topic a copy of a heartbeats topic: of `heartbeats` itself or of a copy
+    named after the topology's `clusters` (`north.heartbeats`), not of a topic that merely
+    ends so (`billing.heartbeats`)?"""
+    for c in desired.contributions:
+        separator = c.edge.settings.separator
+        hops = c.topic.name.split(separator)
+        if hops[-1] == naming.HEARTBEATS and all(hop in clusters for hop in hops[:-1]):
+            return True
+    return False
 
 
 def _copied_configs(contribution: _Contribution) -> dict[str, str]:
