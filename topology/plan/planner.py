@@ -656,9 +656,14 @@ def _heartbeat_copies(desired: _Desired, clusters: set[str]) -> bool:
     named after the topology's `clusters` (`north.heartbeats`), not of a topic that merely
     ends so (`billing.heartbeats`)?"""
     for c in desired.contributions:
-        separator = c.edge.settings.separator
-        hops = c.topic.name.split(separator)
-        if hops[-1] == naming.HEARTBEATS and all(hop in clusters for hop in hops[:-1]):
+        separator, name = c.edge.settings.separator, c.topic.name
+        prefixes = sorted((f"{cluster}{separator}" for cluster in clusters), key=len, reverse=True)
+        stripped = True
+        while stripped and name != naming.HEARTBEATS:  # (an alias may hold the separator)
+            prefix = next((p for p in prefixes if name.startswith(p)), None)
+            stripped = prefix is not None
+            name = name[len(prefix) :] if prefix is not None else name
+        if name == naming.HEARTBEATS:
             return True
     return False
 
