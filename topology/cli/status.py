@@ -88,20 +88,18 @@ def _run_by_mm2(
     from topology.mm2.positions import running as running_parts
 
     found = {}
-    read: dict[tuple[str, str], list[Pair] | None] = {}  # (target, topic) -> its records
+    read: dict[tuple[str, str], list[Pair]] = {}  # (target, status topic) -> its records
+    unreachable: set[str] = set()  # targets not asked again
     for spec in specs:
         names = names_of(topology.edge(spec.flow))
         where = (spec.target, names.status_topic)
-        if where not in read:
-            if any(target == spec.target and seen is None for (target, _), seen in read.items()):
-                read[where] = None  # the target could not be read: not again
-            else:
-                try:
-                    read[where] = mm2_state.status_records(configs[spec.target], names, timeout=5)
-                except TopoError:
-                    read[where] = None  # its flows' rows say what topo knows without it
-        records = read[where]
-        alive = running_parts(records, names.connector) if records is not None else ()
+        if where not in read and spec.target not in unreachable:
+            try:
+                read[where] = mm2_state.status_records(configs[spec.target], names, timeout=5)
+            except TopoError:
+                unreachable.add(spec.target)  # its flows' rows say what topo knows without it
+                continue
+        alive = running_parts(read.get(where, []), names.connector)
         if alive:
             found[spec.flow] = alive
     return found
