@@ -6,6 +6,7 @@ Every source record is then on the target exactly once, in order, record by reco
 value, headers, timestamp, partition), whichever replicator copied it."""
 
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -140,6 +141,17 @@ def _start_mm2(
     mm2 = mirrormaker.start(properties, folder / "mm2")
     mm2.wait_started(180)
     return mm2
+
+
+def _mm2_errors(log: str) -> list[str]:
+    """MM2's ERROR lines, but for a task that did not stop within Connect's 5 s when MM2
+    reconfigured its tasks (a new group found): a slow machine's timeout, not a record MM2 could
+    not read."""
+    return [
+        line
+        for line in log.splitlines()
+        if " ERROR " in line and not re.search(r"ERROR Graceful stop of task \S+ failed", line)
+    ]
 
 
 def _wait_copied(config: dict[str, str], topic: str, at_least: int, timeout: float) -> None:
@@ -285,7 +297,7 @@ def test_mm2_to_topo_and_back_to_mm2_copies_every_record_once(
         # MM2 translates `inside` from its last sync before topo (it has none in topo's
         # copies) and finds topo's checkpoint further on: it keeps it
         assert _checkpoints(dst, inside) == topos
-        assert " ERROR " not in again.log.read_text()  # (stopping, it may log one)
+        assert _mm2_errors(again.log.read_text()) == []
     finally:
         again.stop()
     _assert_exactly_once(src, dst, (topic,))
@@ -493,7 +505,7 @@ def test_mm2_on_a_connect_cluster_runs_beside_topo_then_hands_its_topics_over(
         read = {(w[1], int(w[3])): (int(w[4]), int(w[5])) for w in found if w[0] == "checkpoint"}
         assert all(read[(group, p)] == at for p, at in topos.items())
         log = worker.process.log.read_text()  # (stopping, Connect may log an error of its own)
-        assert "Ignored invalid checkpoint record" not in log and " ERROR " not in log
+        assert "Ignored invalid checkpoint record" not in log and _mm2_errors(log) == []
         time.sleep(2)  # the worker commits its positions every 2 s here
         refused = run_topo("plan", str(beside.file))
         assert refused.returncode == 1, refused.stdout + refused.stderr

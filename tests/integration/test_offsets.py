@@ -23,7 +23,7 @@ from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import Topology, varied
 from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
-from topology.kafka import heartbeats, records
+from topology.kafka import client, heartbeats, records
 from topology.kafka.records import Headers, Record
 from topology.mm2 import wire
 from topology.spark.topojar import jdk_tool
@@ -92,7 +92,7 @@ def committed(config: dict[str, str], group: str, topic: str, partitions: int) -
 
 def resume(config: dict[str, str], group: str, topic: str, partitions: int) -> list[Record]:
     """What `group`'s consumers read on this cluster from its committed offsets to the end."""
-    consumer = _consumer(config, group, {"enable.partition.eof": True})
+    consumer = _consumer(config, group, client.READ_TO_END)
     found: list[Record] = []
     try:
         # Assigned without an offset: the consumer starts at the group's committed offset.

@@ -34,6 +34,13 @@ class LastError(logging.Handler):
         self.reason = re.sub(r" \(after \d+ms in state \w+\)$", "", detail)
 
 
+# For a consumer that reads partitions to their end and is closed: the broker answers a fetch
+# at a partition's end at once (librdkafka waits up to 500 ms for more by default), and the
+# consumer fetches again at once once its queue is served (by default it backs off 1 s). Never
+# for a consumer left assigned while idle: it would fetch a hundred times a second.
+READ_TO_END = {"enable.partition.eof": True, "fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
+
+
 def quiet(config: dict[str, str], last_error: LastError | None = None) -> dict[str, Any]:
     """`config` with librdkafka's log routed away from the terminal (or into `last_error`)."""
     return {**config, "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG}

@@ -301,7 +301,7 @@ class _Observer:
             # Offsets come from assign(); the group id is never used to commit.
             "group.id": f"{OBSERVE_GROUPS}{uuid.uuid4().hex}",
             "enable.auto.commit": False,
-            "enable.partition.eof": True,
+            **client.READ_TO_END,
         }
         with self.step(doing):
             consumer = Consumer(settings)

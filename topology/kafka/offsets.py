@@ -41,7 +41,7 @@ class PartitionReader:
                     "group.id": f"{OFFSETS_GROUPS}{uuid.uuid4().hex}",
                     "enable.auto.commit": False,
                     "isolation.level": "read_committed",
-                    "enable.partition.eof": True,
+                    **client.READ_TO_END,
                     # A probe needs a few records, not librdkafka's default megabytes.
                     "max.partition.fetch.bytes": 65536,
                     "queued.min.messages": 100,

@@ -105,7 +105,7 @@ def read_topic(
                 "enable.auto.commit": False,
                 "isolation.level": "read_committed",
                 "auto.offset.reset": "earliest",
-                "enable.partition.eof": True,
+                **client.READ_TO_END,
             }
         )
     try:
