@@ -28,6 +28,7 @@ INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
 METRICS = "topo"  # the name of the observed metrics in each batch's progress
 SIZE_COLUMN = "topo_size"  # each record's key and value bytes, for the observed figures
+TOPIC_COLUMN = "topo_topic_index"  # its topic's place in observed_topics, for the same
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
 REAL_TIME_CHECKPOINT = "5 seconds"  # real-time mode's batch: progress checkpoint interval
 OBSERVED_TOPICS_MAX = 50  # a query of more topics has its figures per flow, not per topic
@@ -110,8 +111,10 @@ def observed_figures(
         index = F.array_position(listed, F.col("source_topic")) - 1
     else:
         index = F.lit(-1)
+    # A column too: the aggregate reads its inputs straight from the row
+    records = records.withColumn(TOPIC_COLUMN, index.cast("int"))
     aggregate = _copy_figures(records.sparkSession, len(topics))
-    found = F.call_function(aggregate, index.cast("int"), size, F.col("timestamp_ms"))
+    found = F.call_function(aggregate, F.col(TOPIC_COLUMN), size, F.col("timestamp_ms"))
     return records, [found.alias(figures.OBSERVED_FIGURES)]
 
 
@@ -124,11 +127,8 @@ def _copy_figures(spark: SparkSession, topics: int) -> str:
     bounds = gateway.new_array(jvm.long, len(LATENCY_BUCKETS))
     for index, bound in enumerate(LATENCY_BUCKETS):
         bounds[index] = round(bound * 1000)
-    aggregate = jvm.dev.topo.replication.CopyFigures(topics, bounds)
-    encoders = jvm.org.apache.spark.sql.Encoders
-    columns = encoders.tuple(encoders.INT(), encoders.LONG(), encoders.LONG())
-    function = jvm.org.apache.spark.sql.functions.udaf(aggregate, columns)
-    spark._jsparkSession.udf().register(name, function)  # the same for every such query
+    # the same for every such query
+    jvm.dev.topo.replication.CopyFigures.register(spark._jsparkSession, name, topics, bounds)
     return name
 
 

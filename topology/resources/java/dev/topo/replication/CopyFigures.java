@@ -1,9 +1,19 @@
 package dev.topo.replication;
 
-import org.apache.spark.sql.Encoder;
-import org.apache.spark.sql.Encoders;
-import org.apache.spark.sql.expressions.Aggregator;
-import scala.Tuple3;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
+import org.apache.spark.sql.catalyst.expressions.aggregate.TypedImperativeAggregate;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.unsafe.types.UTF8String;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A micro-batch's records, bytes, latency histogram and per-topic figures, in one pass over its
@@ -14,6 +24,13 @@ import scala.Tuple3;
  * aggregates per topic and one per latency bucket, each evaluated on every record: the cost grew
  * with the topics a query reads. Here each record costs one array update whatever the number of
  * topics.
+ *
+ * <p>A Catalyst aggregate function (a {@code TypedImperativeAggregate}), not a typed {@code
+ * Aggregator}: it reads its three inputs straight from each record's row, where an {@code
+ * Aggregator} has Spark project them into a new row and then build a boxed {@code Tuple3} from
+ * it, for every record (two thirds of its time in a flight recording of a bulk copy). {@link
+ * #register} names it in a session's function registry; its buffer, a {@code long[]}, is
+ * serialised as 8 bytes a number when a task sends it to the driver.
  *
  * <p>Input, per record: the index of its source topic (in the query's sorted topic list), its
  * size in bytes (key plus value) and its source timestamp (epoch milliseconds). Its latency is
@@ -27,8 +44,9 @@ import scala.Tuple3;
  * then for each topic its records, bytes, latency sum and newest source timestamp (empty when
  * the batch had none of its records).
  */
-public final class CopyFigures
-    extends Aggregator<Tuple3<Integer, Long, Long>, long[], String> {
+public final class CopyFigures extends TypedImperativeAggregate<long[]>
+    implements java.io.Serializable {
+  private static final long serialVersionUID = 1L;
   private static final long NONE = Long.MIN_VALUE;
   private static final int PER_TOPIC = 4;
   private static final int RECORDS = 0;
@@ -36,13 +54,39 @@ public final class CopyFigures
   private static final int LATENCY = 2;
   private static final int BUCKETS = 3;
 
+  private final Seq<Expression> inputs;
   private final int topics;
   private final long[] boundsMs;
-  private transient long startedMs; // this task's: set by zero(), when its buffer is made
+  private final int mutableOffset;
+  private final int inputOffset;
+  private final int[] ordinals; // each input's column in the row, or -1: evaluated
+  private transient long startedMs; // this task's: set when its buffer is made
 
-  public CopyFigures(int topics, long[] boundsMs) {
+  public CopyFigures(
+      Seq<Expression> inputs, int topics, long[] boundsMs, int mutableOffset, int inputOffset) {
+    if (inputs.size() != 3) {
+      throw new IllegalArgumentException("CopyFigures takes (topic index, size, timestamp)");
+    }
+    this.inputs = inputs;
     this.topics = topics;
     this.boundsMs = boundsMs.clone();
+    this.mutableOffset = mutableOffset;
+    this.inputOffset = inputOffset;
+    this.ordinals = new int[3];
+    for (int input = 0; input < 3; input++) {
+      Expression expression = inputs.apply(input);
+      ordinals[input] =
+          expression instanceof BoundReference ? ((BoundReference) expression).ordinal() : -1;
+    }
+  }
+
+  /** Names the aggregate `name` in `spark`'s function registry, for queries of `topics`. */
+  public static void register(SparkSession spark, String name, int topics, long[] boundsMs) {
+    spark
+        .sessionState()
+        .functionRegistry()
+        .createOrReplaceTempFunction(
+            name, inputs -> new CopyFigures(inputs, topics, boundsMs, 0, 0), "java_udf");
   }
 
   private int topicBase() {
@@ -50,7 +94,7 @@ public final class CopyFigures
   }
 
   @Override
-  public long[] zero() {
+  public long[] createAggregationBuffer() {
     startedMs = System.currentTimeMillis();
     long[] tally = new long[topicBase() + PER_TOPIC * topics];
     for (int topic = 0; topic < topics; topic++) {
@@ -60,9 +104,9 @@ public final class CopyFigures
   }
 
   @Override
-  public long[] reduce(long[] tally, Tuple3<Integer, Long, Long> record) {
-    long size = orZero(record._2());
-    long timestamp = record._3() == null ? NONE : record._3();
+  public long[] update(long[] tally, InternalRow row) {
+    long size = asLong(1, row, 0);
+    long timestamp = asLong(2, row, NONE);
     long latency = timestamp == NONE ? 0 : Math.max(0, startedMs - timestamp);
     tally[RECORDS]++;
     tally[BYTES] += size;
@@ -70,9 +114,9 @@ public final class CopyFigures
     for (int bound = boundsMs.length - 1; bound >= 0 && latency <= boundsMs[bound]; bound--) {
       tally[BUCKETS + bound]++;
     }
-    Integer topic = record._1();
-    if (topic != null && topic >= 0 && topic < topics) {
-      int at = topicBase() + PER_TOPIC * topic;
+    long topic = asLong(0, row, -1);
+    if (topic >= 0 && topic < topics) {
+      int at = topicBase() + PER_TOPIC * (int) topic;
       tally[at]++;
       tally[at + 1] += size;
       tally[at + 2] += latency;
@@ -81,8 +125,16 @@ public final class CopyFigures
     return tally;
   }
 
-  private static long orZero(Long value) {
-    return value == null ? 0 : value;
+  private long asLong(int input, InternalRow row, long orElse) {
+    int ordinal = ordinals[input];
+    if (ordinal >= 0) {
+      if (row.isNullAt(ordinal)) {
+        return orElse;
+      }
+      return input == 0 ? row.getInt(ordinal) : row.getLong(ordinal);
+    }
+    Object value = inputs.apply(input).eval(row);
+    return value == null ? orElse : ((Number) value).longValue();
   }
 
   @Override
@@ -95,7 +147,7 @@ public final class CopyFigures
   }
 
   @Override
-  public String finish(long[] tally) {
+  public Object eval(long[] tally) {
     StringBuilder out = new StringBuilder(tally.length * 4);
     for (int at = 0; at < tally.length; at++) {
       if (at > 0) {
@@ -105,16 +157,104 @@ public final class CopyFigures
         out.append(tally[at]);
       }
     }
-    return out.toString();
+    return UTF8String.fromString(out.toString());
   }
 
   @Override
-  public Encoder<long[]> bufferEncoder() {
-    return Encoders.javaSerialization(long[].class);
+  public byte[] serialize(long[] tally) {
+    ByteBuffer bytes = ByteBuffer.allocate(Long.BYTES * tally.length);
+    bytes.asLongBuffer().put(tally);
+    return bytes.array();
   }
 
   @Override
-  public Encoder<String> outputEncoder() {
-    return Encoders.STRING();
+  public long[] deserialize(byte[] bytes) {
+    long[] tally = new long[bytes.length / Long.BYTES];
+    ByteBuffer.wrap(bytes).asLongBuffer().get(tally);
+    return tally;
+  }
+
+  @Override
+  public int mutableAggBufferOffset() {
+    return mutableOffset;
+  }
+
+  @Override
+  public int inputAggBufferOffset() {
+    return inputOffset;
+  }
+
+  @Override
+  public ImperativeAggregate withNewMutableAggBufferOffset(int offset) {
+    return new CopyFigures(inputs, topics, boundsMs, offset, inputOffset);
+  }
+
+  @Override
+  public ImperativeAggregate withNewInputAggBufferOffset(int offset) {
+    return new CopyFigures(inputs, topics, boundsMs, mutableOffset, offset);
+  }
+
+  @Override
+  public Seq<Expression> children() {
+    return inputs;
+  }
+
+  @Override
+  public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
+    return new CopyFigures(children, topics, boundsMs, mutableOffset, inputOffset);
+  }
+
+  @Override
+  public boolean nullable() {
+    return false;
+  }
+
+  @Override
+  public DataType dataType() {
+    return DataTypes.StringType;
+  }
+
+  @Override
+  public String prettyName() {
+    return "topo_copy_figures";
+  }
+
+  @Override
+  public int productArity() {
+    return 5;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    switch (n) {
+      case 0: return inputs;
+      case 1: return topics;
+      case 2: return boundsMs;
+      case 3: return mutableOffset;
+      case 4: return inputOffset;
+      default: throw new IndexOutOfBoundsException(n);
+    }
+  }
+
+  @Override
+  public boolean canEqual(Object other) {
+    return other instanceof CopyFigures;
+  }
+
+  @Override
+  public boolean equals(Object other) {
+    if (!(other instanceof CopyFigures)) {
+      return false;
+    }
+    CopyFigures that = (CopyFigures) other;
+    return inputs.equals(that.inputs) && topics == that.topics
+        && Arrays.equals(boundsMs, that.boundsMs) && mutableOffset == that.mutableOffset
+        && inputOffset == that.inputOffset;
+  }
+
+  @Override
+  public int hashCode() {
+    return inputs.hashCode() * 31 + topics * 7 + Arrays.hashCode(boundsMs) + mutableOffset
+        + inputOffset * 13;
   }
 }
