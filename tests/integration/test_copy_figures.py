@@ -86,3 +86,27 @@ def test_a_query_of_too_many_topics_observes_latencies_per_flow_only(spark: Any)
     values = unpacked(found[OBSERVED_FIGURES], len(many))
     assert values is not None and values.topics == [] and values.buckets[0] == 2
     assert (values.records, values.bytes) == (2, 4)
+
+
+def test_inputs_given_as_expressions_are_evaluated_as_columns_are_read(spark: Any) -> None:
+    """The aggregate reads a column straight from each row; any other input is evaluated."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    from topology.spark import query
+
+    rows = [(b"k1", b"12345", FUTURE_MS, "orders"), (None, b"123", FUTURE_MS + 5, "orders")]
+    records = spark.createDataFrame(
+        rows, "key binary, value binary, timestamp_ms long, source_topic string"
+    )
+    name = query._copy_figures(spark, 1)
+    size = F.length("value").cast("long") + F.lit(1)  # not a column: evaluated per record
+    found = F.call_function(name, F.lit(0), size, F.col("timestamp_ms") + F.lit(0))
+    observation = Observation("expressions")
+    records.observe(observation, found.alias(OBSERVED_FIGURES)).write.format("noop").mode(
+        "overwrite"
+    ).save()
+    values = unpacked(observation.get[OBSERVED_FIGURES], 1)
+    assert values is not None
+    assert (values.records, values.bytes) == (2, 10)
+    assert values.topics == [(2, 10, 0, FUTURE_MS + 5)]
