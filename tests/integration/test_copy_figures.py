@@ -110,3 +110,18 @@ def test_inputs_given_as_expressions_are_evaluated_as_columns_are_read(spark: An
     assert values is not None
     assert (values.records, values.bytes) == (2, 10)
     assert values.topics == [(2, 10, 0, FUTURE_MS + 5)]
+
+
+def test_inputs_of_other_types_are_refused_when_the_query_is_analysed(spark: Any) -> None:
+    from pyspark.errors import AnalysisException
+    from pyspark.sql import functions as F
+
+    from topology.spark import query
+
+    records = spark.createDataFrame([(b"k", 1_000)], "key binary, timestamp_ms long")
+    name = query._copy_figures(spark, 1)
+    wrong = F.call_function(
+        name, F.lit(0), F.col("timestamp_ms").cast("int"), F.col("timestamp_ms")
+    )
+    with pytest.raises(AnalysisException, match=r"takes \(int, bigint, bigint\); input 1 is"):
+        records.select(wrong).collect()

@@ -1,9 +1,10 @@
 """Kafka I/O for offset translation: looking at a partition's stamped copies, a group's
 committed offsets and members, committing offsets, and topo's checkpoint and progress logs."""
 
+import contextlib
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,9 +68,12 @@ class PartitionReader:
         offset on `cluster`), or None when none is there up to the end (or `before`)."""
         if before is not None and before <= offset:
             return None
-        for message_offset, stamps in self._read(topic, partition, offset, before):
-            if cluster in stamps:
-                return message_offset, stamps[cluster]
+        # Closed on return: its `finally` unassigns the partition, which would otherwise go on
+        # being fetched until the generator is collected
+        with contextlib.closing(self._read(topic, partition, offset, before)) as read:
+            for message_offset, stamps in read:
+                if cluster in stamps:
+                    return message_offset, stamps[cluster]
         return None
 
     def last_stamped_before(
@@ -98,7 +102,7 @@ class PartitionReader:
 
     def _read(
         self, topic: str, partition: int, start: int, end: int | None
-    ) -> Iterable[tuple[int, dict[str, int]]]:
+    ) -> Generator[tuple[int, dict[str, int]], None, None]:
         """(offset, source offsets by cluster) of each record from `start` to `end` or the end."""
         doing = f"reading {topic} [{partition}] at offset {start}"
         with client.failures_named(self.config, doing, (self.last_error, self.consumer)):

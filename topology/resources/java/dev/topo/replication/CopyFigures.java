@@ -3,6 +3,7 @@ package dev.topo.replication;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.TypeCheckResult;
 import org.apache.spark.sql.catalyst.expressions.BoundReference;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.aggregate.ImperativeAggregate;
@@ -202,6 +203,20 @@ public final class CopyFigures extends TypedImperativeAggregate<long[]>
   @Override
   public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
     return new CopyFigures(children, topics, boundsMs, mutableOffset, inputOffset);
+  }
+
+  /** (int, bigint, bigint), as `update` reads them: anything else is refused at analysis. */
+  @Override
+  public TypeCheckResult checkInputDataTypes() {
+    DataType[] expected = {DataTypes.IntegerType, DataTypes.LongType, DataTypes.LongType};
+    for (int input = 0; input < expected.length; input++) {
+      DataType given = inputs.apply(input).dataType();
+      if (!given.equals(expected[input])) {
+        return new TypeCheckResult.TypeCheckFailure(
+            prettyName() + " takes (int, bigint, bigint); input " + input + " is " + given);
+      }
+    }
+    return TypeCheckResult.TypeCheckSuccess$.MODULE$;
   }
 
   @Override
