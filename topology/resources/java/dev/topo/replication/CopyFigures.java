@@ -14,7 +14,6 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.types.UTF8String;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A micro-batch's records, bytes, latency histogram and per-topic figures, in one pass over its
