@@ -23,6 +23,7 @@ driver exits when all are done: 0 when every one succeeded.
 import argparse
 import collections
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -64,7 +65,7 @@ from topology.offsets import checkpoints
 from topology.ops import reconcile
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
-from topology.spark import query, resumed
+from topology.spark import loop, query, resumed
 from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 from topology.spark.watched import Watched
 from topology.telemetry import logline
@@ -109,7 +110,7 @@ class Replicator:
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
-        self.queries: dict[str, StreamingQuery] = {}
+        self.queries: dict[str, StreamingQuery | loop.LoopQuery] = {}
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
         self.checkpointer = Checkpointer(topology, self.configs, KafkaOffsets())
         self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
@@ -203,10 +204,14 @@ class Replicator:
             owner=self.topology.name,
             trigger=self.topology.engine.trigger,
             detailed=self.topology.engine.metrics is not None,
+            partitions=self.counts(flow, topic_map),
         )
+        as_loop = loop.runs_as_loop(planned)
+        if as_loop and planned.starting is None:
+            planned = dataclasses.replace(planned, starting=resumed.checkpoint_offsets(checkpoint))
         if self.stopping:
             return  # fenced or stopping: no query starts now
-        started = query.start(self.spark, planned)
+        started = loop.start(self.spark, planned) if as_loop else query.start(self.spark, planned)
         with self.lock:
             if self.stopping:  # fenced while it started: it must not write
                 started.stop()
@@ -215,6 +220,11 @@ class Replicator:
         self.topics[flow] = query.observed_topics(topic_map)
         status.state = "running"
         status.error = None
+
+    def counts(self, flow: str, topic_map: Mapping[str, str]) -> dict[str, int]:
+        """The partitions of each of the flow's source topics, as last seen."""
+        seen = self.partitions.get(self.specs[flow].source, {})
+        return {topic: seen.get(topic, 0) for topic in topic_map}
 
     def starting(
         self, flow: str, topic_map: Mapping[str, str], checkpoint: str
@@ -272,7 +282,8 @@ class Replicator:
                 continue
             status.seen[run_id] = batch
             metrics = progress_metrics(progress, query.METRICS)
-            topics = self.topics.get(flow, [])
+            # a copy loop's report names its topics: one may have joined since the last look
+            topics = progress.get("topics", self.topics.get(flow, []))
             inputs = int(progress.get("numInputRows") or 0)
             rows, size = counted(metrics, inputs)
             status.records += rows
@@ -403,7 +414,10 @@ class Replicator:
                     status.error = first_line(str(problem))
             return before
         for flow in self.specs:
-            if maps.get(flow) != self.maps.get(flow):
+            running = self.queries.get(flow)
+            if isinstance(running, loop.LoopQuery) and maps.get(flow):
+                self.join(flow, running, maps[flow])
+            elif maps.get(flow) != self.maps.get(flow):
                 added = sorted(set(maps.get(flow, {})) - set(self.maps.get(flow, {})))
                 if added and self.maps.get(flow) is not None:
                     self.figures.discovered(flow, len(added))
@@ -416,6 +430,18 @@ class Replicator:
                 self.maps[flow] = maps.get(flow, {})
                 self.start_query(flow)
         return now
+
+    def join(self, flow: str, running: loop.LoopQuery, topic_map: dict[str, str]) -> None:
+        """Topics and partitions found while a copy loop runs join it: nothing restarts."""
+        added = sorted(set(topic_map) - set(self.maps.get(flow, {})))
+        if added:
+            self.figures.discovered(flow, len(added))
+            self.report(f"{flow}: new topic(s) {', '.join(added)}; copying them too",
+                        event="topics.discovered")  # fmt: skip
+        self.maps[flow] = topic_map
+        running.update(topic_map, self.counts(flow, topic_map))
+        self.topics[flow] = query.observed_topics(topic_map)
+        self.flows[flow].topics = len(topic_map)
 
     # -- offsets --------------------------------------------------------------------------------
 

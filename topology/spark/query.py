@@ -12,7 +12,7 @@ Spark's sink cannot do). The select:
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -45,11 +45,12 @@ class QueryPlan:
     # exactly-once only: the librdkafka settings of the target and the owner's name
     target_client: Mapping[str, str] | None = None
     owner: str = "topology"
-    trigger: str = "micro-batch"  # | real-time
+    trigger: str = "micro-batch"  # | real-time | loop (topology/spark/loop.py)
     detailed: bool = True  # observe per-topic figures and latencies for the metrics endpoint
     # Where a flow taking over from MM2 starts (Spark's startingOffsets JSON: topic ->
     # partition -> offset, -2 for the earliest); None: the spec's start.
     starting: Mapping[str, Mapping[str, int]] | None = None
+    partitions: Mapping[str, int] = field(default_factory=dict)  # source topic -> count
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:

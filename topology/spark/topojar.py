@@ -24,7 +24,14 @@ from topology import paths
 from topology.errors import ToolMissingError, TopoError
 
 PACKAGE = "dev/topo/replication"
-SOURCES = ("SourceTimestampInterceptor.java", "CopyFigures.java")
+SOURCES = (
+    "SourceTimestampInterceptor.java",
+    "CopyFigures.java",
+    "Hops.java",
+    "LoopFigures.java",
+    "CopyTask.java",
+    "CopyLoop.java",
+)
 JAR = "topo-classes.jar"
 
 

@@ -1,0 +1,147 @@
+"""The copy loop (`engine: {trigger: loop}`) end to end, on real lab clusters and a real Spark
+driver: every copy compared with its source record by record, as in test_replication.py."""
+
+import threading
+import time
+from collections.abc import Iterable
+
+import pytest
+
+from tests.helpers import RECENT_MS, run_topo
+from tests.integration.test_replication import (
+    Content,
+    Topology,
+    _add_partition,
+    _trickle,
+    contents,
+    expected,
+    kill_driver,
+    topology,
+    varied,
+    wait_for,
+    wait_for_restart,
+)
+from topology import jobstate
+from topology.jobs import PROVENANCE_HEADER
+from topology.kafka import records
+from topology.kafka.records import Record
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+LOOP = "engine: {trigger: loop}"
+
+
+def driver_log(owner: str) -> str:
+    return (jobstate.folder(owner) / jobstate.LOG).read_text(errors="replace")
+
+
+def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
+    topology: Topology,
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    first, later = topology.topic("first"), topology.topic("later")
+    records.create_topic(src, first, 3)
+    records.produce(src, varied(first, 30, 3))
+    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+
+    assert "Copy complete." in topology.apply("--once")
+    assert contents(records.read_topic(dst, f"src.{first}")) == expected(
+        records.read_topic(src, first), "src"
+    )
+    # Continuous from where --once stopped (its positions are in Kafka): nothing twice.
+    topology.apply()
+    more = varied(first, 12, 3, tag="b")
+    records.produce(src, more)
+    copied = wait_for(dst, f"src.{first}", 42)
+    assert contents(copied) == expected(records.read_topic(src, first), "src")
+
+    # A topic created now joins the running loop; a partition added is followed.
+    records.create_topic(src, later, 2)
+    records.produce(src, varied(later, 8, 2))
+    assert contents(wait_for(dst, f"src.{later}", 8)) == expected(
+        records.read_topic(src, later), "src"
+    )
+    _add_partition(src, first, 4)
+    records.produce(src, [Record(first, 3, b"in-new-partition", b"v", (), RECENT_MS)])
+    assert contents(wait_for(dst, f"src.{first}", 43)) == expected(
+        records.read_topic(src, first), "src"
+    )
+    deadline = time.monotonic() + 30
+    flow = topology.status()["flows"][0]
+    while flow["records"] < 21 and time.monotonic() < deadline:  # 12 + 8 + 1 since the start
+        time.sleep(1)
+        flow = topology.status()["flows"][0]
+    assert flow["state"] == "running" and flow["restarts"] == 0 and flow["topics"] >= 2
+    assert flow["records"] >= 21 and flow["lag"] == 0
+    log = driver_log(topology.prefix)
+    assert f"new topic(s) {later}; copying them too" in log
+    assert "restarting the query" not in log
+    topology.stop()
+
+
+def test_the_loop_follows_loop_rules_in_an_active_active_mesh(topology: Topology) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("accounts")
+    for config in (src, dst):
+        records.create_topic(config, topic, 2)
+    from_src, from_dst = varied(topic, 6, 2, tag="s"), varied(topic, 4, 2, tag="d")
+    records.produce(src, from_src)
+    records.produce(dst, from_dst)
+    topology.write("  - active-active: [src, dst]\n    naming: identity", extra=LOOP)
+
+    for _round in range(2):  # a second round copies nothing more: no record comes back
+        topology.apply("--once")
+
+    def plain(found: Iterable[Content]) -> list[Content]:
+        return sorted(found, key=lambda c: (c[0], c[4] or 0, c[3]))
+
+    on_src, on_dst = records.read_topic(src, topic), records.read_topic(dst, topic)
+    assert len(on_src) == len(on_dst) == 10
+    local_src = [r for r in on_src if not any(k == PROVENANCE_HEADER for k, _ in r.headers)]
+    local_dst = [r for r in on_dst if not any(k == PROVENANCE_HEADER for k, _ in r.headers)]
+    assert plain(contents(on_src)) == plain(contents(from_src) + expected(local_dst, "dst"))
+    assert plain(contents(on_dst)) == plain(contents(from_dst) + expected(local_src, "src"))
+
+
+def test_exactly_once_loop_has_no_duplicates_after_kill_9(topology: Topology) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("ledger")
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 20, 2))
+    topology.write("  - mirror: {from: src, to: dst}\n    delivery: exactly-once", extra=LOOP)
+
+    topology.apply()
+    wait_for(dst, f"src.{topic}", 20)
+    stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
+              for i in range(200)]  # fmt: skip
+    producing = threading.Thread(target=_trickle, args=(src, stream))
+    producing.start()
+    time.sleep(2)
+    killed = kill_driver(topology.prefix)
+    producing.join()
+    wait_for_restart(topology.prefix, killed)
+    everything = records.read_topic(src, topic)
+    wait_for(dst, f"src.{topic}", len(everything))
+    time.sleep(3)  # anything a duplicate would add has arrived by now
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
+    topology.stop()
+
+
+def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
+    topology: Topology,
+) -> None:
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("moved")
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 14, 2))
+    topology.write("  - mirror: {from: src, to: dst}")
+    topology.apply("--once")  # micro-batches: positions in the Spark checkpoint
+
+    records.produce(src, varied(topic, 6, 2, tag="b"))
+    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    topology.apply("--once")  # the loop starts where the checkpoint ended
+
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(
+        records.read_topic(src, topic), "src"
+    )
+    assert run_topo("status", str(topology.file)).returncode == 0

@@ -1,0 +1,279 @@
+package dev.topo.replication;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+
+/**
+ * One flow's copy loop ({@code engine.trigger: loop}): long-lived {@link CopyTask} threads in the
+ * driver's JVM, each a consumer of some of the flow's source partitions feeding a producer to the
+ * target, instead of Spark micro-batches. A record is copied when a poll returns it, an idle flow
+ * sleeps in its poll, and a topic the driver adds joins the running threads ({@link #update})
+ * without stopping the copy of the others.
+ *
+ * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it).
+ * The driver reads {@link #report} as it reads a Spark query's progress: the positions committed
+ * (its {@code endOffset}), the ends last seen ({@code latestOffset}), the records read and the
+ * {@link CopyFigures}-shaped figures of what was copied since the previous report.
+ */
+public final class CopyLoop {
+  static final long EARLIEST = -2;
+  static final long LATEST = -1;
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int FIGURED_TOPICS_MAX = 50; // as the Spark query's OBSERVED_TOPICS_MAX
+
+  final boolean once;
+  final long commitMs;
+  final Hops hops;
+  final LoopFigures figures;
+  private final long defaultStart;
+  private final Map<String, Map<String, Number>> starting;
+  private final List<CopyTask> tasks = new ArrayList<>();
+  private final List<Thread> threads = new ArrayList<>();
+  private final String runId = UUID.randomUUID().toString();
+  private volatile boolean stopping;
+  private volatile String failure;
+  private Map<String, String> topics = Collections.emptyMap();
+  private final List<Set<TopicPartition>> assigned = new ArrayList<>();
+  private int version;
+  private long batch = -1;
+  private long reportedAt = System.currentTimeMillis();
+  private Map<String, Map<String, Long>> lastEnds = Collections.emptyMap();
+  private Map<String, Map<String, Long>> lastLatest = Collections.emptyMap();
+
+  /** A task's partitions and the topic map, as of one version of the assignment. */
+  static final class Assignment {
+    final int version;
+    final Set<TopicPartition> partitions;
+    final Map<String, String> topics;
+
+    Assignment(int version, Set<TopicPartition> partitions, Map<String, String> topics) {
+      this.version = version;
+      this.partitions = partitions;
+      this.topics = topics;
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private CopyLoop(Map<String, Object> config) {
+    once = Boolean.TRUE.equals(config.get("once"));
+    commitMs = ((Number) config.get("commit_ms")).longValue();
+    hops =
+        new Hops(
+            (String) config.get("source"),
+            (String) config.get("target"),
+            Boolean.TRUE.equals(config.get("provenance")),
+            new HashSet<>((List<String>) config.get("no_forward_from")));
+    List<Number> bounds = (List<Number>) config.get("bounds_ms");
+    long[] boundsMs = new long[bounds.size()];
+    for (int i = 0; i < boundsMs.length; i++) {
+      boundsMs[i] = bounds.get(i).longValue();
+    }
+    figures = new LoopFigures(boundsMs);
+    defaultStart = "latest".equals(config.get("start")) ? LATEST : EARLIEST;
+    Map<String, Map<String, Number>> given =
+        (Map<String, Map<String, Number>>) config.get("starting");
+    starting = given == null ? Collections.emptyMap() : given;
+    boolean exactlyOnce = Boolean.TRUE.equals(config.get("exactly_once"));
+    String group = (String) config.get("group");
+    int count = ((Number) config.get("tasks")).intValue();
+    for (int i = 0; i < count; i++) {
+      Map<String, Object> consumer = new HashMap<>((Map<String, Object>) config.get("source_client"));
+      consumer.put("enable.auto.commit", "false");
+      consumer.put("isolation.level", "read_committed");
+      consumer.put("auto.offset.reset", "earliest"); // emptied by retention: go on from the oldest
+      consumer.put("key.deserializer", ByteArrayDeserializer.class.getName());
+      consumer.put("value.deserializer", ByteArrayDeserializer.class.getName());
+      consumer.put("client.id", config.get("client_id") + "-" + i);
+      Map<String, Object> ledger = new HashMap<>((Map<String, Object>) config.get("target_client"));
+      ledger.put("group.id", group);
+      ledger.put("enable.auto.commit", "false");
+      // committed() then waits for a position inside an open transaction to be decided
+      ledger.put("isolation.level", "read_committed");
+      ledger.put("key.deserializer", ByteArrayDeserializer.class.getName());
+      ledger.put("value.deserializer", ByteArrayDeserializer.class.getName());
+      ledger.put("client.id", config.get("client_id") + "-progress-" + i);
+      Map<String, Object> producer = new HashMap<>((Map<String, Object>) config.get("target_client"));
+      producer.putAll((Map<String, Object>) config.get("producer"));
+      producer.put("key.serializer", ByteArraySerializer.class.getName());
+      producer.put("value.serializer", ByteArraySerializer.class.getName());
+      producer.put("client.id", config.get("client_id") + "-" + i);
+      if (exactlyOnce) {
+        producer.put("transactional.id", config.get("transactional_prefix") + ".loop." + i);
+      }
+      tasks.add(new CopyTask(this, i, consumer, ledger, producer, exactlyOnce));
+      assigned.add(new HashSet<>());
+    }
+    place((Map<String, String>) config.get("topics"), (Map<String, Integer>) config.get("partitions"));
+  }
+
+  /** A running loop of the configuration given as JSON. */
+  public static CopyLoop start(String config) throws Exception {
+    CopyLoop loop = new CopyLoop(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
+    String name = "topo-copy-" + loop.runId.substring(0, 8) + "-";
+    for (int i = 0; i < loop.tasks.size(); i++) {
+      Thread thread = new Thread(loop.tasks.get(i), name + i);
+      thread.setDaemon(true);
+      loop.threads.add(thread);
+      thread.start();
+    }
+    return loop;
+  }
+
+  /** The flow's topics (source -> remote) and their partition counts, as the driver now has them:
+   * new partitions go to the tasks with the fewest, the others stay where they are. */
+  public void update(String topicsJson, String partitionsJson) throws Exception {
+    place(
+        JSON.readValue(topicsJson, new TypeReference<Map<String, String>>() {}),
+        JSON.readValue(partitionsJson, new TypeReference<Map<String, Integer>>() {}));
+  }
+
+  private synchronized void place(Map<String, String> topics, Map<String, Integer> partitions) {
+    Set<TopicPartition> wanted = new HashSet<>();
+    for (String topic : topics.keySet()) {
+      for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {
+        wanted.add(new TopicPartition(topic, p));
+      }
+    }
+    Set<TopicPartition> placed = new HashSet<>();
+    List<Set<TopicPartition>> next = new ArrayList<>();
+    for (Set<TopicPartition> mine : assigned) {
+      Set<TopicPartition> kept = new HashSet<>(mine);
+      kept.retainAll(wanted);
+      placed.addAll(kept);
+      next.add(kept);
+    }
+    List<TopicPartition> fresh = new ArrayList<>(wanted);
+    fresh.removeAll(placed);
+    fresh.sort((a, b) -> a.toString().compareTo(b.toString()));
+    for (TopicPartition partition : fresh) {
+      Set<TopicPartition> fewest = next.get(0);
+      for (Set<TopicPartition> mine : next) {
+        if (mine.size() < fewest.size()) {
+          fewest = mine;
+        }
+      }
+      fewest.add(partition);
+    }
+    this.topics = Collections.unmodifiableMap(new HashMap<>(topics));
+    assigned.clear();
+    assigned.addAll(next);
+    version++;
+    notifyAll();
+  }
+
+  synchronized Assignment assignment(int task) {
+    return new Assignment(version, Collections.unmodifiableSet(new HashSet<>(assigned.get(task))), topics);
+  }
+
+  /** Wait (a little) for an assignment newer than `seen`, or a stop. */
+  synchronized void awaitChange(int seen) throws InterruptedException {
+    if (version == seen && !stopping) {
+      wait(200);
+    }
+  }
+
+  /** Where a partition without a committed position starts: an offset, EARLIEST or LATEST. */
+  long start(TopicPartition partition) {
+    Map<String, Number> topic = starting.get(partition.topic());
+    Number at = topic == null ? null : topic.get(Integer.toString(partition.partition()));
+    return at == null ? defaultStart : at.longValue();
+  }
+
+  boolean stopping() {
+    return stopping;
+  }
+
+  void failed(Exception problem) {
+    if (failure == null) {
+      String message = problem.getMessage();
+      failure = problem.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+    stopping = true;
+  }
+
+  /** Why the loop stopped on its own, or null. */
+  public String failure() {
+    return failure;
+  }
+
+  /** Whether any task still copies (false once every one stopped, ended or failed). */
+  public boolean isActive() {
+    for (CopyTask task : tasks) {
+      if (!task.finished) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Stop every task once it has committed what it copied; wait for them up to `timeoutMs`. */
+  public void stop(long timeoutMs) throws InterruptedException {
+    synchronized (this) {
+      stopping = true;
+      notifyAll();
+    }
+    long until = System.currentTimeMillis() + timeoutMs;
+    for (Thread thread : threads) {
+      thread.join(Math.max(1, until - System.currentTimeMillis()));
+    }
+  }
+
+  /**
+   * What happened since the last report, in the shape of a Spark query's progress (JSON), or null
+   * when nothing did: no record read, no position or end moved.
+   */
+  public synchronized String report() throws Exception {
+    Map<String, Map<String, Long>> ends = new TreeMap<>();
+    Map<String, Map<String, Long>> latest = new TreeMap<>();
+    long read = 0;
+    for (CopyTask task : tasks) {
+      read += task.polled.getAndSet(0);
+      task.done.forEach((partition, offset) -> put(ends, partition, offset));
+      task.latest.forEach((partition, offset) -> put(latest, partition, offset));
+    }
+    ends.forEach((topic, at) -> at.forEach((p, offset) -> latest.computeIfAbsent(topic, t -> new TreeMap<>()).merge(p, offset, Math::max)));
+    if (read == 0 && figures.records() == 0 && ends.equals(lastEnds) && latest.equals(lastLatest)) {
+      return null;
+    }
+    List<String> order = new ArrayList<>(new TreeMap<>(topics).keySet());
+    if (order.size() > FIGURED_TOPICS_MAX) {
+      order = Collections.emptyList();
+    }
+    long now = System.currentTimeMillis();
+    Map<String, Object> progress = new LinkedHashMap<>();
+    progress.put("runId", runId);
+    progress.put("batchId", ++batch);
+    progress.put("numInputRows", read);
+    Map<String, Object> took = new LinkedHashMap<>();
+    took.put("addBatch", now - reportedAt);
+    took.put("triggerExecution", now - reportedAt);
+    progress.put("durationMs", took);
+    Map<String, Object> source = new LinkedHashMap<>();
+    source.put("endOffset", ends);
+    source.put("latestOffset", latest);
+    progress.put("sources", List.of(source));
+    progress.put("observedMetrics", Map.of("topo", Map.of("figures", figures.take(order))));
+    progress.put("topics", order);
+    reportedAt = now;
+    lastEnds = ends;
+    lastLatest = latest;
+    return JSON.writeValueAsString(progress);
+  }
+
+  private static void put(Map<String, Map<String, Long>> into, TopicPartition partition, long offset) {
+    into.computeIfAbsent(partition.topic(), t -> new TreeMap<>()).put(Integer.toString(partition.partition()), offset);
+  }
+}

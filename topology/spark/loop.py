@@ -1,0 +1,123 @@
+"""One flow copied by topo's copy loop (`engine.trigger: loop`), seen by the driver as a query.
+
+The loop (`CopyLoop` and `CopyTask` in topo's jar, docs/engine.md) runs in the driver's JVM:
+long-lived threads, each a Kafka consumer of some of the flow's source partitions feeding a
+producer to the target, with topo's loop rules and stamps applied in between. Its positions are
+committed to the flow's progress group on the target (inside each transaction for exactly-once),
+not to a Spark checkpoint. `LoopQuery` gives the driver what it reads of a `StreamingQuery`
+(`isActive`, `lastProgress`, `recentProgress`, `exception()`, `stop()`), its progress in the
+same shape, and `update()`: a topic or partition the driver finds joins the running loop.
+"""
+
+import json
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from topology import naming
+from topology.spark.query import QueryPlan
+from topology.telemetry.names import LATENCY_BUCKETS
+
+TASKS = 2  # copy threads per flow (each a consumer and a producer); idle ones sleep
+# How often positions are committed: at-least-once after a flush (a restart copies at most this
+# much again); exactly-once, each transaction's span (how long a copy is invisible to readers).
+COMMIT_MS = {"at-least-once": 1000, "exactly-once": 100}
+STOP_WAIT_MS = 30_000
+PRODUCER = {
+    "acks": "all",
+    "enable.idempotence": "true",  # with acks=all: no duplicates or reordering on retry
+    "linger.ms": "5",
+    "batch.size": "262144",  # a bulk copy sends fewer, larger requests; linger bounds the wait
+}
+RECENT = 100  # reports kept for `recentProgress`, as Spark keeps
+
+
+class LoopFailed(Exception):
+    """Why a copy loop stopped on its own (a cluster down, a copy refused)."""
+
+
+class LoopQuery:
+    def __init__(self, java: Any, name: str) -> None:
+        self._java = java
+        self.name = name
+        self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
+        self._stopped = False
+
+    @property
+    def isActive(self) -> bool:  # noqa: N802 (StreamingQuery's name)
+        return not self._stopped and bool(self._java.isActive())
+
+    @property
+    def lastProgress(self) -> dict[str, Any] | None:  # noqa: N802
+        self._take()
+        return self._recent[-1] if self._recent else None
+
+    @property
+    def recentProgress(self) -> list[dict[str, Any]]:  # noqa: N802
+        self._take()
+        return list(self._recent)
+
+    def exception(self) -> LoopFailed | None:
+        failure = self._java.failure()
+        return None if failure is None else LoopFailed(str(failure))
+
+    def stop(self) -> None:
+        """Every thread commits what it copied and stops (waited for, up to STOP_WAIT_MS)."""
+        self._java.stop(STOP_WAIT_MS)
+        self._stopped = True
+
+    def update(self, topic_map: Mapping[str, str], partitions: Mapping[str, int]) -> None:
+        self._java.update(json.dumps(dict(topic_map)), json.dumps(dict(partitions)))
+
+    def _take(self) -> None:
+        text = self._java.report()
+        if text is not None:
+            self._recent.append(json.loads(text))
+
+
+def runs_as_loop(plan: QueryPlan) -> bool:
+    """A flow with a record filter (Spark SQL) runs as Spark queries whatever the trigger."""
+    return plan.trigger == "loop" and plan.spec.record_filter is None
+
+
+def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    java = jvm.dev.topo.replication.CopyLoop.start(json.dumps(config(plan)))
+    return LoopQuery(java, plan.spec.flow)
+
+
+def config(plan: QueryPlan) -> dict[str, Any]:
+    """The loop's configuration (CopyLoop reads it)."""
+    spec = plan.spec
+    return {
+        "source": spec.source,
+        "target": spec.target,
+        "provenance": spec.provenance,
+        "no_forward_from": list(spec.no_forward_from),
+        "exactly_once": spec.delivery == "exactly-once",
+        "group": naming.progress_group(plan.owner, spec.slug),
+        "transactional_prefix": naming.transactional_prefix(plan.owner, spec.slug),
+        "client_id": f"topo-{plan.owner}-{spec.slug}",
+        "source_client": dict(plan.source_options),
+        "target_client": dict(plan.target_options),
+        "producer": PRODUCER,
+        "topics": dict(plan.topic_map),
+        "partitions": {topic: plan.partitions.get(topic, 0) for topic in plan.topic_map},
+        "start": "latest" if spec.start == "latest" else "earliest",
+        "starting": _starting(plan.starting),
+        "once": plan.once,
+        "tasks": TASKS,
+        "commit_ms": COMMIT_MS[spec.delivery],
+        "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],
+    }
+
+
+def _starting(starting: Mapping[str, Mapping[Any, int]] | None) -> dict[str, dict[str, int]]:
+    """Spark's startingOffsets shape (-2 the earliest, -1 the latest), partitions as text."""
+    return {
+        topic: {str(partition): int(offset) for partition, offset in at.items()}
+        for topic, at in (starting or {}).items()
+    }
