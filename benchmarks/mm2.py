@@ -6,7 +6,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/mm2.py [--pairs 3] [--records 1000000] [--small-records 1000000]
         [--eos-records 300000] [--rates 1000,5000] [--seconds 30] [--warmup 10]
-        [--mm2-default-refresh] [--json results.json]
+        [--mm2-default-refresh] [--trigger loop|micro-batch|real-time] [--json results.json]
     .venv/bin/python benchmarks/mm2.py --smoke   # a few thousand records, checked one by one
 
 It starts the lab clusters `bench-src` and `bench-dst` in a private lab folder (the user's labs
@@ -61,6 +61,7 @@ from typing import Any
 import replication as bench  # benchmarks/replication.py: the ceiling, CPU and latency probes
 
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
+TRIGGER = "loop"  # topo's engine.trigger (--trigger)
 PARTITIONS = bench.PARTITIONS
 MM2, TOPO = "MM2", "topo"
 TASKS = os.cpu_count() or 1  # MM2's tasks.max: as many as topo's task slots (local[*])
@@ -97,6 +98,7 @@ def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool
         "flows:\n  - mirror: {from: src, to: dst}\n"
         f"    topics: {{include: {json.dumps(topics)}}}\n"
         + ("    delivery: exactly-once\n" if exactly_once else "")
+        + (f"engine: {{trigger: {TRIGGER}}}\n" if TRIGGER != "micro-batch" else "")
     )
     return file
 
@@ -599,7 +601,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--only", choices=(MM2, TOPO), help="run one replicator (for tuning)")
     parser.add_argument("--keep", action="store_true", help="keep the logs and state folder")
+    parser.add_argument("--trigger", choices=("loop", "micro-batch", "real-time"), default="loop",
+                        help="topo's engine.trigger (default: the copy loop)")  # fmt: skip
     options = parser.parse_args()
+    global TRIGGER
+    TRIGGER = options.trigger
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still clean up
     if options.smoke:
         options.pairs = 1

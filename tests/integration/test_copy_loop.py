@@ -16,7 +16,6 @@ from tests.integration.test_replication import (
     contents,
     expected,
     kill_driver,
-    topology,
     varied,
     wait_for,
     wait_for_restart,

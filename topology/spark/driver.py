@@ -261,6 +261,7 @@ class Replicator:
         if running is None:
             return
         status = self.flows[flow]
+        reported: list[Any]
         if final:
             reported = list(running.recentProgress)
         else:
@@ -271,7 +272,9 @@ class Replicator:
             seen = status.seen.get(str(last.get("runId")))
             if seen is not None and batch <= seen:
                 return  # nothing new
-            reported = [last] if seen is not None and batch == seen + 1 else running.recentProgress
+            reported = (
+                [last] if seen is not None and batch == seen + 1 else list(running.recentProgress)
+            )
         for progress in reported:
             run_id, batch = str(progress.get("runId")), int(progress.get("batchId", -1))
             if batch <= status.seen.get(run_id, -1):

@@ -46,16 +46,16 @@ class LoopQuery:
         self._stopped = False
 
     @property
-    def isActive(self) -> bool:  # noqa: N802 (StreamingQuery's name)
+    def isActive(self) -> bool:
         return not self._stopped and bool(self._java.isActive())
 
     @property
-    def lastProgress(self) -> dict[str, Any] | None:  # noqa: N802
+    def lastProgress(self) -> dict[str, Any] | None:
         self._take()
         return self._recent[-1] if self._recent else None
 
     @property
-    def recentProgress(self) -> list[dict[str, Any]]:  # noqa: N802
+    def recentProgress(self) -> list[dict[str, Any]]:
         self._take()
         return list(self._recent)
 

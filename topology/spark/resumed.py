@@ -59,7 +59,7 @@ class Marker:
             jobstate.write_json(self.folder / MARK, {"handover": self.handover})
 
 
-def checkpoint_offsets(checkpoint: str) -> dict[str, dict[int, int]] | None:
+def checkpoint_offsets(checkpoint: str) -> dict[str, dict[str, int]] | None:
     """Where a flow's Spark checkpoint (on this machine) says its newest committed batch ended:
     topic -> partition -> next offset; None without one. Read when the flow moves to the copy
     loop, which keeps its positions in Kafka: it goes on from there, not from the start."""
@@ -72,7 +72,7 @@ def checkpoint_offsets(checkpoint: str) -> dict[str, dict[int, int]] | None:
             return None
         lines = (folder / "offsets" / str(max(batches))).read_text("utf-8").splitlines()
         ended = json.loads(lines[2])  # after the version and the batch's metadata: one source
-        return {str(t): {int(p): int(o) for p, o in at.items()} for t, at in ended.items()}
+        return {str(t): {str(int(p)): int(o) for p, o in at.items()} for t, at in ended.items()}
     except (OSError, ValueError, IndexError, AttributeError, TypeError):
         return None  # none here, or not one topo wrote: the flow starts where its spec says
 
