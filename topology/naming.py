@@ -134,8 +134,15 @@ def flow_slug(source: str, target: str) -> str:
     return f"{source}--{target}"
 
 
+# The copy loop (engine.trigger: loop) runs this many threads per flow; with exactly-once each
+# has the transactional id `<transactional_prefix>.loop.<n>`, n from 0.
+LOOP_TASKS = 2
+LOOP_TRANSACTIONS = "loop"
+
+
 def transactional_prefix(owner: str, slug: str) -> str:
-    """Every transactional id of the flow's exactly-once job is `<this>.<topic>.<partition>`."""
+    """Every transactional id of the flow's exactly-once job is `<this>.<topic>.<partition>`
+    (micro-batches) or `<this>.loop.<n>` (the copy loop's threads)."""
     return f"topo.{owner}.{slug}"
 
 

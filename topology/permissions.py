@@ -237,6 +237,8 @@ def _edge(
     heartbeats = settings.emit.heartbeats and runs
     translating = runs and (settings.emit.checkpoints or settings.sync.group_offsets)
     exactly_once = runs and settings.delivery == "exactly-once"
+    # The copy loop keeps every flow's positions in the progress group (topology/spark/loop.py)
+    looped = runs and topology.engine.trigger == "loop" and settings.filter is None
     copies = _copies(clusters, edge, runs)
     _named_sources(needs, clusters, edge, copies)
     for cluster, topic in sorted(_internal(needs, edge, runs)):
@@ -253,6 +255,9 @@ def _edge(
         if exactly_once:
             why = "exactly-once: committing the job's progress in each transaction"
             needs.topic(target, remote, "READ", why)
+        elif looped:
+            why = "the copy loop: committing how far it copied (its progress group)"
+            needs.topic(target, remote, "READ", why)
         if _owner(clusters, target, remote) not in (None, topology.name):
             continue  # another topology's: the planner never changes it
         if settings.sync.partitions:
@@ -266,7 +271,8 @@ def _edge(
         why = "creating ACLs when the source's topics gain some (sync.acls)"
         needs.cluster(target, "ALTER", why, now=False)
     if runs:
-        _running(needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once)
+        _running(needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once,
+                 looped)  # fmt: skip
 
 
 def _running(
@@ -278,6 +284,7 @@ def _running(
     heartbeats: bool,
     translating: bool,
     exactly_once: bool,
+    looped: bool,
 ) -> None:
     """What the edge's replication job does besides copying (topology/spark/driver.py)."""
     settings = edge.settings
@@ -304,18 +311,25 @@ def _running(
         why = f"committing the group's translated offsets (sync.group_offsets, {edge.name})"
         for group in _synced_groups(clusters.get(source), edge, copies):
             needs.add(target, GROUP, group, ["READ"], why)
+    slug = naming.flow_slug(source, target)
     if exactly_once:
-        slug = naming.flow_slug(source, target)
         prefix = naming.transactional_prefix(topology.name, slug) + "."
-        ids = [
-            f"{prefix}{topic}.{partition}"
-            for topic in sorted(copies)
-            for partition in range(_partitions(clusters.get(source), topic))
-        ]
-        why = f"exactly-once: one transactional id per source partition of {edge.name}"
+        if looped:
+            ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(naming.LOOP_TASKS)]
+            why = f"exactly-once: one transactional id per copy thread of {edge.name}"
+        else:
+            ids = [
+                f"{prefix}{topic}.{partition}"
+                for topic in sorted(copies)
+                for partition in range(_partitions(clusters.get(source), topic))
+            ]
+            why = f"exactly-once: one transactional id per source partition of {edge.name}"
         needs.add(target, TRANSACTIONAL_ID, prefix, ["WRITE", "DESCRIBE"], why,
                   pattern_type=PREFIXED, instances=ids or [f"{prefix}topic.0"])  # fmt: skip
         why = "exactly-once: the job's progress, committed in each transaction"
+        needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
+    elif looped:
+        why = "the copy loop: how far it copied, committed as its progress group"
         needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
 
 

@@ -6,6 +6,7 @@ import time
 from collections.abc import Iterable
 
 import pytest
+from confluent_kafka import Producer
 
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import (
@@ -51,8 +52,16 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     topology.apply()
     more = varied(first, 12, 3, tag="b")
     records.produce(src, more)
-    copied = wait_for(dst, f"src.{first}", 42)
+    # A committed transaction is copied, an aborted one never; the positions pass both
+    # transactions' markers (no poll returns those), so the lag comes back to 0.
+    _transactions(src, first, topology.prefix)
+    copied = wait_for(dst, f"src.{first}", 45)
     assert contents(copied) == expected(records.read_topic(src, first), "src")
+    assert [r.key for r in copied if r.key and r.key.startswith(b"tx-")] == [
+        b"tx-committed-0",
+        b"tx-committed-1",
+        b"tx-committed-2",
+    ]
 
     # A topic created now joins the running loop; a partition added is followed.
     records.create_topic(src, later, 2)
@@ -62,20 +71,36 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     )
     _add_partition(src, first, 4)
     records.produce(src, [Record(first, 3, b"in-new-partition", b"v", (), RECENT_MS)])
-    assert contents(wait_for(dst, f"src.{first}", 43)) == expected(
+    assert contents(wait_for(dst, f"src.{first}", 46)) == expected(
         records.read_topic(src, first), "src"
     )
     deadline = time.monotonic() + 30
     flow = topology.status()["flows"][0]
-    while flow["records"] < 21 and time.monotonic() < deadline:  # 12 + 8 + 1 since the start
+    # 12 + 3 + 8 + 1 copied since the continuous start
+    while (flow["records"] < 24 or flow["lag"] != 0) and time.monotonic() < deadline:
         time.sleep(1)
         flow = topology.status()["flows"][0]
     assert flow["state"] == "running" and flow["restarts"] == 0 and flow["topics"] >= 2
-    assert flow["records"] >= 21 and flow["lag"] == 0
+    assert flow["records"] >= 24 and flow["lag"] == 0
     log = driver_log(topology.prefix)
     assert f"new topic(s) {later}; copying them too" in log
     assert "restarting the query" not in log
     topology.stop()
+
+
+def _transactions(config: dict[str, str], topic: str, prefix: str) -> None:
+    producer = Producer({**config, "transactional.id": f"{prefix}-tx"})
+    producer.init_transactions(30)
+    for outcome in ("committed", "aborted"):
+        producer.begin_transaction()
+        for i in range(3 if outcome == "committed" else 2):
+            producer.produce(topic, key=f"tx-{outcome}-{i}".encode(), value=b"v", partition=0,
+                             timestamp=RECENT_MS + i)  # fmt: skip
+        producer.flush(30)
+        if outcome == "committed":
+            producer.commit_transaction(30)
+        else:
+            producer.abort_transaction(30)
 
 
 def test_the_loop_follows_loop_rules_in_an_active_active_mesh(topology: Topology) -> None:
@@ -102,15 +127,16 @@ def test_the_loop_follows_loop_rules_in_an_active_active_mesh(topology: Topology
     assert plain(contents(on_dst)) == plain(contents(from_dst) + expected(local_src, "src"))
 
 
-def test_exactly_once_loop_has_no_duplicates_after_kill_9(topology: Topology) -> None:
+def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: Topology) -> None:
     src, dst = topology.clusters["src"], topology.clusters["dst"]
-    topic = topology.topic("ledger")
+    topic, later = topology.topic("ledger"), topology.topic("later")
     records.create_topic(src, topic, 2)
-    records.produce(src, varied(topic, 20, 2))
-    topology.write("  - mirror: {from: src, to: dst}\n    delivery: exactly-once", extra=LOOP)
+    records.produce(src, varied(topic, 20, 2))  # before the start: never copied
+    flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once\n    start: latest"
+    topology.write(flow, extra=LOOP)
 
     topology.apply()
-    wait_for(dst, f"src.{topic}", 20)
+    wait_for_positions(topology)
     stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
               for i in range(200)]  # fmt: skip
     producing = threading.Thread(target=_trickle, args=(src, stream))
@@ -119,11 +145,28 @@ def test_exactly_once_loop_has_no_duplicates_after_kill_9(topology: Topology) ->
     killed = kill_driver(topology.prefix)
     producing.join()
     wait_for_restart(topology.prefix, killed)
-    everything = records.read_topic(src, topic)
-    wait_for(dst, f"src.{topic}", len(everything))
-    time.sleep(3)  # anything a duplicate would add has arrived by now
-    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
+    on_source = records.read_topic(src, topic)
+    since_start = [r for r in on_source if (r.key or b"").startswith(b"stream-")]
+    wait_for(dst, f"src.{topic}", len(since_start))
+    # A topic found while the flow runs is copied from its first record, whatever `start` says.
+    records.create_topic(src, later, 2)
+    records.produce(src, varied(later, 8, 2))
+    assert contents(wait_for(dst, f"src.{later}", 8)) == expected(
+        records.read_topic(src, later), "src"
+    )
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(since_start, "src")
     topology.stop()
+
+
+def wait_for_positions(topology: Topology, timeout: float = 60) -> None:
+    """Until the running flow reports where it reads (its start positions are committed)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        flows = topology.status().get("flows") or [{}]
+        if flows[0].get("state") == "running" and flows[0].get("lag") == 0:
+            return
+        time.sleep(1)
+    raise AssertionError(f"the flow did not report its positions in {timeout:.0f}s")
 
 
 def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(

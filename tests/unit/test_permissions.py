@@ -841,3 +841,18 @@ def test_a_broker_closed_without_acls_is_kafkas_default(fake_admin: type[FakeAdm
     assert ask([], acls=()).open_without_acls is False
     closed = Access("west", acls=(), principal="User:topo")
     assert [m.permission for m in check([write_copy()], closed).errors] == [write_copy()]
+
+
+def test_the_copy_loop_commits_its_progress_whatever_the_delivery() -> None:
+    loop = MIRROR.replace("flows:", "engine: {trigger: loop}\nflows:")
+    _topology, _plan, found = needs(loop, cluster("east", "orders"), cluster("west"))
+    assert ("west", GROUP, "topo-eos.shop.east--west", LITERAL, "READ") in keys(found, now=True)
+    assert topic("west", "east.orders", "READ") <= keys(found, now=True)
+    assert not any(p.resource_type == TRANSACTIONAL_ID for p in found)
+
+    exactly_once = loop + "    delivery: exactly-once\n"
+    east = cluster("east", "orders", partitions=2)
+    _topology, _plan, found = needs(exactly_once, east, cluster("west"))
+    prefix = "topo.shop.east--west."
+    [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
+    assert write.instances == (f"{prefix}loop.0", f"{prefix}loop.1")  # one per copy thread

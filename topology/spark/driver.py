@@ -119,6 +119,7 @@ class Replicator:
         self.stopping = False
         self.started_at = time.time()
         self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
+        self.new_handovers: set[str] = set()  # flows whose MM2 handover starts in this driver
         info = {"mode": "once" if once else "continuous", "runner": topology.engine.runner,
                 "host": socket.gethostname()}  # fmt: skip
         self.watched = Watched(topology.name, info, self.specs, configs, folder, report,
@@ -209,6 +210,9 @@ class Replicator:
         as_loop = loop.runs_as_loop(planned)
         if as_loop and planned.starting is None:
             planned = dataclasses.replace(planned, starting=resumed.checkpoint_offsets(checkpoint))
+        elif as_loop:  # once: the loop commits the handover's positions as it starts
+            planned = dataclasses.replace(planned, starting_wins=flow in self.new_handovers)
+            self.new_handovers.discard(flow)
         if self.stopping:
             return  # fenced or stopping: no query starts now
         started = loop.start(self.spark, planned) if as_loop else query.start(self.spark, planned)
@@ -237,6 +241,8 @@ class Replicator:
         if not resume:
             return None
         handover = resumed.Marker(checkpoint, resumed.digest(resume))
+        if handover.is_new():
+            self.new_handovers.add(flow)
         moved = handover.clear_older()
         if moved is not None:
             self.report(f"{flow}: moved its checkpoint from before the handover to {moved}; it "
@@ -710,6 +716,10 @@ class _RunState:
         with replicator.lock:
             replicator.stopping = True
             running = list(replicator.queries.values())
+        for query_running in running:  # copy loops first, all at once: they commit no more
+            if isinstance(query_running, loop.LoopQuery):
+                with contextlib.suppress(Exception):
+                    query_running.halt()
         for query_running in running:
             with contextlib.suppress(Exception):  # stopped already, or Spark is going down
                 query_running.stop()

@@ -20,10 +20,10 @@ from topology import naming
 from topology.spark.query import QueryPlan
 from topology.telemetry.names import LATENCY_BUCKETS
 
-TASKS = 2  # copy threads per flow (each a consumer and a producer); idle ones sleep
 # How often positions are committed: at-least-once after a flush (a restart copies at most this
 # much again); exactly-once, each transaction's span (how long a copy is invisible to readers).
 COMMIT_MS = {"at-least-once": 1000, "exactly-once": 100}
+BUSY_COMMIT_MS = 1000  # while a thread is behind (its polls come back full), at most this often
 STOP_WAIT_MS = 30_000
 PRODUCER = {
     "acks": "all",
@@ -43,11 +43,12 @@ class LoopQuery:
         self._java = java
         self.name = name
         self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
-        self._stopped = False
+        self._given: tuple[dict[str, str], dict[str, int]] | None = None
 
     @property
     def isActive(self) -> bool:
-        return not self._stopped and bool(self._java.isActive())
+        """True until every thread has ended (stopped, done, or failed)."""
+        return bool(self._java.isActive())
 
     @property
     def lastProgress(self) -> dict[str, Any] | None:
@@ -66,10 +67,18 @@ class LoopQuery:
     def stop(self) -> None:
         """Every thread commits what it copied and stops (waited for, up to STOP_WAIT_MS)."""
         self._java.stop(STOP_WAIT_MS)
-        self._stopped = True
+
+    def halt(self) -> None:
+        """Every thread stops at once and commits nothing more (the lease is lost); returns
+        without waiting for them."""
+        self._java.halt()
 
     def update(self, topic_map: Mapping[str, str], partitions: Mapping[str, int]) -> None:
-        self._java.update(json.dumps(dict(topic_map)), json.dumps(dict(partitions)))
+        """The flow's topics and partition counts now; nothing moves when they did not change."""
+        given = (dict(topic_map), dict(partitions))
+        if given != self._given:
+            self._java.update(json.dumps(given[0]), json.dumps(given[1]))
+            self._given = given
 
     def _take(self) -> None:
         text = self._java.report()
@@ -85,8 +94,10 @@ def runs_as_loop(plan: QueryPlan) -> bool:
 def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    java = jvm.dev.topo.replication.CopyLoop.start(json.dumps(config(plan)))
-    return LoopQuery(java, plan.spec.flow)
+    given = config(plan)
+    started = LoopQuery(jvm.dev.topo.replication.CopyLoop.start(json.dumps(given)), plan.spec.flow)
+    started._given = (given["topics"], given["partitions"])
+    return started
 
 
 def config(plan: QueryPlan) -> dict[str, Any]:
@@ -108,9 +119,11 @@ def config(plan: QueryPlan) -> dict[str, Any]:
         "partitions": {topic: plan.partitions.get(topic, 0) for topic in plan.topic_map},
         "start": "latest" if spec.start == "latest" else "earliest",
         "starting": _starting(plan.starting),
+        "starting_wins": plan.starting_wins,
         "once": plan.once,
-        "tasks": TASKS,
+        "tasks": naming.LOOP_TASKS,  # each a consumer and a producer; idle ones sleep
         "commit_ms": COMMIT_MS[spec.delivery],
+        "busy_commit_ms": BUSY_COMMIT_MS,
         "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],
     }
 

@@ -51,6 +51,9 @@ class QueryPlan:
     # partition -> offset, -2 for the earliest); None: the spec's start.
     starting: Mapping[str, Mapping[str, int]] | None = None
     partitions: Mapping[str, int] = field(default_factory=dict)  # source topic -> count
+    # The copy loop only (its positions are in Kafka, not the checkpoint): a new handover's
+    # `starting` wins over the positions the loop committed before it.
+    starting_wins: bool = False
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> StreamingQuery:

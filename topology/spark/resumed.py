@@ -36,6 +36,15 @@ class Marker:
         self.folder = _local(checkpoint)
         self.handover = handover
 
+    def is_new(self) -> bool:
+        """Whether this handover has not started here yet (no mark of it): its positions then
+        win over any a copy loop committed before it. False off this machine's disk, where
+        nothing is marked: the loop's own positions win there."""
+        if self.folder is None:
+            return False
+        recorded = jobstate.read_json(self.folder / MARK)
+        return not (isinstance(recorded, dict) and recorded.get("handover") == self.handover)
+
     def clear_older(self) -> Path | None:
         """Move aside a checkpoint that is not this handover's; where it went, or None."""
         if self.folder is None or not (self.folder / "offsets").is_dir():

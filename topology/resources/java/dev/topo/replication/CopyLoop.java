@@ -2,6 +2,7 @@ package dev.topo.replication;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
@@ -12,6 +13,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -36,6 +39,8 @@ public final class CopyLoop {
 
   final boolean once;
   final long commitMs;
+  final long busyCommitMs;
+  final int fullPoll;
   final Hops hops;
   final LoopFigures figures;
   private final long defaultStart;
@@ -44,7 +49,14 @@ public final class CopyLoop {
   private final List<Thread> threads = new ArrayList<>();
   private final String runId = UUID.randomUUID().toString();
   private volatile boolean stopping;
+  private volatile boolean halted;
   private volatile String failure;
+  /** Whether the handover's positions (`starting`) win over the progress group's. */
+  private final boolean startingWins;
+  /** The partitions the loop began with, and whether the flow had copied any before: only
+   * those of a flow that never copied start at its `start`; one found later, at its earliest. */
+  private final Set<TopicPartition> initial = new HashSet<>();
+  private boolean copiedBefore;
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private int version;
@@ -67,9 +79,12 @@ public final class CopyLoop {
   }
 
   @SuppressWarnings("unchecked")
-  private CopyLoop(Map<String, Object> config) {
+  private CopyLoop(Map<String, Object> config) throws Exception {
     once = Boolean.TRUE.equals(config.get("once"));
     commitMs = ((Number) config.get("commit_ms")).longValue();
+    busyCommitMs = Math.max(commitMs, ((Number) config.get("busy_commit_ms")).longValue());
+    Object maxPoll = ((Map<String, Object>) config.get("source_client")).get("max.poll.records");
+    fullPoll = maxPoll == null ? 500 : Integer.parseInt(maxPoll.toString()); // Kafka's default
     hops =
         new Hops(
             (String) config.get("source"),
@@ -86,6 +101,7 @@ public final class CopyLoop {
     Map<String, Map<String, Number>> given =
         (Map<String, Map<String, Number>>) config.get("starting");
     starting = given == null ? Collections.emptyMap() : given;
+    startingWins = Boolean.TRUE.equals(config.get("starting_wins"));
     boolean exactlyOnce = Boolean.TRUE.equals(config.get("exactly_once"));
     String group = (String) config.get("group");
     int count = ((Number) config.get("tasks")).intValue();
@@ -117,6 +133,29 @@ public final class CopyLoop {
       assigned.add(new HashSet<>());
     }
     place((Map<String, String>) config.get("topics"), (Map<String, Integer>) config.get("partitions"));
+    for (Set<TopicPartition> mine : assigned) {
+      initial.addAll(mine);
+    }
+    copiedBefore = !starting.isEmpty() || anyCommitted(tasks.get(0).ledgerSettings());
+  }
+
+  /** Whether the progress group holds a position for any of the flow's partitions now. */
+  private boolean anyCommitted(Map<String, Object> ledgerSettings) {
+    if (initial.isEmpty()) {
+      return false;
+    }
+    Set<TopicPartition> remotes = new HashSet<>();
+    for (TopicPartition partition : initial) {
+      remotes.add(new TopicPartition(topics.get(partition.topic()), partition.partition()));
+    }
+    try (KafkaConsumer<byte[], byte[]> ledger = new KafkaConsumer<>(ledgerSettings)) {
+      for (OffsetAndMetadata at : ledger.committed(remotes, Duration.ofSeconds(30)).values()) {
+        if (at != null) {
+          return true;
+        }
+      }
+      return false;
+    }
   }
 
   /** A running loop of the configuration given as JSON. */
@@ -140,32 +179,23 @@ public final class CopyLoop {
         JSON.readValue(partitionsJson, new TypeReference<Map<String, Integer>>() {}));
   }
 
+  /**
+   * Each partition goes to one thread, always the same (by its topic's hash plus its number, so a
+   * topic's partitions take turns): its exactly-once transactions then all have one transactional
+   * id, whatever joined or left, across restarts. Nothing changes when nothing did.
+   */
   private synchronized void place(Map<String, String> topics, Map<String, Integer> partitions) {
-    Set<TopicPartition> wanted = new HashSet<>();
+    List<Set<TopicPartition>> next = new ArrayList<>();
+    for (int i = 0; i < tasks.size(); i++) {
+      next.add(new HashSet<>());
+    }
     for (String topic : topics.keySet()) {
       for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {
-        wanted.add(new TopicPartition(topic, p));
+        next.get(Math.floorMod(topic.hashCode() + p, tasks.size())).add(new TopicPartition(topic, p));
       }
     }
-    Set<TopicPartition> placed = new HashSet<>();
-    List<Set<TopicPartition>> next = new ArrayList<>();
-    for (Set<TopicPartition> mine : assigned) {
-      Set<TopicPartition> kept = new HashSet<>(mine);
-      kept.retainAll(wanted);
-      placed.addAll(kept);
-      next.add(kept);
-    }
-    List<TopicPartition> fresh = new ArrayList<>(wanted);
-    fresh.removeAll(placed);
-    fresh.sort((a, b) -> a.toString().compareTo(b.toString()));
-    for (TopicPartition partition : fresh) {
-      Set<TopicPartition> fewest = next.get(0);
-      for (Set<TopicPartition> mine : next) {
-        if (mine.size() < fewest.size()) {
-          fewest = mine;
-        }
-      }
-      fewest.add(partition);
+    if (next.equals(assigned) && topics.equals(this.topics)) {
+      return;
     }
     this.topics = Collections.unmodifiableMap(new HashMap<>(topics));
     assigned.clear();
@@ -185,18 +215,33 @@ public final class CopyLoop {
     }
   }
 
-  /** Where a partition without a committed position starts: an offset, EARLIEST or LATEST. */
-  long start(TopicPartition partition) {
+  /**
+   * Where a partition taken up starts, given its committed position (or null): an offset,
+   * EARLIEST or LATEST. The committed position, unless a new handover's positions win; else the
+   * handover's; else the flow's start for a partition of a flow that never copied, and the
+   * earliest for one found since (a new topic or partition: none of its records is skipped).
+   */
+  long start(TopicPartition partition, Long committed) {
     Map<String, Number> topic = starting.get(partition.topic());
-    Number at = topic == null ? null : topic.get(Integer.toString(partition.partition()));
-    return at == null ? defaultStart : at.longValue();
+    Number handover = topic == null ? null : topic.get(Integer.toString(partition.partition()));
+    if (committed != null && !(startingWins && handover != null)) {
+      return committed;
+    }
+    if (handover != null) {
+      return handover.longValue();
+    }
+    return !copiedBefore && initial.contains(partition) ? defaultStart : EARLIEST;
   }
 
   boolean stopping() {
     return stopping;
   }
 
-  void failed(Exception problem) {
+  boolean halted() {
+    return halted;
+  }
+
+  void failed(Throwable problem) {
     if (failure == null) {
       String message = problem.getMessage();
       failure = problem.getClass().getSimpleName() + (message == null ? "" : ": " + message);
@@ -217,6 +262,16 @@ public final class CopyLoop {
       }
     }
     return false;
+  }
+
+  /** Stop every task at once, committing nothing more (the lease is lost): another driver may
+   * write now. */
+  public void halt() {
+    synchronized (this) {
+      halted = true;
+      stopping = true;
+      notifyAll();
+    }
   }
 
   /** Stop every task once it has committed what it copied; wait for them up to `timeoutMs`. */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
@@ -26,15 +27,17 @@ import org.apache.kafka.common.header.Headers;
  * <p>A record is sent as soon as a poll returns it, to the same partition of its remote topic with
  * its key, value, headers and timestamp. How far each partition is copied is committed to the
  * flow's progress group on the target (as the offset of its copy's partition, whose value is the
- * next source offset) every {@code commit_ms}: at-least-once, after the producer
- * has flushed (so a committed position never runs ahead of the records on the target); exactly
- * once, inside the Kafka transaction that holds the records ({@code sendOffsetsToTransaction}),
- * so both become visible to read_committed readers, or neither does. A partition starts at its
- * committed position, else where the loop's {@code starting} says (a handover), else at the
- * flow's start.
+ * next source offset) every {@code commit_ms}: at-least-once, after the producer has flushed (so
+ * a committed position never runs ahead of the records on the target); exactly-once, inside the
+ * Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both become
+ * visible to read_committed readers, or neither does. A partition always goes to the same thread
+ * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted
+ * thread's {@code initTransactions} aborts what its predecessor left open before it reads where
+ * to go on from.
  */
 final class CopyTask implements Runnable {
   private static final Duration POLL = Duration.ofMillis(100);
+  private static final Duration CLOSE = Duration.ofSeconds(10);
 
   private final CopyLoop loop;
   private final int index;
@@ -51,10 +54,21 @@ final class CopyTask implements Runnable {
   volatile boolean finished;
   private volatile Exception sendFailure;
   private boolean inTransaction;
+  private KafkaConsumer<byte[], byte[]> consumer;
   /** A consumer of the target as the progress group: it reads and commits the positions. */
   private KafkaConsumer<byte[], byte[]> ledger;
+  private KafkaProducer<byte[], byte[]> producer;
   /** The topic map (source -> remote) of the partitions assigned now. */
   private Map<String, String> topics = Collections.emptyMap();
+  /** The partitions assigned now; for --once, where each ends. */
+  private Set<TopicPartition> partitions = Collections.emptySet();
+  private final Map<TopicPartition, Long> ends = new HashMap<>();
+  /** Positions read past but not committed yet. */
+  private final Map<TopicPartition, Long> pending = new HashMap<>();
+
+  Map<String, Object> ledgerSettings() {
+    return ledgerSettings;
+  }
 
   CopyTask(
       CopyLoop loop,
@@ -73,59 +87,62 @@ final class CopyTask implements Runnable {
 
   @Override
   public void run() {
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(consumerSettings);
-        KafkaConsumer<byte[], byte[]> ledger = new KafkaConsumer<>(ledgerSettings);
-        KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(producerSettings)) {
+    try {
+      consumer = new KafkaConsumer<>(consumerSettings);
+      ledger = new KafkaConsumer<>(ledgerSettings);
+      producer = new KafkaProducer<>(producerSettings);
       if (exactlyOnce) {
         producer.initTransactions();
       }
-      this.ledger = ledger;
-      copy(consumer, producer);
-    } catch (Exception problem) {
+      copy();
+    } catch (Throwable problem) { // an Error too: the flow must fail, never look done
       loop.failed(problem);
     } finally {
+      for (AutoCloseable client : new AutoCloseable[] {consumer, ledger, producer}) {
+        close(client);
+      }
       finished = true;
     }
   }
 
-  private void copy(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer)
-      throws Exception {
-    CopyLoop.Assignment assigned = null;
-    Map<TopicPartition, Long> ends = Collections.emptyMap();
-    Map<TopicPartition, Long> pending = new HashMap<>();
+  private void copy() throws InterruptedException {
+    int version = -1;
     long lastCommit = System.currentTimeMillis();
     boolean clean = false;
     try {
       while (!loop.stopping()) {
         CopyLoop.Assignment now = loop.assignment(index);
-        if (assigned == null || now.version != assigned.version) {
-          commit(consumer, producer, pending);
-          assigned = now;
-          topics = now.topics;
-          ends = assign(consumer, producer, assigned);
+        if (now.version != version) {
+          version = now.version;
+          reassign(now);
         }
-        if (loop.once && reached(consumer, ends)) {
+        if (loop.once && reached()) {
           break; // everything the source held at the start is copied (or none was given)
         }
-        if (assigned.partitions.isEmpty()) {
-          loop.awaitChange(assigned.version);
+        if (partitions.isEmpty()) {
+          loop.awaitChange(version);
           continue;
         }
         ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
         if (!records.isEmpty()) {
-          copyRecords(consumer, producer, records, assigned, pending);
+          copyRecords(records);
         }
         long clock = System.currentTimeMillis();
-        if (clock - lastCommit >= loop.commitMs) {
-          commit(consumer, producer, pending);
+        // Behind (a poll as full as it gets): commit less often, a copy is late anyway and each
+        // commit waits for every record in flight; caught up, as often as commit_ms says.
+        long every = records.count() >= loop.fullPoll ? loop.busyCommitMs : loop.commitMs;
+        if (clock - lastCommit >= every) {
+          readPast();
+          commit(pending);
           lastCommit = clock;
-          observeEnds(consumer, assigned.partitions);
+          observeEnds();
         }
       }
-      clean = true;
+      clean = !loop.halted();
     } finally {
       if (clean) {
-        commit(consumer, producer, pending); // what was copied before a stop or the end
+        readPast();
+        commit(pending); // what was copied before a stop or the end
       } else if (inTransaction) {
         try {
           producer.abortTransaction();
@@ -136,17 +153,12 @@ final class CopyTask implements Runnable {
     }
   }
 
-  private void copyRecords(
-      KafkaConsumer<byte[], byte[]> consumer,
-      KafkaProducer<byte[], byte[]> producer,
-      ConsumerRecords<byte[], byte[]> records,
-      CopyLoop.Assignment assigned,
-      Map<TopicPartition, Long> pending) {
+  private void copyRecords(ConsumerRecords<byte[], byte[]> records) {
     long clock = System.currentTimeMillis();
     long[] latencies = new long[records.count()];
     for (TopicPartition partition : records.partitions()) {
       List<ConsumerRecord<byte[], byte[]>> these = records.records(partition);
-      String remote = assigned.topics.get(partition.topic());
+      String remote = topics.get(partition.topic());
       long size = 0;
       int copied = 0;
       long newest = Long.MIN_VALUE;
@@ -186,16 +198,27 @@ final class CopyTask implements Runnable {
     polled.addAndGet(records.count());
   }
 
+  /**
+   * Positions moved past records no poll returns (transaction markers, aborted transactions) are
+   * positions too: every record before a partition's position was returned and sent already.
+   */
+  private void readPast() {
+    for (TopicPartition partition : partitions) {
+      long position = consumer.position(partition);
+      Long known = pending.containsKey(partition) ? pending.get(partition) : done.get(partition);
+      if (known == null || position > known) {
+        pending.put(partition, position);
+      }
+    }
+  }
+
   /** Make what was copied durable and record how far: see the class's comment. */
-  private void commit(
-      KafkaConsumer<byte[], byte[]> consumer,
-      KafkaProducer<byte[], byte[]> producer,
-      Map<TopicPartition, Long> pending) {
-    if (pending.isEmpty() && !inTransaction) {
+  private void commit(Map<TopicPartition, Long> positions) {
+    if (positions.isEmpty() && !inTransaction) {
       return;
     }
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-    pending.forEach((partition, offset) -> offsets.put(remote(partition), new OffsetAndMetadata(offset)));
+    positions.forEach((at, offset) -> offsets.put(remote(at), new OffsetAndMetadata(offset)));
     if (inTransaction) {
       producer.sendOffsetsToTransaction(offsets, ledger.groupMetadata());
       producer.commitTransaction();
@@ -210,42 +233,56 @@ final class CopyTask implements Runnable {
       }
       ledger.commitSync(offsets);
     }
-    done.putAll(pending);
-    pending.clear();
+    done.putAll(positions);
+    positions.clear();
   }
 
-  /** Take the partitions: each from its committed position, else its start; their ends in once
-   * mode (where the copy stops). A partition newly started has its position committed at once. */
-  private Map<TopicPartition, Long> assign(
-      KafkaConsumer<byte[], byte[]> consumer,
-      KafkaProducer<byte[], byte[]> producer,
-      CopyLoop.Assignment assigned) {
-    Set<TopicPartition> partitions = assigned.partitions;
-    consumer.assign(partitions);
+  /**
+   * Take the partitions of a new assignment: those kept go on where they are; each new one from
+   * its committed position (one beyond the partition's end, of a topic deleted and made again,
+   * from its beginning), else where the loop says it starts. A partition newly started has its
+   * position committed at once.
+   */
+  private void reassign(CopyLoop.Assignment now) {
+    Set<TopicPartition> fresh = new HashSet<>(now.partitions);
+    fresh.removeAll(partitions);
+    if (fresh.isEmpty() && now.partitions.equals(partitions)) {
+      topics = now.topics;
+      return;
+    }
+    readPast();
+    commit(pending); // under the topic map it was read with
+    topics = now.topics;
+    partitions = now.partitions;
+    consumer.assign(partitions); // a partition kept keeps its position
     done.keySet().retainAll(partitions);
     latest.keySet().retainAll(partitions);
-    if (partitions.isEmpty()) {
-      return Collections.emptyMap();
+    if (fresh.isEmpty()) {
+      return;
     }
     Map<TopicPartition, TopicPartition> remotes = new HashMap<>();
-    for (TopicPartition partition : partitions) {
+    for (TopicPartition partition : fresh) {
       remotes.put(remote(partition), partition);
     }
     Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
     ledger.committed(remotes.keySet()).forEach((at, offset) -> committed.put(remotes.get(at), offset));
+    Map<TopicPartition, Long> last = consumer.endOffsets(fresh);
     Map<TopicPartition, Long> started = new HashMap<>();
     List<TopicPartition> earliest = new ArrayList<>();
     List<TopicPartition> newest = new ArrayList<>();
-    for (TopicPartition partition : partitions) {
+    for (TopicPartition partition : fresh) {
       OffsetAndMetadata at = committed.get(partition);
-      if (at != null) {
-        consumer.seek(partition, at.offset());
-        done.put(partition, at.offset());
-        continue;
+      long start = loop.start(partition, at == null ? null : at.offset());
+      Long end = last.get(partition);
+      if (start >= 0 && end != null && start > end) {
+        start = CopyLoop.EARLIEST; // beyond its end: the topic is not the one copied before
       }
-      long start = loop.start(partition);
       if (start >= 0) {
         consumer.seek(partition, start);
+        if (at != null && at.offset() == start) {
+          done.put(partition, start);
+          continue;
+        }
       } else if (start == CopyLoop.LATEST) {
         newest.add(partition);
       } else {
@@ -262,9 +299,11 @@ final class CopyTask implements Runnable {
     for (TopicPartition partition : started.keySet()) {
       started.put(partition, consumer.position(partition));
     }
-    commit(consumer, producer, started);
-    observeEnds(consumer, partitions);
-    return loop.once ? consumer.endOffsets(partitions) : Collections.emptyMap();
+    commit(started);
+    if (loop.once) {
+      ends.putAll(last);
+    }
+    observeEnds();
   }
 
   /** A source partition's copy: the progress group's positions are kept by these, as the Spark
@@ -273,21 +312,37 @@ final class CopyTask implements Runnable {
     return new TopicPartition(topics.get(partition.topic()), partition.partition());
   }
 
-  private boolean reached(KafkaConsumer<byte[], byte[]> consumer, Map<TopicPartition, Long> ends) {
-    for (Map.Entry<TopicPartition, Long> end : ends.entrySet()) {
-      if (consumer.position(end.getKey()) < end.getValue()) {
+  private boolean reached() {
+    for (TopicPartition partition : partitions) {
+      Long end = ends.get(partition);
+      if (end != null && consumer.position(partition) < end) {
         return false;
       }
     }
     return true;
   }
 
-  private void observeEnds(KafkaConsumer<byte[], byte[]> consumer, Set<TopicPartition> partitions) {
+  private void observeEnds() {
     for (TopicPartition partition : partitions) {
       OptionalLong behind = consumer.currentLag(partition);
       if (behind.isPresent()) {
         latest.put(partition, consumer.position(partition) + behind.getAsLong());
       }
+    }
+  }
+
+  private static void close(AutoCloseable client) {
+    if (client == null) {
+      return;
+    }
+    try {
+      if (client instanceof KafkaProducer) {
+        ((KafkaProducer<?, ?>) client).close(CLOSE);
+      } else {
+        ((KafkaConsumer<?, ?>) client).close(CLOSE);
+      }
+    } catch (Exception ignored) {
+      // closing after a failure: what failed is reported already
     }
   }
 }
