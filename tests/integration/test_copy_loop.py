@@ -4,6 +4,7 @@ driver: every copy compared with its source record by record, as in test_replica
 import threading
 import time
 from collections.abc import Iterable
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -170,17 +171,21 @@ def wait_for_positions(topology: Topology, timeout: float = 60) -> None:
 
 
 def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
-    topology: Topology,
+    topology: Topology, tmp_path: Path
 ) -> None:
     src, dst = topology.clusters["src"], topology.clusters["dst"]
     topic = topology.topic("moved")
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 14, 2))
-    topology.write("  - mirror: {from: src, to: dst}")
+    # In shared storage (a Hadoop URI), where the loop reads it as Spark does
+    shared = f"checkpoints: 'file://{tmp_path / 'shared'}'"
+    topology.write("  - mirror: {from: src, to: dst}", extra=f"engine: {{{shared}}}")
     topology.apply("--once")  # micro-batches: positions in the Spark checkpoint
+    assert list((tmp_path / "shared").glob("*/*/commits/0"))
 
     records.produce(src, varied(topic, 6, 2, tag="b"))
-    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    extra = f"engine: {{trigger: loop, {shared}}}"
+    topology.write("  - mirror: {from: src, to: dst}", extra=extra)
     topology.apply("--once")  # the loop starts where the checkpoint ended
 
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(

@@ -209,7 +209,9 @@ class Replicator:
         )
         as_loop = loop.runs_as_loop(planned)
         if as_loop and planned.starting is None:
-            planned = dataclasses.replace(planned, starting=resumed.checkpoint_offsets(checkpoint))
+            planned = dataclasses.replace(
+                planned, starting=loop.checkpoint_offsets(self.spark, checkpoint)
+            )
         elif as_loop:  # once: the loop commits the handover's positions as it starts
             planned = dataclasses.replace(planned, starting_wins=flow in self.new_handovers)
             self.new_handovers.discard(flow)

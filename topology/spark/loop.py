@@ -17,6 +17,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from topology import naming
+from topology.spark import resumed
 from topology.spark.query import QueryPlan
 from topology.telemetry.names import LATENCY_BUCKETS
 
@@ -84,6 +85,33 @@ class LoopQuery:
         text = self._java.report()
         if text is not None:
             self._recent.append(json.loads(text))
+
+
+def checkpoint_offsets(spark: SparkSession, checkpoint: str) -> dict[str, dict[str, int]] | None:
+    """Where a flow's Spark checkpoint says its newest committed batch ended (None without
+    one): on this machine's disk, or through Spark's Hadoop file systems for a URI
+    (`engine.checkpoints`: hdfs://, s3a://, file://), as Spark itself reads it."""
+    if "://" not in checkpoint:
+        return resumed.checkpoint_offsets(checkpoint)
+    jvm, context = spark.sparkContext._jvm, spark.sparkContext._jsc
+    assert jvm is not None and context is not None
+    hadoop = jvm.org.apache.hadoop.fs
+    root = hadoop.Path(checkpoint)
+    files = root.getFileSystem(context.hadoopConfiguration())
+    commits = hadoop.Path(root, "commits")
+    if not files.exists(commits):
+        return None
+    newest = resumed.newest_batch(
+        status.getPath().getName() for status in files.listStatus(commits)
+    )
+    if newest is None:
+        return None
+    stream = files.open(hadoop.Path(hadoop.Path(root, "offsets"), str(newest)))
+    try:
+        text = jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+    return resumed.batch_ends(str(text))
 
 
 def runs_as_loop(plan: QueryPlan) -> bool:

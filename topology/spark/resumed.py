@@ -14,7 +14,7 @@ remove an old one by hand (docs/mm2.md says when).
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -71,19 +71,34 @@ class Marker:
 def checkpoint_offsets(checkpoint: str) -> dict[str, dict[str, int]] | None:
     """Where a flow's Spark checkpoint (on this machine) says its newest committed batch ended:
     topic -> partition -> next offset; None without one. Read when the flow moves to the copy
-    loop, which keeps its positions in Kafka: it goes on from there, not from the start."""
+    loop, which keeps its positions in Kafka: it goes on from there, not from the start.
+    (`spark/loop.py` reads one in shared storage through Hadoop, with the two below.)"""
     folder = _local(checkpoint)
     if folder is None:
         return None
     try:
-        batches = [int(done.name) for done in (folder / "commits").iterdir() if done.name.isdigit()]
-        if not batches:
+        newest = newest_batch(done.name for done in (folder / "commits").iterdir())
+        if newest is None:
             return None
-        lines = (folder / "offsets" / str(max(batches))).read_text("utf-8").splitlines()
-        ended = json.loads(lines[2])  # after the version and the batch's metadata: one source
+        return batch_ends((folder / "offsets" / str(newest)).read_text("utf-8"))
+    except OSError:
+        return None  # none here: the flow starts where its spec says
+
+
+def newest_batch(names: Iterable[str]) -> int | None:
+    """The newest batch a checkpoint's `commits` folder (these file names) says finished."""
+    batches = [int(name) for name in names if name.isdigit()]
+    return max(batches) if batches else None
+
+
+def batch_ends(text: str) -> dict[str, dict[str, int]] | None:
+    """A batch's end offsets from its file in `offsets` (a version line, the batch's metadata,
+    then one line per source, topo's queries having one); None when it is not that."""
+    try:
+        ended = json.loads(text.splitlines()[2])
         return {str(t): {str(int(p)): int(o) for p, o in at.items()} for t, at in ended.items()}
-    except (OSError, ValueError, IndexError, AttributeError, TypeError):
-        return None  # none here, or not one topo wrote: the flow starts where its spec says
+    except (ValueError, IndexError, AttributeError, TypeError):
+        return None  # not one topo wrote: the flow starts where its spec says
 
 
 def _local(checkpoint: str) -> Path | None:
