@@ -106,7 +106,7 @@ class _Resolver:
             self._error("T209", "engine: the spark runner needs a master URL (spark://host:port)",
                         ("engine", "runner"))  # fmt: skip
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
-        trigger = raw.get("trigger", "micro-batch")
+        trigger = raw.get("trigger", "loop")
         return Engine(
             runner, master or "local[*]", conf, trigger,
             checkpoints=raw.get("checkpoints"), state_cluster=raw.get("state_cluster"),

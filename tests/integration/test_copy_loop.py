@@ -3,12 +3,15 @@ driver: every copy compared with its source record by record, as in test_replica
 
 import threading
 import time
-from collections.abc import Iterable
+import urllib.request
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 
+from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import (
     Content,
@@ -30,6 +33,13 @@ from topology.kafka.records import Record
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
 LOOP = "engine: {trigger: loop}"
+
+
+@pytest.fixture
+def topology(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Iterator[Topology]:
+    made = Topology(tmp_path, {"src": lab[SOURCE_CLUSTER], "dst": lab[TARGET_CLUSTER]})
+    yield made
+    made.stop()
 
 
 def driver_log(owner: str) -> str:
@@ -75,18 +85,43 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     assert contents(wait_for(dst, f"src.{first}", 46)) == expected(
         records.read_topic(src, first), "src"
     )
+    # Each partition's position reaches its end, past the transactions' markers (which no
+    # poll returns), and the metrics say so: no lag left on the topic.
+    ends = {(first, p): offset for p, offset in enumerate((21, 14, 14, 1))}
     deadline = time.monotonic() + 30
-    flow = topology.status()["flows"][0]
-    # 12 + 3 + 8 + 1 copied since the continuous start
-    while (flow["records"] < 24 or flow["lag"] != 0) and time.monotonic() < deadline:
+    while positions(dst, topology.prefix, first, 4) != ends and time.monotonic() < deadline:
         time.sleep(1)
-        flow = topology.status()["flows"][0]
-    assert flow["state"] == "running" and flow["restarts"] == 0 and flow["topics"] >= 2
-    assert flow["records"] >= 24 and flow["lag"] == 0
+    assert positions(dst, topology.prefix, first, 4) == ends
+    url = topology.status()["driver"]["metrics_url"]
+    while metrics_lag(url, first) != 0 and time.monotonic() < deadline + 30:
+        time.sleep(1)  # the metrics ask the source every 5 s, new partitions included
+    assert metrics_lag(url, first) == 0
+    flow = topology.status()["flows"][0]
+    assert flow["state"] == "running" and flow["restarts"] == 0 and flow["topics"] == 3
+    assert flow["records"] >= 24  # 12 + 3 + 8 + 1 since the continuous start, and heartbeats
     log = driver_log(topology.prefix)
     assert f"new topic(s) {later}; copying them too" in log
     assert "restarting the query" not in log
     topology.stop()
+
+
+def positions(config: dict[str, str], owner: str, topic: str, count: int) -> dict[Any, int]:
+    """The flow's positions in its progress group on the target, by source partition."""
+    reader = Consumer({**config, "group.id": f"topo-eos.{owner}.src--dst"})
+    try:
+        wanted = [TopicPartition(f"src.{topic}", p) for p in range(count)]
+        found = reader.committed(wanted, timeout=10)
+        return {(topic, f.partition): f.offset for f in found}
+    finally:
+        reader.close()
+
+
+def metrics_lag(url: str, topic: str) -> float | None:
+    body = urllib.request.urlopen(f"{url}/metrics", timeout=10).read().decode()
+    for line in body.splitlines():
+        if line.startswith("topo_replication_lag_records{") and f'topic="{topic}"' in line:
+            return float(line.rsplit(" ", 1)[1])
+    return None
 
 
 def _transactions(config: dict[str, str], topic: str, prefix: str) -> None:
@@ -137,7 +172,7 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     topology.write(flow, extra=LOOP)
 
     topology.apply()
-    wait_for_positions(topology)
+    wait_for_positions(topology, topic, {(topic, 0): 10, (topic, 1): 10})  # the ends, pinned
     stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
               for i in range(200)]  # fmt: skip
     producing = threading.Thread(target=_trickle, args=(src, stream))
@@ -159,15 +194,12 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     topology.stop()
 
 
-def wait_for_positions(topology: Topology, timeout: float = 60) -> None:
-    """Until the running flow reports where it reads (its start positions are committed)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        flows = topology.status().get("flows") or [{}]
-        if flows[0].get("state") == "running" and flows[0].get("lag") == 0:
-            return
+def wait_for_positions(topology: Topology, topic: str, wanted: dict[Any, int]) -> None:
+    """Until the running flow's committed positions in `topic` are `wanted`."""
+    dst, deadline = topology.clusters["dst"], time.monotonic() + 60
+    while positions(dst, topology.prefix, topic, len(wanted)) != wanted:
+        assert time.monotonic() < deadline, "the flow did not commit where it starts"
         time.sleep(1)
-    raise AssertionError(f"the flow did not report its positions in {timeout:.0f}s")
 
 
 def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
@@ -179,7 +211,8 @@ def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
     records.produce(src, varied(topic, 14, 2))
     # In shared storage (a Hadoop URI), where the loop reads it as Spark does
     shared = f"checkpoints: 'file://{tmp_path / 'shared'}'"
-    topology.write("  - mirror: {from: src, to: dst}", extra=f"engine: {{{shared}}}")
+    micro_batches = f"engine: {{trigger: micro-batch, {shared}}}"
+    topology.write("  - mirror: {from: src, to: dst}", extra=micro_batches)
     topology.apply("--once")  # micro-batches: positions in the Spark checkpoint
     assert list((tmp_path / "shared").glob("*/*/commits/0"))
 

@@ -64,3 +64,17 @@ def test_a_cluster_that_does_not_answer_is_an_error_not_a_lag_of_zero() -> None:
     with pytest.raises(KafkaUnavailableError, match="east:9092"):
         ends.of([("a", 0), ("a", 1)])
     assert admin.polled == 1
+
+
+def test_after_a_failed_look_the_next_one_asks_with_a_new_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A client whose metadata predates a partition added to the topic fails every look at
+    that partition ("Unknown partition"): the lag would stay frozen. A new one knows it."""
+    ends, admin = _ends({("a", 0): 7, ("a", 1): _error(KafkaError._UNKNOWN_PARTITION)})
+    fresh = _Admin({("a", 0): 7, ("a", 1): 2})
+    monkeypatch.setattr("topology.kafka.ends.AdminClient", lambda _config: fresh)
+    with pytest.raises(KafkaUnavailableError):
+        ends.of([("a", 0), ("a", 1)])
+    assert admin.polled == 1
+    assert ends.of([("a", 0), ("a", 1)]) == {("a", 0): 7, ("a", 1): 2}

@@ -130,6 +130,8 @@ def test_a_fresh_mirror_needs_exactly_these_now_and_these_later() -> None:
             reader_group("west", p)
             for p in ("topo-observe-", "topo-read-", "topo-offsets-", "topo-runs-")
         }
+        # the copy loop's positions (engine.trigger: loop, the default)
+        | {("west", GROUP, "topo-eos.shop.east--west", LITERAL, "READ")}
     )
     assert keys(found, now=False) == (
         topic("west", "east.orders", "ALTER", "ALTER_CONFIGS")
@@ -158,7 +160,8 @@ def test_an_active_active_pair_needs_each_side_as_source_and_as_target() -> None
 
 
 def test_exactly_once_needs_its_transactional_ids_its_group_and_read_on_the_copies() -> None:
-    text = MIRROR + "    delivery: exactly-once\n"
+    micro_batches = MIRROR.replace("flows:", "engine: {trigger: micro-batch}\nflows:")
+    text = micro_batches + "    delivery: exactly-once\n"
     _topology, _plan, found = needs(text, cluster("east", "orders", partitions=2), cluster("west"))
     prefix = "topo.shop.east--west."
     [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
@@ -169,7 +172,9 @@ def test_exactly_once_needs_its_transactional_ids_its_group_and_read_on_the_copi
     assert "exactly-once" in read[0].why
     assert not any(p.operation == "IDEMPOTENT_WRITE" for p in found)
 
-    _topology, _plan, at_least_once = needs(MIRROR, cluster("east", "orders"), cluster("west"))
+    _topology, _plan, at_least_once = needs(
+        micro_batches, cluster("east", "orders"), cluster("west")
+    )
     assert not any(p.resource_type == TRANSACTIONAL_ID for p in at_least_once)
     assert not any(p.name.startswith("topo-eos.") for p in at_least_once)
 
@@ -205,15 +210,21 @@ def test_group_offset_sync_needs_read_on_each_synced_group_on_the_target() -> No
     text = MIRROR + '    groups: {exclude: ["console-consumer-.*"]}\n'
     _topology, _plan, found = needs(text, east, cluster("west"))
     synced = {p.name for p in found if p.resource_type == GROUP and p.pattern_type == LITERAL}
-    assert synced == {"billing"}
+    assert synced - {"topo-eos.shop.east--west"} == {"billing"}  # (that one: the loop's own)
     assert ("west", GROUP, "billing", LITERAL, "READ") in keys(found, now=True)
 
     off = MIRROR + "    sync: {group_offsets: false}\n"
     _topology, _plan, found = needs(off, east, cluster("west"))
-    assert not any(p.resource_type == GROUP and p.pattern_type == LITERAL for p in found)
+    assert not any(
+        p.resource_type == GROUP
+        and p.pattern_type == LITERAL
+        and not p.name.startswith("topo-eos.")
+        for p in found
+    )
     assert reader_group("west", "topo-offsets-") in keys(found), "checkpoints still translate"
 
-    quiet = MIRROR + "    sync: {group_offsets: false}\n    emit: {checkpoints: false}\n"
+    micro_batches = MIRROR.replace("flows:", "engine: {trigger: micro-batch}\nflows:")
+    quiet = micro_batches + "    sync: {group_offsets: false}\n    emit: {checkpoints: false}\n"
     _topology, _plan, found = needs(quiet, east, cluster("west"))
     assert not topic("west", "east.orders", "READ") & keys(found)
     assert reader_group("west", "topo-offsets-") not in keys(found)

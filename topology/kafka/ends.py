@@ -2,6 +2,7 @@
 in one request per source cluster and look: what the metrics compare a flow's read positions
 with to tell its lag while a batch is still running or hung."""
 
+import concurrent.futures
 from collections.abc import Iterable
 
 from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
@@ -28,9 +29,10 @@ class PartitionEnds:
             return {}
         found: dict[tuple[str, int], int] = {}
         doing = "reading the source partitions' ends"
+        admin = self.admin
         try:
             with client.failures_named(self.config, doing):
-                futures = self.admin.list_offsets(
+                futures = admin.list_offsets(
                     wanted, isolation_level=IsolationLevel.READ_COMMITTED, request_timeout=timeout
                 )
                 for partition, future in futures.items():
@@ -44,8 +46,18 @@ class PartitionEnds:
                             continue  # deleted: the flow stops reading it
                         raise
                     found[(partition.topic, partition.partition)] = int(answer.offset)
-        except RuntimeError as problem:  # confluent_kafka's own check of the answer
-            raise KafkaUnavailableError(f"{doing} failed: {problem}") from None
+        except (RuntimeError, concurrent.futures.TimeoutError) as problem:
+            # (RuntimeError: confluent_kafka's own check of the answer)
+            self._renew()
+            raise KafkaUnavailableError(f"{doing} failed: {problem or 'timed out'}") from None
+        except KafkaUnavailableError:
+            self._renew()
+            raise
         finally:
-            self.admin.poll(0)  # serve the log lines queued for the quiet logger
+            admin.poll(0)  # serve the log lines queued for the quiet logger
         return found
+
+    def _renew(self) -> None:
+        """A client of its own for the next look: one whose metadata predates a partition
+        added since never finds that partition's leader, and every look would fail."""
+        self.admin = AdminClient(client.quiet(self.config))

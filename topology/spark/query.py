@@ -45,7 +45,7 @@ class QueryPlan:
     # exactly-once only: the librdkafka settings of the target and the owner's name
     target_client: Mapping[str, str] | None = None
     owner: str = "topology"
-    trigger: str = "micro-batch"  # | real-time | loop (topology/spark/loop.py)
+    trigger: str = "micro-batch"  # | real-time | loop (topology/spark/loop.py, not a query)
     detailed: bool = True  # observe per-topic figures and latencies for the metrics endpoint
     # Where a flow taking over from MM2 starts (Spark's startingOffsets JSON: topic ->
     # partition -> offset, -2 for the earliest); None: the spec's start.

@@ -6,6 +6,9 @@
   (docs/engine.md).
 - `CopyFigures`: the aggregate each query observes for the metrics endpoint, one array update
   per record whatever the number of topics (docs/metrics.md, "What it costs").
+- The copy loop (`engine.trigger: loop`, docs/engine.md): `CopyLoop` (one flow's threads and
+  its reports), `CopyTask` (one thread: a consumer feeding a producer), `Hops` (the loop rules
+  and stamps), `Ledger` (the positions in the progress group), `LoopFigures` (the figures).
 
 They are compiled with the machine's JDK against the connector's kafka-clients jar and
 pyspark's own jars, and cached by the sources' digest, like the Maven jars.
@@ -29,6 +32,7 @@ SOURCES = (
     "CopyFigures.java",
     "Hops.java",
     "LoopFigures.java",
+    "Ledger.java",
     "CopyTask.java",
     "CopyLoop.java",
 )

@@ -40,14 +40,15 @@ CATALOGUE: tuple[Metric, ...] = (
            "How far behind the copy is in time: now minus the source timestamp of the newest "
            "record copied, while records wait; 0 when none wait."),
     Metric("topo_replication_latency_seconds", "histogram", FLOW,
-           "Per record: from its source timestamp to the micro-batch that copied it."),
+           "Per record: from its source timestamp to the poll or micro-batch that copied it."),
     Metric("topo_topic_replication_latency_seconds", "summary", TOPIC,
-           "Per record, per topic: from its source timestamp to the micro-batch that copied it "
-           "(sum and count: the mean)."),
+           "Per record, per topic: from its source timestamp to the poll or micro-batch that "
+           "copied it (sum and count: the mean)."),
     Metric("topo_heartbeat_latency_seconds", "histogram", FLOW,
            "End to end, from the heartbeats: emitted on the source, appended on the target."),
     Metric("topo_batch_duration_seconds", "histogram", FLOW,
-           "Spark's micro-batches: the time each took, trigger to commit."),
+           "Spark's micro-batches: the time each took, trigger to commit (the copy loop: the "
+           "time between two of the driver's looks at it)."),
     Metric("topo_topics_synced", "gauge", FLOW, "Topics the flow's query copies now."),
     Metric("topo_partitions_followed", "gauge", FLOW,
            "Source partitions the flow's query has read from."),

@@ -55,8 +55,15 @@ final class CopyTask implements Runnable {
   private volatile Exception sendFailure;
   private boolean inTransaction;
   private KafkaConsumer<byte[], byte[]> consumer;
-  /** A consumer of the target as the progress group: it reads and commits the positions. */
-  private KafkaConsumer<byte[], byte[]> ledger;
+  /** The progress group on the target: it reads and commits the positions. */
+  private Ledger ledger;
+  /** Per partition, its sends not acknowledged yet and the offset after the last one that was. */
+  private final Map<TopicPartition, Sent> sent = new HashMap<>();
+
+  private static final class Sent {
+    final AtomicLong unacknowledged = new AtomicLong();
+    final AtomicLong acknowledged = new AtomicLong(-1);
+  }
   private KafkaProducer<byte[], byte[]> producer;
   /** The topic map (source -> remote) of the partitions assigned now. */
   private Map<String, String> topics = Collections.emptyMap();
@@ -89,7 +96,7 @@ final class CopyTask implements Runnable {
   public void run() {
     try {
       consumer = new KafkaConsumer<>(consumerSettings);
-      ledger = new KafkaConsumer<>(ledgerSettings);
+      ledger = new Ledger(ledgerSettings, Thread.currentThread().getName() + "-progress");
       producer = new KafkaProducer<>(producerSettings);
       if (exactlyOnce) {
         producer.initTransactions();
@@ -98,14 +105,17 @@ final class CopyTask implements Runnable {
     } catch (Throwable problem) { // an Error too: the flow must fail, never look done
       loop.failed(problem);
     } finally {
-      for (AutoCloseable client : new AutoCloseable[] {consumer, ledger, producer}) {
+      for (AutoCloseable client : new AutoCloseable[] {consumer, producer}) {
         close(client);
+      }
+      if (ledger != null) {
+        ledger.close();
       }
       finished = true;
     }
   }
 
-  private void copy() throws InterruptedException {
+  private void copy() throws Exception {
     int version = -1;
     long lastCommit = System.currentTimeMillis();
     boolean clean = false;
@@ -133,7 +143,11 @@ final class CopyTask implements Runnable {
         long every = records.count() >= loop.fullPoll ? loop.busyCommitMs : loop.commitMs;
         if (clock - lastCommit >= every) {
           readPast();
-          commit(pending);
+          if (exactlyOnce) {
+            commit(pending);
+          } else {
+            commitAcknowledged();
+          }
           lastCommit = clock;
           observeEnds();
         }
@@ -167,24 +181,12 @@ final class CopyTask implements Runnable {
         if (headers == null) {
           continue; // a loop: it has been on the target, or must not be forwarded
         }
-        long timestamp = record.timestamp();
         if (exactlyOnce && !inTransaction) {
           producer.beginTransaction();
           inTransaction = true;
         }
-        producer.send(
-            new ProducerRecord<>(
-                remote,
-                partition.partition(),
-                timestamp < 0 ? null : timestamp,
-                record.key(),
-                record.value(),
-                headers),
-            (metadata, problem) -> {
-              if (problem != null && sendFailure == null) {
-                sendFailure = problem;
-              }
-            });
+        send(partition, record, remote, headers);
+        long timestamp = record.timestamp();
         size += (record.key() == null ? 0 : record.key().length);
         size += (record.value() == null ? 0 : record.value().length);
         latencies[copied++] = Math.max(0, clock - timestamp);
@@ -196,6 +198,66 @@ final class CopyTask implements Runnable {
       pending.put(partition, consumer.position(partition));
     }
     polled.addAndGet(records.count());
+  }
+
+  private void send(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, String remote,
+      Headers headers) {
+    long timestamp = record.timestamp();
+    Sent mine = sent.computeIfAbsent(partition, p -> new Sent());
+    long next = record.offset() + 1;
+    mine.unacknowledged.incrementAndGet();
+    producer.send(
+        new ProducerRecord<>(
+            remote,
+            partition.partition(),
+            timestamp < 0 ? null : timestamp,
+            record.key(),
+            record.value(),
+            headers),
+        (metadata, problem) -> {
+          if (problem != null) {
+            if (sendFailure == null) {
+              sendFailure = problem; // before the count: a reader seeing 0 sees this
+            }
+          } else {
+            mine.acknowledged.accumulateAndGet(next, Math::max); // in order, per partition
+          }
+          mine.unacknowledged.decrementAndGet();
+        });
+  }
+
+  /**
+   * At-least-once, without waiting for the producer: each partition's position as far as its
+   * copies are acknowledged (all of them: where it has been read to; else the offset after the
+   * last one acknowledged, a partition's acknowledgements coming in order), committed on the
+   * ledger's thread.
+   */
+  private void commitAcknowledged() throws Exception {
+    Map<TopicPartition, Long> ready = new HashMap<>();
+    for (Map.Entry<TopicPartition, Long> read : pending.entrySet()) {
+      Sent mine = sent.get(read.getKey());
+      if (mine == null || mine.unacknowledged.get() == 0) {
+        ready.put(read.getKey(), read.getValue());
+      } else {
+        long acknowledged = mine.acknowledged.get();
+        Long known = done.get(read.getKey());
+        if (acknowledged >= 0 && (known == null || acknowledged > known)) {
+          ready.put(read.getKey(), acknowledged);
+        }
+      }
+    }
+    Exception problem = sendFailure;
+    if (problem != null) {
+      throw new IllegalStateException("a copy could not be written: " + problem, problem);
+    }
+    if (ready.isEmpty()) {
+      return;
+    }
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    ready.forEach((at, offset) -> offsets.put(remote(at), new OffsetAndMetadata(offset)));
+    if (ledger.commitLater(offsets, () -> done.putAll(ready))) {
+      ready.forEach((at, offset) -> pending.remove(at, offset));
+    }
   }
 
   /**
@@ -213,14 +275,14 @@ final class CopyTask implements Runnable {
   }
 
   /** Make what was copied durable and record how far: see the class's comment. */
-  private void commit(Map<TopicPartition, Long> positions) {
+  private void commit(Map<TopicPartition, Long> positions) throws Exception {
     if (positions.isEmpty() && !inTransaction) {
       return;
     }
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     positions.forEach((at, offset) -> offsets.put(remote(at), new OffsetAndMetadata(offset)));
     if (inTransaction) {
-      producer.sendOffsetsToTransaction(offsets, ledger.groupMetadata());
+      producer.sendOffsetsToTransaction(offsets, ledger.group());
       producer.commitTransaction();
       inTransaction = false;
     } else {
@@ -231,7 +293,7 @@ final class CopyTask implements Runnable {
       if (problem != null) {
         throw new IllegalStateException("a copy could not be written: " + problem, problem);
       }
-      ledger.commitSync(offsets);
+      ledger.commit(offsets);
     }
     done.putAll(positions);
     positions.clear();
@@ -243,7 +305,7 @@ final class CopyTask implements Runnable {
    * from its beginning), else where the loop says it starts. A partition newly started has its
    * position committed at once.
    */
-  private void reassign(CopyLoop.Assignment now) {
+  private void reassign(CopyLoop.Assignment now) throws Exception {
     Set<TopicPartition> fresh = new HashSet<>(now.partitions);
     fresh.removeAll(partitions);
     if (fresh.isEmpty() && now.partitions.equals(partitions)) {
@@ -252,11 +314,13 @@ final class CopyTask implements Runnable {
     }
     readPast();
     commit(pending); // under the topic map it was read with
+    ledger.settle(); // and every commit before it done
     topics = now.topics;
     partitions = now.partitions;
     consumer.assign(partitions); // a partition kept keeps its position
     done.keySet().retainAll(partitions);
     latest.keySet().retainAll(partitions);
+    sent.keySet().retainAll(partitions);
     if (fresh.isEmpty()) {
       return;
     }
