@@ -62,8 +62,9 @@ CATALOGUE: tuple[Metric, ...] = (
            "not be recorded), offsets (a checkpoint round failed), state (topo-runs.internal "
            "could not be reached)."),
     Metric("topo_restarts_total", "counter", (*FLOW, "reason"),
-           "Query restarts by reason: retry (after an error, from its checkpoint) or topics "
-           "(its topic list changed)."),
+           "Restarts by reason: retry (a query or copy loop after an error, from its checkpoint "
+           "or positions) or topics (a query's topic list changed; a copy loop takes new topics "
+           "without one)."),
     Metric("topo_last_restart_time_seconds", "gauge", FLOW,
            "When the flow's query last restarted (unix time)."),
     Metric("topo_checkpoint_rounds_total", "counter", (),
