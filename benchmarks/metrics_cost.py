@@ -30,7 +30,7 @@ import mm2  # benchmarks/mm2.py: the labs, the bulk copy and its measures
 import replication as bench
 
 SETTLE_SECONDS = 30
-SETTINGS = {"on": "", "off": "engine: {metrics: false}\n"}
+SETTINGS: dict[str, dict[str, str]] = {"on": {}, "off": {"metrics": "false"}}  # engine settings
 
 
 def main() -> None:
@@ -59,10 +59,8 @@ def main() -> None:
     mode = {"now": "on"}
 
     def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool) -> Path:
-        file = written(folder, name, topics, exactly_once)
-        text = file.read_text()
-        file.write_text(text.replace("clusters:\n", SETTINGS[mode["now"]] + "clusters:\n", 1))
-        return file
+        mm2.ENGINE = SETTINGS[mode["now"]]
+        return written(folder, name, topics, exactly_once)
 
     mm2.topology_file = topology_file
     results: dict[str, list[mm2.Bulk]] = {"on": [], "off": []}

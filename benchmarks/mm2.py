@@ -62,6 +62,7 @@ import replication as bench  # benchmarks/replication.py: the ceiling, CPU and l
 
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
 TRIGGER = "loop"  # topo's engine.trigger (--trigger)
+ENGINE: dict[str, str] = {}  # more of topo's engine settings (benchmarks/metrics_cost.py)
 PARTITIONS = bench.PARTITIONS
 MM2, TOPO = "MM2", "topo"
 TASKS = os.cpu_count() or 1  # MM2's tasks.max: as many as topo's task slots (local[*])
@@ -98,7 +99,9 @@ def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool
         "flows:\n  - mirror: {from: src, to: dst}\n"
         f"    topics: {{include: {json.dumps(topics)}}}\n"
         + ("    delivery: exactly-once\n" if exactly_once else "")
-        + (f"engine: {{trigger: {TRIGGER}}}\n" if TRIGGER != "micro-batch" else "")
+        + "engine: {"
+        + ", ".join(f"{k}: {v}" for k, v in {"trigger": TRIGGER, **ENGINE}.items())
+        + "}\n"
     )
     return file
 

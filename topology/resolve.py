@@ -106,7 +106,9 @@ class _Resolver:
             self._error("T209", "engine: the spark runner needs a master URL (spark://host:port)",
                         ("engine", "runner"))  # fmt: skip
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
-        trigger = raw.get("trigger", "loop")
+        # The copy loop runs in the driver; on a Spark cluster the queries' tasks spread the
+        # copying over its executors, as they did before the loop existed.
+        trigger = raw.get("trigger", "micro-batch" if runner == "spark" else "loop")
         return Engine(
             runner, master or "local[*]", conf, trigger,
             checkpoints=raw.get("checkpoints"), state_cluster=raw.get("state_cluster"),

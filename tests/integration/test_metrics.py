@@ -132,7 +132,10 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     assert contents(copied) == expected(records.read_topic(src, first), "src")
 
     # `topo status` on another machine finds the driver's endpoint in the published status.
-    url = _until("metrics_url", lambda: _status(operator, file)["driver"]["metrics_url"])
+    # (the copy can be done before the driver first publishes its status: wait for that too)
+    url = _until(
+        "metrics_url", lambda: (_status(operator, file).get("driver") or {}).get("metrics_url")
+    )
     assert url.startswith("http://127.0.0.1:")
     assert f"Metrics: {url}/metrics" in operator.topo("status", str(file)).stdout
 

@@ -2,14 +2,16 @@
 
 It runs the job specs it is given (the jobs document `topo apply` published; it refuses one of
 another format and never re-derives them from the topology file, which it reads only for the
-clusters' connections and the plan), one Spark query per spec. First it takes the topology's
-lease in `topo-runs.internal` on the home cluster, so exactly one driver writes: a second one
-exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it then:
+clusters' connections and the plan), one copy per spec: a copy loop (`spark/loop.py`, the
+default) or a Spark query (`spark/query.py`), both seen here as queries. First it takes the
+topology's lease in `topo-runs.internal` on the home cluster, so exactly one driver writes: a
+second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it then:
 - follows the sources through the same reconcile as `topo apply` (`ops.reconcile.follow`):
   at once when a source's topics or partition counts change (looked at every 2 s), and every
   10 s for configs and ACLs. What a running job may do on its own (create and grow copies,
-  sync configs and ACLs; never a delete) is executed and recorded, for `topo status`; queries
-  whose topic list changed are restarted, so a topic created after apply is copied in seconds;
+  sync configs and ACLs; never a delete) is executed and recorded, for `topo status`; a new
+  topic joins a running copy loop, a query whose topic list changed is restarted, so a topic
+  created after apply is copied in seconds;
 - every second writes heartbeats and `status.json`, renews its lease and looks for a stop
   request (`topo stop`, from any machine); every 2 s publishes its status to topo-runs.internal;
 - restarts a query that fails (a cluster down, say) from its checkpoint after a backoff;
@@ -209,9 +211,12 @@ class Replicator:
         )
         as_loop = loop.runs_as_loop(planned)
         if as_loop and planned.starting is None:
-            planned = dataclasses.replace(
-                planned, starting=loop.checkpoint_offsets(self.spark, checkpoint)
-            )
+            try:
+                ended = loop.checkpoint_offsets(self.spark, checkpoint)
+            except Exception as problem:  # storage unreachable: this flow waits, not the others
+                self.retry_later(flow, f"reading its checkpoint {checkpoint}: {problem}")
+                return
+            planned = dataclasses.replace(planned, starting=ended)
         elif as_loop:  # once: the loop commits the handover's positions as it starts
             planned = dataclasses.replace(planned, starting_wins=flow in self.new_handovers)
             self.new_handovers.discard(flow)
@@ -306,6 +311,15 @@ class Replicator:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))
 
+    def retry_later(self, flow: str, problem: str) -> None:
+        """The flow could not start: it is started again after a backoff, like a failed one."""
+        status = self.flows[flow]
+        status.error = first_line(problem)
+        self.figures.error(flow, "query")
+        status.state = "failed" if self.once else "restarting"
+        status.retry_at = time.monotonic() + min(60.0, 5.0 * 2**status.restarts)
+        self.report(f"{flow} failed: {status.error}", event="query.failed", level="error")
+
     def check(self, flow: str, now: float) -> None:
         """A query that stopped on an error is restarted from its checkpoint after a backoff."""
         status = self.flows[flow]
@@ -325,7 +339,7 @@ class Replicator:
         elif running is None and status.state == "restarting" and now >= status.retry_at:
             status.restarts += 1
             self.figures.restart(flow, "retry", time.time())
-            self.report(f"{flow}: restarting from its checkpoint (attempt {status.restarts})",
+            self.report(f"{flow}: restarting from where it stopped (attempt {status.restarts})",
                         event="query.restart", level="warning")  # fmt: skip
             self.start_query(flow)
 

@@ -47,11 +47,11 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("topo_heartbeat_latency_seconds", "histogram", FLOW,
            "End to end, from the heartbeats: emitted on the source, appended on the target."),
     Metric("topo_batch_duration_seconds", "histogram", FLOW,
-           "Spark's micro-batches: the time each took, trigger to commit (the copy loop: the "
-           "time between two of the driver's looks at it)."),
-    Metric("topo_topics_synced", "gauge", FLOW, "Topics the flow's query copies now."),
+           "Spark's micro-batches: the time each took, trigger to commit (none in the copy "
+           "loop, which has no batches)."),
+    Metric("topo_topics_synced", "gauge", FLOW, "Topics the flow copies now."),
     Metric("topo_partitions_followed", "gauge", FLOW,
-           "Source partitions the flow's query has read from."),
+           "Source partitions the flow has read from."),
     Metric("topo_topics_discovered_total", "counter", FLOW,
            "Source topics the running driver found and joined to the flow after it started."),
     Metric("topo_changes_total", "counter", ("cluster", "resource", "action", "outcome"),

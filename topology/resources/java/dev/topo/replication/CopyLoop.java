@@ -312,10 +312,9 @@ public final class CopyLoop {
     progress.put("runId", runId);
     progress.put("batchId", ++batch);
     progress.put("numInputRows", read);
-    Map<String, Object> took = new LinkedHashMap<>();
-    took.put("addBatch", now - reportedAt);
-    took.put("triggerExecution", now - reportedAt);
-    progress.put("durationMs", took);
+    // No batch duration (no triggerExecution): a loop has no batches; "addBatch" only says, as a
+    // query's progress does, that something ran
+    progress.put("durationMs", Map.of("addBatch", now - reportedAt));
     Map<String, Object> source = new LinkedHashMap<>();
     source.put("endOffset", ends);
     source.put("latestOffset", latest);

@@ -27,10 +27,11 @@ import org.apache.kafka.common.header.Headers;
  * <p>A record is sent as soon as a poll returns it, to the same partition of its remote topic with
  * its key, value, headers and timestamp. How far each partition is copied is committed to the
  * flow's progress group on the target (as the offset of its copy's partition, whose value is the
- * next source offset) every {@code commit_ms}: at-least-once, after the producer has flushed (so
- * a committed position never runs ahead of the records on the target); exactly-once, inside the
- * Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both become
- * visible to read_committed readers, or neither does. A partition always goes to the same thread
+ * next source offset) every {@code commit_ms}: at-least-once, as far as the producer has had its
+ * copies acknowledged, on the {@link Ledger}'s thread (so a committed position never runs ahead
+ * of the records on the target, and committing never holds up the copy); exactly-once, inside
+ * the Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both
+ * become visible to read_committed readers, or neither does. A partition always goes to the same thread
  * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted
  * thread's {@code initTransactions} aborts what its predecessor left open before it reads where
  * to go on from.
@@ -139,7 +140,7 @@ final class CopyTask implements Runnable {
         }
         long clock = System.currentTimeMillis();
         // Behind (a poll as full as it gets): commit less often, a copy is late anyway and each
-        // commit waits for every record in flight; caught up, as often as commit_ms says.
+        // transaction waits for every record in it; caught up, as often as commit_ms says.
         long every = records.count() >= loop.fullPoll ? loop.busyCommitMs : loop.commitMs;
         if (clock - lastCommit >= every) {
           readPast();
@@ -157,6 +158,7 @@ final class CopyTask implements Runnable {
       if (clean) {
         readPast();
         commit(pending); // what was copied before a stop or the end
+        ledger.settle(); // and the commit in flight, if any: a failed one fails the flow
       } else if (inTransaction) {
         try {
           producer.abortTransaction();
@@ -220,7 +222,7 @@ final class CopyTask implements Runnable {
               sendFailure = problem; // before the count: a reader seeing 0 sees this
             }
           } else {
-            mine.acknowledged.accumulateAndGet(next, Math::max); // in order, per partition
+            mine.acknowledged.set(next); // in order, per partition (acks=all, idempotence)
           }
           mine.unacknowledged.decrementAndGet();
         });
@@ -241,7 +243,8 @@ final class CopyTask implements Runnable {
       } else {
         long acknowledged = mine.acknowledged.get();
         Long known = done.get(read.getKey());
-        if (acknowledged >= 0 && (known == null || acknowledged > known)) {
+        boolean behindRead = acknowledged <= read.getValue(); // (a position moved back: wait)
+        if (acknowledged >= 0 && behindRead && (known == null || acknowledged > known)) {
           ready.put(read.getKey(), acknowledged);
         }
       }

@@ -36,8 +36,13 @@ final class Ledger {
               made.setDaemon(true);
               return made;
             });
-    consumer = await(thread.submit(() -> new KafkaConsumer<byte[], byte[]>(settings)));
-    group = await(thread.submit(consumer::groupMetadata));
+    try {
+      consumer = await(thread.submit(() -> new KafkaConsumer<byte[], byte[]>(settings)));
+      group = await(thread.submit(consumer::groupMetadata));
+    } catch (Exception problem) {
+      thread.shutdownNow();
+      throw problem;
+    }
   }
 
   /** The group, as a transaction's offsets are sent with (constant: no member, no generation). */
@@ -86,6 +91,7 @@ final class Ledger {
   }
 
   void close() {
+    consumer.wakeup(); // a commit still waiting gives up now (the only thread-safe call)
     try {
       thread.submit(() -> consumer.close(CLOSE)).get(CLOSE.toMillis() + 5000, TimeUnit.MILLISECONDS);
     } catch (Exception ignored) {
