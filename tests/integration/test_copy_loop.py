@@ -1,10 +1,13 @@
-"""The copy loop (`engine: {trigger: loop}`) end to end, on real lab clusters and a real Spark
-driver: every copy compared with its source record by record, as in test_replication.py."""
+"""The copy loop (`engine: {trigger: loop}`, the default engine) end to end, on real lab
+clusters and a real Spark driver: every copy compared with its source record by record, as in
+test_replication.py (whose tests, the loop rules of active-active meshes among them, run the
+loop too). Here: what only the loop does (topics joining it, its positions in Kafka, moving a
+flow to it) and its exactly-once."""
 
 import threading
 import time
 import urllib.request
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +17,6 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import (
-    Content,
     Topology,
     _add_partition,
     _trickle,
@@ -26,7 +28,6 @@ from tests.integration.test_replication import (
     wait_for_restart,
 )
 from topology import jobstate
-from topology.jobs import PROVENANCE_HEADER
 from topology.kafka import records
 from topology.kafka.records import Record
 
@@ -137,30 +138,6 @@ def _transactions(config: dict[str, str], topic: str, prefix: str) -> None:
             producer.commit_transaction(30)
         else:
             producer.abort_transaction(30)
-
-
-def test_the_loop_follows_loop_rules_in_an_active_active_mesh(topology: Topology) -> None:
-    src, dst = topology.clusters["src"], topology.clusters["dst"]
-    topic = topology.topic("accounts")
-    for config in (src, dst):
-        records.create_topic(config, topic, 2)
-    from_src, from_dst = varied(topic, 6, 2, tag="s"), varied(topic, 4, 2, tag="d")
-    records.produce(src, from_src)
-    records.produce(dst, from_dst)
-    topology.write("  - active-active: [src, dst]\n    naming: identity", extra=LOOP)
-
-    for _round in range(2):  # a second round copies nothing more: no record comes back
-        topology.apply("--once")
-
-    def plain(found: Iterable[Content]) -> list[Content]:
-        return sorted(found, key=lambda c: (c[0], c[4] or 0, c[3]))
-
-    on_src, on_dst = records.read_topic(src, topic), records.read_topic(dst, topic)
-    assert len(on_src) == len(on_dst) == 10
-    local_src = [r for r in on_src if not any(k == PROVENANCE_HEADER for k, _ in r.headers)]
-    local_dst = [r for r in on_dst if not any(k == PROVENANCE_HEADER for k, _ in r.headers)]
-    assert plain(contents(on_src)) == plain(contents(from_src) + expected(local_dst, "dst"))
-    assert plain(contents(on_dst)) == plain(contents(from_dst) + expected(local_src, "src"))
 
 
 def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: Topology) -> None:

@@ -139,7 +139,11 @@ public final class CopyLoop {
     copiedBefore = !starting.isEmpty() || anyCommitted(tasks.get(0).ledgerSettings());
   }
 
-  /** Whether the progress group holds a position for any of the flow's partitions now. */
+  /**
+   * Whether the progress group holds a position for any of the flow's partitions now; true when
+   * it cannot tell (a transaction a killed driver left open holds the answer until it times
+   * out): a partition without a position then starts at its earliest, never skipping a record.
+   */
   private boolean anyCommitted(Map<String, Object> ledgerSettings) {
     if (initial.isEmpty()) {
       return false;
@@ -155,6 +159,8 @@ public final class CopyLoop {
         }
       }
       return false;
+    } catch (RuntimeException unknown) {
+      return true;
     }
   }
 
@@ -172,7 +178,7 @@ public final class CopyLoop {
   }
 
   /** The flow's topics (source -> remote) and their partition counts, as the driver now has them:
-   * new partitions go to the tasks with the fewest, the others stay where they are. */
+   * each new partition goes to its thread ({@link #place}), the others stay where they are. */
   public void update(String topicsJson, String partitionsJson) throws Exception {
     place(
         JSON.readValue(topicsJson, new TypeReference<Map<String, String>>() {}),
