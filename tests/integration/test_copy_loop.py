@@ -4,7 +4,6 @@ test_replication.py (whose tests, the loop rules of active-active meshes among t
 loop too). Here: what only the loop does (topics joining it, its positions in Kafka, moving a
 flow to it) and its exactly-once."""
 
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -19,13 +18,11 @@ from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import (
     Topology,
     _add_partition,
-    _trickle,
     contents,
     expected,
-    kill_driver,
+    kill_while_streaming,
     varied,
     wait_for,
-    wait_for_restart,
 )
 from topology import jobstate
 from topology.kafka import records
@@ -150,14 +147,7 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
 
     topology.apply()
     wait_for_positions(topology, topic, {(topic, 0): 10, (topic, 1): 10})  # the ends, pinned
-    stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
-              for i in range(200)]  # fmt: skip
-    producing = threading.Thread(target=_trickle, args=(src, stream))
-    producing.start()
-    time.sleep(2)
-    killed = kill_driver(topology.prefix)
-    producing.join()
-    wait_for_restart(topology.prefix, killed)
+    kill_while_streaming(topology, topic)
     on_source = records.read_topic(src, topic)
     since_start = [r for r in on_source if (r.key or b"").startswith(b"stream-")]
     wait_for(dst, f"src.{topic}", len(since_start))

@@ -407,6 +407,19 @@ def wait_for_restart(owner: str, killed: jobstate.Driver, timeout: float = 150) 
     raise AssertionError(f"the driver of {owner} was not restarted in {timeout:.0f}s")
 
 
+def kill_while_streaming(topology: Topology, topic: str) -> None:
+    """kill -9 of the driver while 200 records (`stream-<i>`, 2 partitions) trickle into the
+    source topic; back once its supervisor has restarted it."""
+    stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
+              for i in range(200)]  # fmt: skip
+    producing = threading.Thread(target=_trickle, args=(topology.clusters["src"], stream))
+    producing.start()
+    time.sleep(2)
+    killed = kill_driver(topology.prefix)
+    producing.join()
+    wait_for_restart(topology.prefix, killed)
+
+
 def _add_partition(config: dict[str, str], topic: str, total: int) -> None:
     from confluent_kafka.admin import AdminClient, NewPartitions
 
@@ -431,14 +444,7 @@ def test_exactly_once_has_no_duplicates_after_a_crash(topology: Topology) -> Non
 
     topology.apply()
     wait_for(dst, f"src.{topic}", 20)
-    stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
-              for i in range(200)]  # fmt: skip
-    producing = threading.Thread(target=_trickle, args=(src, stream))
-    producing.start()
-    time.sleep(2)
-    killed = kill_driver(topology.prefix)
-    producing.join()
-    wait_for_restart(topology.prefix, killed)
+    kill_while_streaming(topology, topic)
     everything = records.read_topic(src, topic)
     copied = wait_for(dst, f"src.{topic}", len(everything))
     time.sleep(3)  # anything a duplicate would add has arrived by now

@@ -331,11 +331,7 @@ class Replicator:
             if problem is None:
                 status.state = "done"
                 return
-            status.error = first_line(str(problem))
-            self.figures.error(flow, "query")
-            status.state = "failed" if self.once else "restarting"
-            status.retry_at = now + min(60.0, 5.0 * 2**status.restarts)
-            self.report(f"{flow} failed: {status.error}", event="query.failed", level="error")
+            self.retry_later(flow, str(problem))
         elif running is None and status.state == "restarting" and now >= status.retry_at:
             status.restarts += 1
             self.figures.restart(flow, "retry", time.time())
