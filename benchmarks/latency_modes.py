@@ -17,6 +17,7 @@ import threading
 import time
 from pathlib import Path
 
+import replication as bench  # benchmarks/replication.py: the latency probe's reader
 from confluent_kafka import Consumer, Producer
 
 CLUSTERS = ("lat-src", "lat-dst")
@@ -49,7 +50,7 @@ def consume(config: dict[str, str], topic: str, until: threading.Event) -> list[
     consumer.subscribe([topic])
     latencies = []
     while not until.is_set():
-        for message in consumer.consume(500, 0.2):
+        for message in bench.arrived(consumer, 0.2):
             if message.error() is None:
                 latencies.append(time.time() * 1000 - message.timestamp()[1])
     consumer.close()

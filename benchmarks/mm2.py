@@ -23,12 +23,14 @@ the other (ABAB...), each on its own fresh topics filled alike:
   (first to last copy landing, from the target's high watermarks) in MiB/s and records/s, end
   to end (start to last copy), the replicator's CPU seconds per GiB over the copy alone and the
   brokers' CPU beside it;
-- continuous: at each of `--rates` records/s (1 KiB), `--warmup` seconds then `--seconds`
-  measured: per-record latency (a consumer of the target sees the copy, minus the source
-  record's CreateTime, which both replicators keep) p50/p99/p99.9/max, and the replicator's
-  cores; then its cores with nothing to copy, then a topic created on the source: seconds until
-  its first record is on the target (MM2 with refresh.topics.interval.seconds=5; with
-  `--mm2-default-refresh`, once more at MM2's default of 600 s, in the first pair);
+- continuous: at each of `--rates` records/s (1 KiB), one producer for `--warmup` seconds
+  then `--seconds` measured (a new producer JVM's start-up stays in the warm-up): per-record
+  latency of the records created after the warm-up (a consumer of the target sees the copy,
+  minus the source record's CreateTime, which both replicators keep) p50/p99/p99.9/max, and
+  the replicator's cores; then its cores with nothing to copy, then a topic created on the
+  source: seconds until its first record is on the target (MM2 with
+  refresh.topics.interval.seconds=5; with `--mm2-default-refresh`, once more at MM2's default
+  of 600 s, in the first pair);
 - exactly-once: `--eos-records` x 1 KiB, topo `delivery: exactly-once` against MM2 with
   `exactly.once.source.support=enabled`: MiB/s and CPU seconds per GiB.
 
@@ -373,20 +375,30 @@ def continuous(
         probe.ready.wait(60)
         produced = 0
         for rate in rates:
-            bench.perf_test(tools, source["bootstrap.servers"], topic, rate * warmup, rate,
+            # The replicator copies (a second of records, waited for); then one producer for the
+            # warm-up and the measurement, of the records created after the warm-up.
+            bench.perf_test(tools, source["bootstrap.servers"], topic, rate, rate,
                             bench.SINK_BATCH)  # fmt: skip
-            produced += rate * warmup
+            produced += rate
             wait_seen(probe, produced, 180)
             mark = len(probe.latencies)
+            producing = bench.Producing(tools, source["bootstrap.servers"], topic,
+                                        rate * (warmup + seconds), rate)  # fmt: skip
+            producing.start()
+            time.sleep(warmup)
+            measured_from = time.time() * 1000
             session = life.session()
             assert session is not None
             before = bench.snapshot(session, [])
-            bench.perf_test(tools, source["bootstrap.servers"], topic, rate * seconds, rate,
-                            bench.SINK_BATCH)  # fmt: skip
-            produced += rate * seconds
+            producing.join()
+            if producing.failure:
+                sys.exit(producing.failure)
+            produced += rate * (warmup + seconds)
             wait_seen(probe, produced, 120)
             after = bench.snapshot(session, [])
-            seen = sorted(probe.latencies[mark:])
+            seen = sorted(probe.since(measured_from, mark))
+            if not seen:
+                sys.exit("none of the measured records' copies were seen")
             result.rates.append(
                 Latency(
                     replicator=replicator,

@@ -135,6 +135,23 @@ SUMMARY = re.compile(
 )
 
 
+class Producing(threading.Thread):
+    """perf_test in the background: one producer JVM for a warm-up and the measurement after
+    it, so the measured records are not the first of a JVM just started. `result` once joined."""
+
+    def __init__(self, tools: Tools, bootstrap: str, topic: str, records: int, rate: int) -> None:
+        super().__init__(daemon=True)
+        self.arguments = (tools, bootstrap, topic, records, rate, SINK_BATCH)
+        self.result: PerfResult | None = None
+        self.failure: str | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = perf_test(*self.arguments)
+        except SystemExit as failed:  # perf_test's one-line error, for the main thread
+            self.failure = str(failed)
+
+
 def perf_test(
     tools: Tools, bootstrap: str, topic: str, records: int, throughput: int, batch_size: int,
     record_size: int = RECORD_SIZE,
@@ -433,6 +450,14 @@ def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: i
 # -- continuous latency ---------------------------------------------------------------------------
 
 
+def arrived(consumer: Any, timeout: float) -> list[Any]:
+    """The messages a consumer has now, as soon as there is one (waiting up to `timeout`).
+    consume(n, timeout) alone waits for n messages or the whole timeout, which would add up to
+    the timeout to a latency measured at its return; poll() returns with the first."""
+    first = consumer.poll(timeout)
+    return [] if first is None else [first, *consumer.consume(1000, timeout=0)]
+
+
 class LatencyProbe(threading.Thread):
     """Reads the target topic from its start; for each copy, now minus its timestamp."""
 
@@ -440,6 +465,7 @@ class LatencyProbe(threading.Thread):
         super().__init__(daemon=True)
         self.config, self.topic = config, topic
         self.latencies: list[int] = []
+        self.created: list[int] = []  # each copy's source CreateTime (ms), beside its latency
         self.done = threading.Event()
         self.ready = threading.Event()
 
@@ -453,13 +479,24 @@ class LatencyProbe(threading.Thread):
             consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions])
             self.ready.set()
             while not self.done.is_set():
-                messages = consumer.consume(1000, timeout=0.05)
+                messages = arrived(consumer, 0.05)
                 now_ms = time.time() * 1000
                 for message in messages:
                     if message.error() is None:
-                        self.latencies.append(round(now_ms - message.timestamp()[1]))
+                        created = message.timestamp()[1]
+                        self.created.append(created)
+                        self.latencies.append(round(now_ms - created))
         finally:
             consumer.close()
+
+    def since(self, created_ms: float, start: int = 0) -> list[int]:
+        """The latencies of the copies (seen from the `start`th) whose source records were
+        created at or after `created_ms`."""
+        return [
+            latency
+            for created, latency in zip(self.created[start:], self.latencies[start:], strict=False)
+            if created >= created_ms
+        ]
 
     def wait_for(self, count: int, timeout: float) -> bool:
         deadline = time.monotonic() + timeout

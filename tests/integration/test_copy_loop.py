@@ -59,6 +59,7 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     )
     # Continuous from where --once stopped (its positions are in Kafka): nothing twice.
     topology.apply()
+    assert "-XX:MaxGCPauseMillis=20" in _driver_jvm_arguments(topology.prefix)
     more = varied(first, 12, 3, tag="b")
     records.produce(src, more)
     # A committed transaction is copied, an aborted one never; the positions pass both
@@ -192,3 +193,16 @@ def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
         records.read_topic(src, topic), "src"
     )
     assert run_topo("status", str(topology.file)).returncode == 0
+
+
+def _driver_jvm_arguments(owner: str) -> list[str]:
+    """The command line of the running driver's JVM (spark-submit execs java), where the loop
+    runs: Kafka's short-pause collector settings are there (topology/spark/conf.py)."""
+    deadline = time.monotonic() + 60
+    driver = jobstate.running_driver(owner)
+    while (driver is None or driver.submit_pid is None) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        driver = jobstate.running_driver(owner)
+    assert driver is not None and driver.submit_pid is not None
+    raw = Path(f"/proc/{driver.submit_pid}/cmdline").read_bytes()
+    return raw.decode().split("\0")

@@ -6,12 +6,21 @@ from collections.abc import Mapping
 # Why each setting: the UI and console progress bars are noise for a replication job; topo's
 # jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
 # Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
+DRIVER_JVM = (
+    "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35"
+    " -XX:+ExplicitGCInvokesConcurrent"
+)
 BASE_CONF: Mapping[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.adaptive.enabled": "false",
     "spark.driver.memory": "1g",
+    # The copy loop runs in the driver's JVM: Kafka's own collector settings (its brokers' and
+    # MirrorMaker 2's), short pauses over Java's 200 ms default, and Spark's periodic
+    # System.gc() (its context cleaner's) concurrent rather than a full pause.
+    # spark.driver.extraJavaOptions, where a topology sets it, comes after these and wins.
+    "spark.driver.defaultJavaOptions": DRIVER_JVM,
     "spark.sql.session.timeZone": "UTC",
     "spark.log.level": "WARN",
     # Spark's own list plus the Kafka client's secrets (JAAS lines, PEM keys): their values are
