@@ -37,9 +37,9 @@ the other (ABAB...), each on its own fresh topics filled alike:
 Pinned alike: acks=all and idempotence on the producers writing to the target (topo's sink
 sets both; MM2's Connect producer too), read_committed on the source consumers (topo always;
 MM2 from the exported `src.consumer.isolation.level`), 1 GiB of JVM heap (MM2's -Xmx1g;
-Spark's default spark.driver.memory), and parallelism: MM2's tasks.max is the machine's core
-count, as many tasks as topo's Spark has task slots (local[*]). MiB and GiB count record
-values (2^20, 2^30 bytes).
+Spark's default spark.driver.memory) with Kafka's G1 settings (a 20 ms pause target) for both,
+and parallelism: MM2's tasks.max is the machine's core count, as many tasks as topo's Spark
+has task slots (local[*]). MiB and GiB count record values (2^20, 2^30 bytes).
 """
 
 import argparse

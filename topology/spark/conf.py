@@ -3,13 +3,14 @@
 
 from collections.abc import Mapping
 
-# Why each setting: the UI and console progress bars are noise for a replication job; topo's
-# jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
-# Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
+# The driver JVM's collector: Kafka's own settings (its brokers' and MirrorMaker 2's).
 DRIVER_JVM = (
     "-XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35"
     " -XX:+ExplicitGCInvokesConcurrent"
 )
+# Why each setting: the UI and console progress bars are noise for a replication job; topo's
+# jobs are narrow (no shuffle), so few shuffle partitions and no AQE; a modest driver heap so
+# Spark fits beside three lab brokers on a small machine (measured in docs/lab.md).
 BASE_CONF: Mapping[str, str] = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
