@@ -1,4 +1,5 @@
-"""End-to-end latency of continuous replication: micro-batch versus Spark's real-time mode.
+"""End-to-end latency of continuous replication by trigger: the copy loop (topo's default),
+micro-batch and Spark's real-time mode.
 
 Run by hand (never from tests): `python benchmarks/latency_modes.py [--rate 1000] [--seconds 30]`.
 It starts two private lab clusters, and for each trigger mode: applies a one-way mirror,
@@ -105,7 +106,7 @@ def main() -> None:
         try:
             lab = {name: manager.admin_config(name) for name in CLUSTERS}
             print(f"| mode | records | p50 ms | p99 ms | max ms |  ({args.rate} rec/s, 1 KiB)")
-            for mode in ("micro-batch", "real-time"):
+            for mode in ("loop", "micro-batch", "real-time"):
                 values = sorted(measure(mode, lab, Path(scratch), args.rate, args.seconds))
                 if not values:
                     print(f"| {mode} | 0 | - | - | - |")

@@ -5,7 +5,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 `make setup`; the first run resolves MM2's jars with mvn):
 
     .venv/bin/python benchmarks/mm2.py [--pairs 3] [--records 1000000] [--small-records 1000000]
-        [--eos-records 300000] [--rates 1000,5000] [--seconds 30] [--warmup 10]
+        [--eos-records N] [--rates 1000,5000] [--seconds 30] [--warmup 10]
         [--mm2-default-refresh] [--trigger loop|micro-batch|real-time] [--json results.json]
     .venv/bin/python benchmarks/mm2.py --smoke   # a few thousand records, checked one by one
 
@@ -31,8 +31,9 @@ the other (ABAB...), each on its own fresh topics filled alike:
   source: seconds until its first record is on the target (MM2 with
   refresh.topics.interval.seconds=5; with `--mm2-default-refresh`, once more at MM2's default
   of 600 s, in the first pair);
-- exactly-once: `--eos-records` x 1 KiB, topo `delivery: exactly-once` against MM2 with
-  `exactly.once.source.support=enabled`: MiB/s and CPU seconds per GiB.
+- exactly-once: `--eos-records` x 1 KiB (as many as `--records`), topo `delivery:
+  exactly-once` against MM2 with `exactly.once.source.support=enabled`: MiB/s and CPU seconds
+  per GiB, and each against its own at-least-once copy of the same backlog.
 
 Pinned alike: acks=all and idempotence on the producers writing to the target (topo's sink
 sets both; MM2's Connect producer too), read_committed on the source consumers (topo always;
@@ -576,6 +577,24 @@ def table(pairs: list[Pair]) -> str:
     return "\n".join(lines)
 
 
+def delivery_table(pairs: list[Pair]) -> str:
+    """Markdown: each replicator's exactly-once copy against its at-least-once copy of as many
+    1 KiB records in the same pair (MiB/s and CPU per GiB, median [min-max] of the ratios); ""
+    when no pair copied the same backlog both ways."""
+    lines = ["| replicator | exactly-once / at-least-once: MiB/s | CPU s per GiB |",
+             "|---|---|---|"]  # fmt: skip
+    for who in (MM2, TOPO):
+        speed, cost = [], []
+        for pair in pairs:
+            by = {b.eos: b for b in pair.bulk if b.replicator == who and b.record_size == 1024}
+            if True in by and False in by and by[True].records == by[False].records:
+                speed.append(by[True].mib_per_second / by[False].mib_per_second)
+                cost.append(by[True].cpu_per_gib / by[False].cpu_per_gib)
+        if speed:
+            lines.append(f"| {who} | {_spread(speed, ratio=True)} | {_spread(cost, ratio=True)} |")
+    return "\n".join(lines) if len(lines) > 2 else ""
+
+
 def _spread(values: list[float], ratio: bool = False) -> str:
     if not values:
         return "-"
@@ -603,7 +622,10 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--records", type=int, default=1_000_000, help="bulk copy, 1 KiB")
     parser.add_argument("--small-records", type=int, default=1_000_000, help="bulk, 100 B")
-    parser.add_argument("--eos-records", type=int, default=300_000, help="0 skips it")
+    parser.add_argument("--eos-records", type=int,
+                        help="exactly-once, 1 KiB (default: --records, so each replicator's "
+                        "exactly-once is set against its at-least-once copy of as many records); "
+                        "0 skips it")  # fmt: skip
     parser.add_argument("--rates", default="1000,5000", help="records/s; empty skips it")
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=10)
@@ -622,6 +644,8 @@ def main() -> None:
     global TRIGGER
     TRIGGER = options.trigger
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still clean up
+    if options.eos_records is None:
+        options.eos_records = options.records
     if options.smoke:
         options.pairs = 1
         options.records, options.small_records = (
@@ -703,6 +727,9 @@ def main() -> None:
         if default_refresh is not None or options.mm2_default_refresh:
             print(f"MM2, new topic at the default refresh interval: {default_refresh} s")
         print(table(pairs))
+        delivery = delivery_table(pairs)
+        if delivery:
+            print(f"\nEach replicator's exactly-once against its own at-least-once:\n{delivery}")
         if options.json:
             options.json.write_text(json.dumps(
                 {"machine": host, "kafka": tools.kafka_version,

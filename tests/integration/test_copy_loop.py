@@ -21,6 +21,7 @@ from tests.integration.test_replication import (
     contents,
     expected,
     kill_while_streaming,
+    started_driver,
     varied,
     wait_for,
 )
@@ -59,7 +60,8 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     )
     # Continuous from where --once stopped (its positions are in Kafka): nothing twice.
     topology.apply()
-    assert "-XX:MaxGCPauseMillis=20" in _driver_jvm_arguments(topology.prefix)
+    running = _driver_jvm_arguments(topology.prefix)
+    assert "-XX:MaxGCPauseMillis=20" in running and "-Xms1g" in running  # heap as MM2's
     more = varied(first, 12, 3, tag="b")
     records.produce(src, more)
     # A committed transaction is copied, an aborted one never; the positions pass both
@@ -198,11 +200,6 @@ def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
 def _driver_jvm_arguments(owner: str) -> list[str]:
     """The command line of the running driver's JVM (spark-submit execs java), where the loop
     runs: Kafka's short-pause collector settings are there (topology/spark/conf.py)."""
-    deadline = time.monotonic() + 60
-    driver = jobstate.running_driver(owner)
-    while (driver is None or driver.submit_pid is None) and time.monotonic() < deadline:
-        time.sleep(0.5)
-        driver = jobstate.running_driver(owner)
-    assert driver is not None and driver.submit_pid is not None
+    driver = started_driver(owner)
     raw = Path(f"/proc/{driver.submit_pid}/cmdline").read_bytes()
     return raw.decode().split("\0")

@@ -380,14 +380,21 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     assert topology.status()["running"] is False
 
 
-def kill_driver(owner: str) -> jobstate.Driver:
-    """kill -9 of the running driver (spark-submit and the driver program), not of `topo run`."""
+def started_driver(owner: str) -> jobstate.Driver:
+    """The running driver of `owner` once spark-submit has started its program (60 s at most)."""
     deadline = time.monotonic() + 60
     driver = jobstate.running_driver(owner)
     while (driver is None or driver.driver_pid is None) and time.monotonic() < deadline:
         time.sleep(0.5)
         driver = jobstate.running_driver(owner)
     assert driver is not None and driver.submit_pid is not None and driver.driver_pid is not None
+    return driver
+
+
+def kill_driver(owner: str) -> jobstate.Driver:
+    """kill -9 of the running driver (spark-submit and the driver program), not of `topo run`."""
+    driver = started_driver(owner)
+    assert driver.submit_pid is not None and driver.driver_pid is not None
     os.killpg(driver.submit_pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.kill(driver.driver_pid, signal.SIGKILL)

@@ -1,5 +1,6 @@
 """The spark-submit command line: Spark settings go to a private file, never to arguments."""
 
+import dataclasses
 import json
 import re
 import stat
@@ -45,6 +46,35 @@ def test_spark_settings_are_in_a_private_file_not_on_the_command_line(
     assert any(line.startswith("spark.redaction.regex=") for line in lines)
     launch._forget_settings(submission.owner)
     assert not settings.exists()
+
+
+def _java_options(submission: launch.Submission) -> str:
+    args = launch.command(submission, "once", lambda _line: None, Path("/s/jobs.json"))
+    lines = Path(args[args.index("--properties-file") + 1]).read_text().splitlines()
+    return next(line.split("=", 1)[1] for line in lines if "defaultJavaOptions" in line)
+
+
+@pytest.mark.parametrize(
+    ("memory", "initial"), [(None, "-Xms1g"), ("2g", "-Xms2g"), ("1536mb", "-Xms1536m"),
+                            ("2048", "-Xms2048m"), ("2G", "-Xms2g")],
+)  # fmt: skip
+def test_the_driver_starts_with_its_whole_heap_and_kafkas_collector_settings(
+    submission: launch.Submission, memory: str | None, initial: str
+) -> None:
+    """-Xms as spark.driver.memory (Spark's sizes, plain numbers in MiB), beside G1's 20 ms."""
+    given = {} if memory is None else {"spark.driver.memory": memory}
+    options = _java_options(dataclasses.replace(submission, spark_conf=given)).split()
+    assert options[-1] == initial
+    assert "-XX:MaxGCPauseMillis=20" in options and sum(o.startswith("-Xms") for o in options) == 1
+
+
+def test_a_topologys_own_java_options_or_an_unreadable_size_are_left_as_given(
+    submission: launch.Submission,
+) -> None:
+    own = {"spark.driver.defaultJavaOptions": "-XX:+UseZGC"}
+    assert _java_options(dataclasses.replace(submission, spark_conf=own)) == "-XX:+UseZGC"
+    odd = {"spark.driver.memory": "1.5g"}  # Spark refuses it itself; topo adds nothing to it
+    assert "-Xms" not in _java_options(dataclasses.replace(submission, spark_conf=odd))
 
 
 def test_a_key_that_would_end_early_or_be_a_comment_is_escaped() -> None:

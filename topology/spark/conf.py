@@ -1,6 +1,7 @@
 """The Spark settings every topo job starts with, in a module without pyspark, so the launcher
 (and `topo stop`) can read them on an install without the replication engine."""
 
+import re
 from collections.abc import Mapping
 
 # The driver JVM's collector: Kafka's own settings (its brokers' and MirrorMaker 2's).
@@ -28,3 +29,19 @@ BASE_CONF: Mapping[str, str] = {
     # shown as *********(redacted) wherever Spark prints settings or options.
     "spark.redaction.regex": r"(?i)secret|password|token|access[.]?key|jaas|keystore\.key",
 }
+_MEMORY = re.compile(r"(\d+)([kmgt]?)b?")  # Spark's sizes: 1g, 1gb, 512m, 2048 (MiB)
+
+
+def with_driver_heap(conf: Mapping[str, str]) -> dict[str, str]:
+    """`conf` (BASE_CONF and a topology's settings merged) with the driver JVM's initial heap
+    set to its whole heap, `-Xms` as `spark.driver.memory`, as Kafka starts its brokers and
+    MirrorMaker 2. G1's thresholds are fractions of the heap the JVM has: from the small heap
+    a JVM starts with, Spark's own long-lived objects alone are over 35%, and every large
+    fetch buffer then began a concurrent cycle and its pauses. Left as given when a topology
+    sets its own `spark.driver.defaultJavaOptions`, or a size Java would not read the same."""
+    given = dict(conf)
+    size = _MEMORY.fullmatch(given.get("spark.driver.memory", "1g").strip().lower())
+    if given.get("spark.driver.defaultJavaOptions") != DRIVER_JVM or size is None:
+        return given
+    given["spark.driver.defaultJavaOptions"] = f"{DRIVER_JVM} -Xms{size[1]}{size[2] or 'm'}"
+    return given

@@ -26,7 +26,7 @@ from topology import jobstate, paths
 from topology.errors import TopoError
 from topology.jobs import JobsDocument, JobSpec
 from topology.spark import installed
-from topology.spark.conf import BASE_CONF
+from topology.spark.conf import BASE_CONF, with_driver_heap
 from topology.spark.jars import kafka_connector_jars
 from topology.spark.topojar import topo_jar
 from topology.telemetry import logline
@@ -64,7 +64,7 @@ def command(
     jars = kafka_connector_jars(report=report)
     jars.append(topo_jar(jars))
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
-    conf.update(submission.spark_conf)
+    conf = with_driver_heap({**conf, **submission.spark_conf})
     folder = private_folder(submission.owner)
     settings = folder / SPARK_PROPERTIES
     lines = (

@@ -5,7 +5,7 @@ from collections.abc import Callable, Mapping
 
 from pyspark.sql import SparkSession
 
-from topology.spark.conf import BASE_CONF
+from topology.spark.conf import BASE_CONF, with_driver_heap
 from topology.spark.jars import kafka_connector_jars
 from topology.spark.topojar import topo_jar
 
@@ -30,6 +30,8 @@ def build_session(
     # topo's local jobs talk to brokers on this machine or through its routes either way.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
-    for key, value in {**BASE_CONF, "spark.jars": ",".join(map(str, jars)), **(conf or {})}.items():
+    jar_list = ",".join(map(str, jars))
+    settings = with_driver_heap({**BASE_CONF, "spark.jars": jar_list, **(conf or {})})
+    for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()
