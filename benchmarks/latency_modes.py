@@ -78,7 +78,7 @@ def measure(
     done = topo("apply", str(file), "--auto-approve")
     if done.returncode != 0:
         raise SystemExit(done.stderr)
-    time.sleep(10)  # the query is warm
+    time.sleep(10)  # the query (or the loop) is warm
     stop = threading.Event()
     found: list[float] = []
     reader = threading.Thread(target=lambda: found.extend(consume(dst, f"src.{topic}", stop)))

@@ -29,19 +29,22 @@ BASE_CONF: Mapping[str, str] = {
     # shown as *********(redacted) wherever Spark prints settings or options.
     "spark.redaction.regex": r"(?i)secret|password|token|access[.]?key|jaas|keystore\.key",
 }
-_MEMORY = re.compile(r"(\d+)([kmgt]?)b?")  # Spark's sizes: 1g, 1gb, 512m, 2048 (MiB)
+# A size Java reads as Spark passes it (spark-submit puts spark.driver.memory after -Xmx as it
+# is given): digits and a unit. Others (512mb, 2048) Java reads otherwise or refuses.
+_JAVA_SIZE = re.compile(r"\d+[kmgt]", re.IGNORECASE)
 
 
 def with_driver_heap(conf: Mapping[str, str]) -> dict[str, str]:
     """`conf` (BASE_CONF and a topology's settings merged) with the driver JVM's initial heap
-    set to its whole heap, `-Xms` as `spark.driver.memory`, as Kafka starts its brokers and
-    MirrorMaker 2. G1's thresholds are fractions of the heap the JVM has: from the small heap
-    a JVM starts with, Spark's own long-lived objects alone are over 35%, and every large
-    fetch buffer then began a concurrent cycle and its pauses. Left as given when a topology
-    sets its own `spark.driver.defaultJavaOptions`, or a size Java would not read the same."""
+    set to its whole heap, `-Xms` the same as the `-Xmx` spark-submit derives from
+    `spark.driver.memory`, as Kafka starts its brokers and MirrorMaker 2. G1's thresholds are
+    fractions of the heap the JVM has: of the small heap a JVM starts with, Spark's own
+    long-lived objects alone were over 35%, and every large fetch buffer then began a
+    concurrent cycle and its pauses. Left as given when a topology sets its own
+    `spark.driver.defaultJavaOptions`, or a size that is not digits and a unit."""
     given = dict(conf)
-    size = _MEMORY.fullmatch(given.get("spark.driver.memory", "1g").strip().lower())
-    if given.get("spark.driver.defaultJavaOptions") != DRIVER_JVM or size is None:
+    size = given.get("spark.driver.memory", "1g").strip()
+    if given.get("spark.driver.defaultJavaOptions") != DRIVER_JVM or not _JAVA_SIZE.fullmatch(size):
         return given
-    given["spark.driver.defaultJavaOptions"] = f"{DRIVER_JVM} -Xms{size[1]}{size[2] or 'm'}"
+    given["spark.driver.defaultJavaOptions"] = f"{DRIVER_JVM} -Xms{size}"
     return given
