@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 JARS := $(VENV)/.jars-resolved
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test test-unit lint clean prometheus
+.PHONY: help setup demo test test-unit test-java lint clean prometheus
 .DEFAULT_GOAL := help
 
 help: ## List the targets
@@ -51,19 +51,24 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 	@echo "Done. The lab clusters east and west are still running: run the topo commands above"
 	@echo "yourself, or stop them with: $(BIN)/topo lab down east west"
 
-test: setup ## Run every test: unit, and integration against real lab Kafka and real Spark
+test: setup test-java ## Run every test: JUnit, unit, and integration against real lab Kafka and real Spark
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 PROMETHEUS_VERSION := v0.316.0
 prometheus: ## Build Prometheus 3.16 from its Go module (needs go, ~15 min) for tests/integration/test_prometheus.py
 	go install github.com/prometheus/prometheus/cmd/prometheus@$(PROMETHEUS_VERSION)
 
-test-unit: setup ## Only the pure unit tests (no Kafka, no Spark)
+test-unit: setup test-java ## Only the pure unit tests (JUnit and pytest; no Kafka, no Spark)
 	$(BIN)/pytest -m "not kafka and not spark" $(PYTEST_ARGS)
 
-lint: setup ## ruff, ruff-format and mypy, as pre-commit runs them
+# pom.xml: topo's Java (topology/resources/java) compiled and tested with JUnit (tests/java);
+# mvn fetches kafka-clients, JUnit and its plugins on first use. Spark's aggregate is left out.
+test-java: ## Only the JUnit tests of topo's Java (the copy loop's rules, positions, figures, config)
+	mvn -B -ntp test
+
+lint: setup ## ruff, ruff-format, mypy and google-java-format (Spotless), as pre-commit runs them
 	$(BIN)/pre-commit run --all-files
 
 clean: ## Stop lab clusters and remove the virtualenv (the jar cache is kept)
 	-$(BIN)/topo lab down
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build target *.egg-info

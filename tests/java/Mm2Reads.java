@@ -25,8 +25,8 @@ import org.apache.kafka.connect.mirror.RemoteClusterUtils;
  *       the group, from {@code <source alias>.checkpoints.internal};
  *   <li>{@code checkpoint <group> <topic> <partition> <upstream> <downstream>}: every record of
  *       that topic, read with Checkpoint.deserializeRecord;
- *   <li>{@code heartbeat <source> <target> <timestamp>}: every record of each further topic,
- *       read with Heartbeat.deserializeRecord (a topic that does not exist has none).
+ *   <li>{@code heartbeat <source> <target> <timestamp>}: every record of each further topic, read
+ *       with Heartbeat.deserializeRecord (a topic that does not exist has none).
  * </ul>
  *
  * A record MM2's classes cannot read ends the program with an exception (exit status 1).
@@ -43,17 +43,31 @@ public final class Mm2Reads {
     Map<String, OffsetAndMetadata> sorted = new TreeMap<>();
     translated.forEach((tp, offset) -> sorted.put(tp.topic() + " " + tp.partition(), offset));
     sorted.forEach((tp, offset) -> System.out.println("translated " + tp + " " + offset.offset()));
-    for (ConsumerRecord<byte[], byte[]> record : readAll(bootstrap, alias + ".checkpoints.internal")) {
+    for (ConsumerRecord<byte[], byte[]> record :
+        readAll(bootstrap, alias + ".checkpoints.internal")) {
       Checkpoint c = Checkpoint.deserializeRecord(record);
-      System.out.println("checkpoint " + c.consumerGroupId() + " " + c.topicPartition().topic()
-          + " " + c.topicPartition().partition() + " " + c.upstreamOffset() + " "
-          + c.downstreamOffset());
+      System.out.println(
+          "checkpoint "
+              + c.consumerGroupId()
+              + " "
+              + c.topicPartition().topic()
+              + " "
+              + c.topicPartition().partition()
+              + " "
+              + c.upstreamOffset()
+              + " "
+              + c.downstreamOffset());
     }
     for (int at = 3; at < args.length; at++) {
       for (ConsumerRecord<byte[], byte[]> record : readAll(bootstrap, args[at])) {
         Heartbeat h = Heartbeat.deserializeRecord(record);
-        System.out.println("heartbeat " + h.sourceClusterAlias() + " " + h.targetClusterAlias()
-            + " " + h.timestamp());
+        System.out.println(
+            "heartbeat "
+                + h.sourceClusterAlias()
+                + " "
+                + h.targetClusterAlias()
+                + " "
+                + h.timestamp());
       }
     }
   }
@@ -62,8 +76,8 @@ public final class Mm2Reads {
     Properties settings = new Properties();
     settings.put("bootstrap.servers", bootstrap);
     settings.put("enable.auto.commit", "false");
-    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(
-        settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(settings, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
       List<TopicPartition> partitions = new ArrayList<>();
       List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
       for (PartitionInfo info : infos == null ? List.<PartitionInfo>of() : infos) {

@@ -27,22 +27,21 @@ import scala.collection.immutable.Seq;
  *
  * <p>A Catalyst aggregate function (a {@code TypedImperativeAggregate}), not a typed {@code
  * Aggregator}: it reads its three inputs straight from each record's row, where an {@code
- * Aggregator} has Spark project them into a new row and then build a boxed {@code Tuple3} from
- * it, for every record (two thirds of its time in a flight recording of a bulk copy). {@link
- * #register} names it in a session's function registry; its buffer, a {@code long[]}, is
- * serialised as 8 bytes a number when a task sends it to the driver.
+ * Aggregator} has Spark project them into a new row and then build a boxed {@code Tuple3} from it,
+ * for every record (two thirds of its time in a flight recording of a bulk copy). {@link #register}
+ * names it in a session's function registry; its buffer, a {@code long[]}, is serialised as 8 bytes
+ * a number when a task sends it to the driver.
  *
- * <p>Input, per record: the index of its source topic (in the query's sorted topic list), its
- * size in bytes (key plus value) and its source timestamp (epoch milliseconds). Its latency is
- * the time its task began aggregating (taken once, when the task's buffer is made) minus that
- * timestamp, never below 0. (Not Spark's {@code current_timestamp()}: a micro-batch inlines the
- * batch's time into the generated code as a literal, so every batch would compile its code
- * anew, a cost paid per batch however few records it has.) Output: comma-separated decimal
- * numbers, read by {@code topology/telemetry/figures.py}: the records, their bytes, the latency
- * sum, then for each bound
+ * <p>Input, per record: the index of its source topic (in the query's sorted topic list), its size
+ * in bytes (key plus value) and its source timestamp (epoch milliseconds). Its latency is the time
+ * its task began aggregating (taken once, when the task's buffer is made) minus that timestamp,
+ * never below 0. (Not Spark's {@code current_timestamp()}: a micro-batch inlines the batch's time
+ * into the generated code as a literal, so every batch would compile its code anew, a cost paid per
+ * batch however few records it has.) Output: comma-separated decimal numbers, read by {@code
+ * topology/telemetry/figures.py}: the records, their bytes, the latency sum, then for each bound
  * the count of records whose latency is at most that bound (cumulative, as Prometheus' buckets),
- * then for each topic its records, bytes, latency sum and newest source timestamp (empty when
- * the batch had none of its records).
+ * then for each topic its records, bytes, latency sum and newest source timestamp (empty when the
+ * batch had none of its records).
  */
 public final class CopyFigures extends TypedImperativeAggregate<long[]>
     implements java.io.Serializable {
@@ -241,12 +240,18 @@ public final class CopyFigures extends TypedImperativeAggregate<long[]>
   @Override
   public Object productElement(int n) {
     switch (n) {
-      case 0: return inputs;
-      case 1: return topics;
-      case 2: return boundsMs;
-      case 3: return mutableOffset;
-      case 4: return inputOffset;
-      default: throw new IndexOutOfBoundsException(n);
+      case 0:
+        return inputs;
+      case 1:
+        return topics;
+      case 2:
+        return boundsMs;
+      case 3:
+        return mutableOffset;
+      case 4:
+        return inputOffset;
+      default:
+        throw new IndexOutOfBoundsException(n);
     }
   }
 
@@ -261,14 +266,19 @@ public final class CopyFigures extends TypedImperativeAggregate<long[]>
       return false;
     }
     CopyFigures that = (CopyFigures) other;
-    return inputs.equals(that.inputs) && topics == that.topics
-        && Arrays.equals(boundsMs, that.boundsMs) && mutableOffset == that.mutableOffset
+    return inputs.equals(that.inputs)
+        && topics == that.topics
+        && Arrays.equals(boundsMs, that.boundsMs)
+        && mutableOffset == that.mutableOffset
         && inputOffset == that.inputOffset;
   }
 
   @Override
   public int hashCode() {
-    return inputs.hashCode() * 31 + topics * 7 + Arrays.hashCode(boundsMs) + mutableOffset
+    return inputs.hashCode() * 31
+        + topics * 7
+        + Arrays.hashCode(boundsMs)
+        + mutableOffset
         + inputOffset * 13;
   }
 }

@@ -51,11 +51,16 @@ public final class CopyLoop {
   private volatile boolean stopping;
   private volatile boolean halted;
   private volatile String failure;
+
   /** Whether the handover's positions (`starting`) win over the progress group's. */
   private final boolean startingWins;
-  /** The partitions the loop began with, and whether the flow had copied any before: only
-   * those of a flow that never copied start at its `start`; one found later, at its earliest. */
+
+  /**
+   * The partitions the loop began with, and whether the flow had copied any before: only those of a
+   * flow that never copied start at its `start`; one found later, at its earliest.
+   */
   private final Set<TopicPartition> initial = new HashSet<>();
+
   private boolean copiedBefore;
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
@@ -106,7 +111,8 @@ public final class CopyLoop {
     String group = (String) config.get("group");
     int count = ((Number) config.get("tasks")).intValue();
     for (int i = 0; i < count; i++) {
-      Map<String, Object> consumer = new HashMap<>((Map<String, Object>) config.get("source_client"));
+      Map<String, Object> consumer =
+          new HashMap<>((Map<String, Object>) config.get("source_client"));
       consumer.put("enable.auto.commit", "false");
       consumer.put("isolation.level", "read_committed");
       consumer.put("auto.offset.reset", "earliest"); // emptied by retention: go on from the oldest
@@ -121,7 +127,8 @@ public final class CopyLoop {
       ledger.put("key.deserializer", ByteArrayDeserializer.class.getName());
       ledger.put("value.deserializer", ByteArrayDeserializer.class.getName());
       ledger.put("client.id", config.get("client_id") + "-progress-" + i);
-      Map<String, Object> producer = new HashMap<>((Map<String, Object>) config.get("target_client"));
+      Map<String, Object> producer =
+          new HashMap<>((Map<String, Object>) config.get("target_client"));
       producer.putAll((Map<String, Object>) config.get("producer"));
       producer.put("key.serializer", ByteArraySerializer.class.getName());
       producer.put("value.serializer", ByteArraySerializer.class.getName());
@@ -132,7 +139,9 @@ public final class CopyLoop {
       tasks.add(new CopyTask(this, i, consumer, ledger, producer, exactlyOnce));
       assigned.add(new HashSet<>());
     }
-    place((Map<String, String>) config.get("topics"), (Map<String, Integer>) config.get("partitions"));
+    place(
+        (Map<String, String>) config.get("topics"),
+        (Map<String, Integer>) config.get("partitions"));
     for (Set<TopicPartition> mine : assigned) {
       initial.addAll(mine);
     }
@@ -140,9 +149,9 @@ public final class CopyLoop {
   }
 
   /**
-   * Whether the progress group holds a position for any of the flow's partitions now; true when
-   * it cannot tell (a transaction a killed driver left open holds the answer until it times
-   * out): a partition without a position then starts at its earliest, never skipping a record.
+   * Whether the progress group holds a position for any of the flow's partitions now; true when it
+   * cannot tell (a transaction a killed driver left open holds the answer until it times out): a
+   * partition without a position then starts at its earliest, never skipping a record.
    */
   private boolean anyCommitted(Map<String, Object> ledgerSettings) {
     if (initial.isEmpty()) {
@@ -166,7 +175,8 @@ public final class CopyLoop {
 
   /** A running loop of the configuration given as JSON. */
   public static CopyLoop start(String config) throws Exception {
-    CopyLoop loop = new CopyLoop(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
+    CopyLoop loop =
+        new CopyLoop(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
     String name = "topo-copy-" + loop.runId.substring(0, 8) + "-";
     for (int i = 0; i < loop.tasks.size(); i++) {
       Thread thread = new Thread(loop.tasks.get(i), name + i);
@@ -177,8 +187,10 @@ public final class CopyLoop {
     return loop;
   }
 
-  /** The flow's topics (source -> remote) and their partition counts, as the driver now has them:
-   * each new partition goes to its thread ({@link #place}), the others stay where they are. */
+  /**
+   * The flow's topics (source -> remote) and their partition counts, as the driver now has them:
+   * each new partition goes to its thread ({@link #place}), the others stay where they are.
+   */
   public void update(String topicsJson, String partitionsJson) throws Exception {
     place(
         JSON.readValue(topicsJson, new TypeReference<Map<String, String>>() {}),
@@ -197,7 +209,8 @@ public final class CopyLoop {
     }
     for (String topic : topics.keySet()) {
       for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {
-        next.get(Math.floorMod(topic.hashCode() + p, tasks.size())).add(new TopicPartition(topic, p));
+        next.get(Math.floorMod(topic.hashCode() + p, tasks.size()))
+            .add(new TopicPartition(topic, p));
       }
     }
     if (next.equals(assigned) && topics.equals(this.topics)) {
@@ -211,7 +224,8 @@ public final class CopyLoop {
   }
 
   synchronized Assignment assignment(int task) {
-    return new Assignment(version, Collections.unmodifiableSet(new HashSet<>(assigned.get(task))), topics);
+    return new Assignment(
+        version, Collections.unmodifiableSet(new HashSet<>(assigned.get(task))), topics);
   }
 
   /** Wait (a little) for an assignment newer than `seen`, or a stop. */
@@ -222,10 +236,10 @@ public final class CopyLoop {
   }
 
   /**
-   * Where a partition taken up starts, given its committed position (or null): an offset,
-   * EARLIEST or LATEST. The committed position, unless a new handover's positions win; else the
-   * handover's; else the flow's start for a partition of a flow that never copied, and the
-   * earliest for one found since (a new topic or partition: none of its records is skipped).
+   * Where a partition taken up starts, given its committed position (or null): an offset, EARLIEST
+   * or LATEST. The committed position, unless a new handover's positions win; else the handover's;
+   * else the flow's start for a partition of a flow that never copied, and the earliest for one
+   * found since (a new topic or partition: none of its records is skipped).
    */
   long start(TopicPartition partition, Long committed) {
     Map<String, Number> topic = starting.get(partition.topic());
@@ -270,8 +284,10 @@ public final class CopyLoop {
     return false;
   }
 
-  /** Stop every task at once, committing nothing more (the lease is lost): another driver may
-   * write now. */
+  /**
+   * Stop every task at once, committing nothing more (the lease is lost): another driver may write
+   * now.
+   */
   public void halt() {
     synchronized (this) {
       halted = true;
@@ -305,7 +321,13 @@ public final class CopyLoop {
       task.done.forEach((partition, offset) -> put(ends, partition, offset));
       task.latest.forEach((partition, offset) -> put(latest, partition, offset));
     }
-    ends.forEach((topic, at) -> at.forEach((p, offset) -> latest.computeIfAbsent(topic, t -> new TreeMap<>()).merge(p, offset, Math::max)));
+    ends.forEach(
+        (topic, at) ->
+            at.forEach(
+                (p, offset) ->
+                    latest
+                        .computeIfAbsent(topic, t -> new TreeMap<>())
+                        .merge(p, offset, Math::max)));
     if (read == 0 && figures.records() == 0 && ends.equals(lastEnds) && latest.equals(lastLatest)) {
       return null;
     }
@@ -333,7 +355,9 @@ public final class CopyLoop {
     return JSON.writeValueAsString(progress);
   }
 
-  private static void put(Map<String, Map<String, Long>> into, TopicPartition partition, long offset) {
-    into.computeIfAbsent(partition.topic(), t -> new TreeMap<>()).put(Integer.toString(partition.partition()), offset);
+  private static void put(
+      Map<String, Map<String, Long>> into, TopicPartition partition, long offset) {
+    into.computeIfAbsent(partition.topic(), t -> new TreeMap<>())
+        .put(Integer.toString(partition.partition()), offset);
   }
 }

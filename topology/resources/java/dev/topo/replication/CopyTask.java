@@ -28,13 +28,13 @@ import org.apache.kafka.common.header.Headers;
  * its key, value, headers and timestamp. How far each partition is copied is committed to the
  * flow's progress group on the target (as the offset of its copy's partition, whose value is the
  * next source offset) every {@code commit_ms}: at-least-once, as far as the producer has had its
- * copies acknowledged, on the {@link Ledger}'s thread (so a committed position never runs ahead
- * of the records on the target, and committing never holds up the copy); exactly-once, inside
- * the Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both
- * become visible to read_committed readers, or neither does. A partition always goes to the same thread
- * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted
- * thread's {@code initTransactions} aborts what its predecessor left open before it reads where
- * to go on from.
+ * copies acknowledged, on the {@link Ledger}'s thread (so a committed position never runs ahead of
+ * the records on the target, and committing never holds up the copy); exactly-once, inside the
+ * Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both become
+ * visible to read_committed readers, or neither does. A partition always goes to the same thread
+ * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted thread's
+ * {@code initTransactions} aborts what its predecessor left open before it reads where to go on
+ * from.
  */
 final class CopyTask implements Runnable {
   private static final Duration POLL = Duration.ofMillis(100);
@@ -46,8 +46,10 @@ final class CopyTask implements Runnable {
   private final Map<String, Object> ledgerSettings;
   private final Map<String, Object> producerSettings;
   private final boolean exactlyOnce;
+
   /** Per partition, the next offset to copy, committed: every record before it is copied. */
   final Map<TopicPartition, Long> done = new ConcurrentHashMap<>();
+
   /** Per partition, its end as the consumer last saw it. */
   final Map<TopicPartition, Long> latest = new ConcurrentHashMap<>();
 
@@ -56,8 +58,10 @@ final class CopyTask implements Runnable {
   private volatile Exception sendFailure;
   private boolean inTransaction;
   private KafkaConsumer<byte[], byte[]> consumer;
+
   /** The progress group on the target: it reads and commits the positions. */
   private Ledger ledger;
+
   /** Per partition, its sends not acknowledged yet and the offset after the last one that was. */
   private final Map<TopicPartition, Sent> sent = new HashMap<>();
 
@@ -65,12 +69,17 @@ final class CopyTask implements Runnable {
     final AtomicLong unacknowledged = new AtomicLong();
     final AtomicLong acknowledged = new AtomicLong(-1);
   }
+
   private KafkaProducer<byte[], byte[]> producer;
+
   /** The topic map (source -> remote) of the partitions assigned now. */
   private Map<String, String> topics = Collections.emptyMap();
+
   /** The partitions assigned now; for --once, where each ends. */
   private Set<TopicPartition> partitions = Collections.emptySet();
+
   private final Map<TopicPartition, Long> ends = new HashMap<>();
+
   /** Positions read past but not committed yet. */
   private final Map<TopicPartition, Long> pending = new HashMap<>();
 
@@ -202,7 +211,10 @@ final class CopyTask implements Runnable {
     polled.addAndGet(records.count());
   }
 
-  private void send(TopicPartition partition, ConsumerRecord<byte[], byte[]> record, String remote,
+  private void send(
+      TopicPartition partition,
+      ConsumerRecord<byte[], byte[]> record,
+      String remote,
       Headers headers) {
     long timestamp = record.timestamp();
     Sent mine = sent.computeIfAbsent(partition, p -> new Sent());
@@ -229,10 +241,10 @@ final class CopyTask implements Runnable {
   }
 
   /**
-   * At-least-once, without waiting for the producer: each partition's position as far as its
-   * copies are acknowledged (all of them: where it has been read to; else the offset after the
-   * last one acknowledged, a partition's acknowledgements coming in order), committed on the
-   * ledger's thread.
+   * At-least-once, without waiting for the producer: each partition's position as far as its copies
+   * are acknowledged (all of them: where it has been read to; else the offset after the last one
+   * acknowledged, a partition's acknowledgements coming in order), committed on the ledger's
+   * thread.
    */
   private void commitAcknowledged() throws Exception {
     Map<TopicPartition, Long> ready = new HashMap<>();
@@ -303,10 +315,10 @@ final class CopyTask implements Runnable {
   }
 
   /**
-   * Take the partitions of a new assignment: those kept go on where they are; each new one from
-   * its committed position (one beyond the partition's end, of a topic deleted and made again,
-   * from its beginning), else where the loop says it starts. A partition newly started has its
-   * position committed at once.
+   * Take the partitions of a new assignment: those kept go on where they are; each new one from its
+   * committed position (one beyond the partition's end, of a topic deleted and made again, from its
+   * beginning), else where the loop says it starts. A partition newly started has its position
+   * committed at once.
    */
   private void reassign(CopyLoop.Assignment now) throws Exception {
     Set<TopicPartition> fresh = new HashSet<>(now.partitions);
@@ -332,7 +344,9 @@ final class CopyTask implements Runnable {
       remotes.put(remote(partition), partition);
     }
     Map<TopicPartition, OffsetAndMetadata> committed = new HashMap<>();
-    ledger.committed(remotes.keySet()).forEach((at, offset) -> committed.put(remotes.get(at), offset));
+    ledger
+        .committed(remotes.keySet())
+        .forEach((at, offset) -> committed.put(remotes.get(at), offset));
     Map<TopicPartition, Long> last = consumer.endOffsets(fresh);
     Map<TopicPartition, Long> started = new HashMap<>();
     List<TopicPartition> earliest = new ArrayList<>();
@@ -373,8 +387,10 @@ final class CopyTask implements Runnable {
     observeEnds();
   }
 
-  /** A source partition's copy: the progress group's positions are kept by these, as the Spark
-   * engine's exactly-once writer keeps them (the same group, so either may go on from them). */
+  /**
+   * A source partition's copy: the progress group's positions are kept by these, as the Spark
+   * engine's exactly-once writer keeps them (the same group, so either may go on from them).
+   */
   private TopicPartition remote(TopicPartition partition) {
     return new TopicPartition(topics.get(partition.topic()), partition.partition());
   }

@@ -13,8 +13,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * query states in SQL ({@code topology/jobs.py} holds the reference: {@code forwards} and {@code
  * copied_headers}).
  *
- * <p>A record is not copied when its {@code topo-provenance} header names the flow's target (it
- * has been there) or when its last hop is a cluster the flow does not forward from. A copied record
+ * <p>A record is not copied when its {@code topo-provenance} header names the flow's target (it has
+ * been there) or when its last hop is a cluster the flow does not forward from. A copied record
  * keeps its own headers in order; with provenance on, topo's two headers are replaced by the
  * provenance with the source appended and the offsets with {@code source:offset} appended.
  */

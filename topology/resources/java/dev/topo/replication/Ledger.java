@@ -16,9 +16,9 @@ import org.apache.kafka.common.TopicPartition;
 /**
  * A copy thread's positions in the flow's progress group on the target: a consumer of the target
  * with the group's id, on a thread of its own, so that committing (a round trip to the group's
- * coordinator) never holds up the copy. At most one commit is in flight; the copy thread asks
- * for the next one when it is done ({@link #commitLater}) and waits only when it must ({@link
- * #commit}: before it takes other partitions, and when it stops).
+ * coordinator) never holds up the copy. At most one commit is in flight; the copy thread asks for
+ * the next one when it is done ({@link #commitLater}) and waits only when it must ({@link #commit}:
+ * before it takes other partitions, and when it stops).
  */
 final class Ledger {
   private static final Duration CLOSE = Duration.ofSeconds(10);
@@ -93,7 +93,9 @@ final class Ledger {
   void close() {
     consumer.wakeup(); // a commit still waiting gives up now (the only thread-safe call)
     try {
-      thread.submit(() -> consumer.close(CLOSE)).get(CLOSE.toMillis() + 5000, TimeUnit.MILLISECONDS);
+      thread
+          .submit(() -> consumer.close(CLOSE))
+          .get(CLOSE.toMillis() + 5000, TimeUnit.MILLISECONDS);
     } catch (Exception ignored) {
       // closing after a failure: what failed is reported already
     } finally {

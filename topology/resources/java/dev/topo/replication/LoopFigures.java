@@ -7,9 +7,9 @@ import java.util.Map;
 /**
  * What a copy loop copied since its last report, in {@link CopyFigures}' output format (its Java
  * source says what each number is; {@code topology/telemetry/figures.py} reads it): the records,
- * their bytes and latency sum, the cumulative latency buckets, then per topic its records,
- * bytes, latency sum and newest source timestamp. Topics are kept by name, so a report can number
- * them in whatever order the flow's topic list has when it is taken. Thread-safe.
+ * their bytes and latency sum, the cumulative latency buckets, then per topic its records, bytes,
+ * latency sum and newest source timestamp. Topics are kept by name, so a report can number them in
+ * whatever order the flow's topic list has when it is taken. Thread-safe.
  */
 final class LoopFigures {
   private static final int RECORDS = 0;

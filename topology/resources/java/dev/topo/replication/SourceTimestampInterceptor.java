@@ -12,10 +12,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * Gives each record the timestamp of its source record.
  *
  * <p>Spark 4.1's Kafka sink has no timestamp column: it lets the producer stamp records with its
- * own clock. topo's replication query therefore appends the source timestamp (epoch
- * milliseconds, ASCII decimal) as a last header named {@value #HEADER}; this interceptor, running
- * inside the sink's producer, moves it into the record's timestamp and drops the header. Records
- * without the header pass through unchanged.
+ * own clock. topo's replication query therefore appends the source timestamp (epoch milliseconds,
+ * ASCII decimal) as a last header named {@value #HEADER}; this interceptor, running inside the
+ * sink's producer, moves it into the record's timestamp and drops the header. Records without the
+ * header pass through unchanged.
  */
 public final class SourceTimestampInterceptor implements ProducerInterceptor<byte[], byte[]> {
   public static final String HEADER = "topo-source-timestamp";
