@@ -21,10 +21,10 @@ translation exact (docs/offsets.md).
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import naming
+from topology import model_data, naming
 from topology.errors import TopoError
 from topology.model import Edge, FlowKind, Naming, Topology
 
@@ -119,10 +119,16 @@ def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
     )
 
 
-# The jobs document: the specs `topo apply` hands to the driver (published to topo-runs.internal
-# on the home cluster, and written to the driver's folder by `topo run`). The driver runs the
-# specs it is given, never re-deriving them from the topology file, and refuses any other format.
-JOBS_FORMAT = "1"
+# The jobs document: everything the driver runs, as `topo apply` publishes it to
+# topo-runs.internal on the home cluster (and `topo run` writes it to the driver's folder): the
+# specs, the resolved topology they were made from (the engine settings, the clusters' connection
+# settings with secrets as references, the flows' settings) and the start positions of flows
+# taking over from MM2. The driver runs this document and never reads the topology file: what it
+# checks is the document's own format and digest. Another format is refused.
+JOBS_FORMAT = "2"
+# The parts of a flow's settings a running driver uses beyond its spec (follow the sources, sync
+# configs and ACLs, translate group offsets, hand over from MM2): a change of any restarts it.
+DRIVER_SETTINGS = ("groups", "replication_factor", "sync", "emit", "config_exclude", "mm2")
 
 
 class JobsFormatError(TopoError):
@@ -132,19 +138,19 @@ class JobsFormatError(TopoError):
 @dataclass(frozen=True)
 class JobsDocument:
     owner: str
-    topology_sha256: str
     published_at: float
+    topology_data: Mapping[str, Any]  # model_data.to_data of the topology, its used clusters
     specs: tuple[JobSpec, ...]
     # Flows that take over from MM2 (`start: mm2`), as their plan said: topic -> partition ->
-    # the offset each starts at. Read by a query started without a checkpoint only.
+    # the offset each starts at. Read by a copy started without positions of its own only.
     starts: Mapping[str, Mapping[str, Mapping[int, int]]] = field(default_factory=dict)
 
-    def to_dict(self) -> dict[str, Any]:
+    def content(self) -> dict[str, Any]:
+        """What the driver runs: everything but when it was published."""
         found: dict[str, Any] = {
             "format": JOBS_FORMAT,
             "owner": self.owner,
-            "topology_sha256": self.topology_sha256,
-            "published_at": self.published_at,
+            "topology": self.topology_data,
             "specs": [spec.to_dict() for spec in self.specs],
         }
         if self.starts:
@@ -154,15 +160,64 @@ class JobsDocument:
             }
         return found
 
+    @property
+    def digest(self) -> str:
+        """The content's SHA-256: the same jobs published again have the same digest."""
+        text = json.dumps(self.content(), sort_keys=True, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.content(), "published_at": self.published_at, "digest": self.digest}
+
+    def topology(self, file: str = "(jobs document)") -> Topology:
+        """The topology the specs were made from; `file` stands for where relative `${file:...}`
+        references are read from."""
+        return model_data.from_data(self.topology_data, file)
+
+    def views(self) -> dict[str, dict[str, Any]]:
+        """Each job as `topo plan` compares it (`job_views`)."""
+        return job_views(self.topology(), self.specs)
+
+
+def used_clusters(topology: Topology) -> set[str]:
+    """The clusters a driver of this topology talks to: every edge's ends and the home."""
+    used = {end for edge in topology.edges() for end in (edge.source, edge.target)}
+    return used | ({topology.home} if topology.home is not None else set())
+
+
+def job_views(
+    topology: Topology, specs: Sequence[JobSpec] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per flow, everything its job runs with, as plain data: the spec, the flow's settings the
+    driver uses beyond it, the engine, and how it reaches its clusters (source, target, home;
+    secrets as references). `topo plan` compares these with the running jobs': any difference
+    restarts the driver, and an edit that changes none of them (a comment) changes nothing."""
+    engine = model_data.engine_data(topology.engine)
+    found = {}
+    for spec in specs if specs is not None else specs_of(topology):
+        settings = model_data.settings_data(topology.edge(spec.flow).settings)
+        ends = {spec.source, spec.target} | ({topology.home} if topology.home else set())
+        found[spec.flow] = {
+            **spec.to_dict(),
+            **{key: settings[key] for key in DRIVER_SETTINGS},
+            "engine": engine,
+            "clusters": {
+                name: model_data.cluster_data(topology.clusters[name], masked=True)
+                for name in sorted(ends)
+            },
+        }
+    return found
+
 
 def document(
-    owner: str,
-    sha256: str,
-    specs: Sequence[JobSpec],
+    topology: Topology,
     now: float,
     starts: Mapping[str, Mapping[str, Mapping[int, int]]] | None = None,
 ) -> JobsDocument:
-    return JobsDocument(owner, sha256, now, tuple(specs), dict(starts or {}))
+    """The jobs document of `topology` (LiteralSecretError when a cluster it uses has a secret
+    written in the file: the document never holds one)."""
+    data = model_data.to_data(topology, used_clusters(topology))
+    return JobsDocument(topology.name, now, data, tuple(specs_of(topology)), dict(starts or {}))
 
 
 def carry_starts(jobs: JobsDocument, previous: Any) -> JobsDocument:
@@ -181,12 +236,12 @@ def carry_starts(jobs: JobsDocument, previous: Any) -> JobsDocument:
     }
     if not kept:
         return jobs
-    return JobsDocument(jobs.owner, jobs.topology_sha256, jobs.published_at, jobs.specs,
-                        {**jobs.starts, **kept})  # fmt: skip
+    return replace(jobs, starts={**jobs.starts, **kept})
 
 
 def read_document(data: Any) -> JobsDocument:
-    """A jobs document read back; JobsFormatError for another format or a malformed one."""
+    """A jobs document read back and checked: this format, its digest matching its content,
+    its specs the ones its topology makes. JobsFormatError otherwise."""
     if not isinstance(data, Mapping):
         raise JobsFormatError("not a jobs document (expected a JSON object)")
     found = data.get("format")
@@ -196,10 +251,10 @@ def read_document(data: Any) -> JobsDocument:
             "run the same topo version as the one that published it (`topo apply`)"
         )
     try:
-        return JobsDocument(
+        jobs = JobsDocument(
             owner=str(data["owner"]),
-            topology_sha256=str(data["topology_sha256"]),
             published_at=float(data["published_at"]),
+            topology_data=dict(data["topology"]),
             specs=tuple(spec_from_dict(spec) for spec in data["specs"]),
             starts={
                 str(flow): {
@@ -208,10 +263,22 @@ def read_document(data: Any) -> JobsDocument:
                 for flow, by in data.get("starts", {}).items()
             },
         )
+        made = specs_of(jobs.topology())
     except (KeyError, TypeError, ValueError, AttributeError) as problem:
         raise JobsFormatError(
             f"malformed jobs document ({type(problem).__name__}: {problem})"
         ) from None
+    if data.get("digest") != jobs.digest:
+        raise JobsFormatError(
+            "the jobs document's digest does not match its content (changed after it was "
+            "published); run `topo apply` again"
+        )
+    if [spec.digest for spec in jobs.specs] != [spec.digest for spec in made]:
+        raise JobsFormatError(
+            "the jobs document holds specs that are not the ones its topology makes; run "
+            "`topo apply` again"
+        )
+    return jobs
 
 
 def visited(provenance: str | None) -> list[str]:

@@ -39,8 +39,8 @@ class Driver:
     mode: str  # continuous | once
     runner: str  # local | spark
     master: str
-    topology_file: str
-    topology_sha256: str
+    base: str  # the folder relative `${file:...}` references are read from
+    jobs_digest: str  # the jobs document it runs (`JobsDocument.digest`)
     started_at: float
     specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # flow -> JobSpec.to_dict()
     submit_pid: int | None = None  # spark-submit, the leader of the driver's process group

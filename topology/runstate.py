@@ -39,6 +39,7 @@ This module is pure: values in, values out.
 
 import json
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 JOBS = "jobs"
@@ -46,6 +47,21 @@ LEASE = "lease"
 STATUS = "status"
 STOP = "stop"
 KINDS = (JOBS, LEASE, STATUS, STOP)
+
+
+class FlowState(StrEnum):
+    """A flow's state as the driver reports it (its status record, `topo status`, the
+    metrics' state gauge); the driver's own state is one of them too."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    WAITING_FOR_TOPICS = "waiting for topics"
+    RESTARTING = "restarting"  # failed, started again after a backoff
+    FAILED = "failed"
+    DONE = "done"  # --once: copied what the sources held
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+
 
 TTL_MS = 15_000  # a lease not renewed for this long (broker time) may be taken over
 RENEW_EVERY_S = 2.0  # how often its holder renews it

@@ -1,5 +1,6 @@
 """Job specs from topologies, and the provenance rules the Spark query states in SQL."""
 
+import json
 import re
 
 import pytest
@@ -11,12 +12,14 @@ from topology.jobs import (
     copied_headers,
     document,
     forwards,
+    job_views,
     read_document,
     spec_from_dict,
     specs_of,
     stamped,
 )
 from topology.model import Topology
+from topology.model_data import WRITTEN_OUT, LiteralSecretError
 
 MESH = """
 version: 1
@@ -144,29 +147,61 @@ def test_only_a_batch_that_ran_counts_as_seen() -> None:
 
 
 def test_the_jobs_document_round_trips_through_json() -> None:
-    import json
-
-    made = document("mesh", "ab" * 32, specs_of(topology()), now=1700000000.5)
+    made = document(topology(), now=1700000000.5)
     back = read_document(json.loads(json.dumps(made.to_dict())))
     assert back == made
-    assert made.to_dict()["format"] == "1"
+    assert made.to_dict()["format"] == "2"
+    assert made.to_dict()["digest"] == made.digest == back.digest
     assert [spec.flow for spec in back.specs] == [spec.flow for spec in specs_of(topology())]
     assert len(back.specs) == 7  # the mesh's six edges and the audit mirror
+    # the driver rebuilds the topology from the document alone: the same jobs, the same views
+    assert specs_of(back.topology()) == list(back.specs)
+    assert back.views() == job_views(topology())
+
+
+def test_the_digest_covers_what_runs_and_not_when_it_was_published() -> None:
+    assert document(topology(), now=1.0).digest == document(topology(), now=2.0).digest
+    moved = analysis.analyse(MESH + "engine: {metrics: {port: 9470}}\n", "t.yaml").topology
+    assert moved is not None
+    assert document(moved, now=1.0).digest != document(topology(), now=1.0).digest
+
+
+def test_a_secret_written_in_the_file_never_enters_the_jobs_document() -> None:
+    secured = (
+        'a: {bootstrap: "127.0.0.1:9001", security: {protocol: SASL_PLAINTEXT, sasl: '
+        '{mechanism: PLAIN, username: u, password: "hunter22"}}}'
+    )
+    text = MESH.replace('a: {bootstrap: "127.0.0.1:9001"}', secured)
+    written = analysis.analyse(text, "t.yaml").topology
+    assert written is not None
+    with pytest.raises(LiteralSecretError, match=r"security\.sasl\.password is written in"):
+        document(written, now=1.0)
+    shown = json.dumps(job_views(written))  # what a plan shows instead
+    assert "hunter22" not in shown and WRITTEN_OUT in shown
+    referenced = analysis.analyse(text.replace('"hunter22"', '"${env:EAST_PASSWORD}"'), "t.yaml")
+    assert referenced.topology is not None
+    carried = json.dumps(document(referenced.topology, now=1.0).to_dict())
+    assert "${env:EAST_PASSWORD}" in carried
 
 
 @pytest.mark.parametrize(
-    ("data", "says"),
+    ("change", "says"),
     [
-        ({"format": "2", "owner": "x", "topology_sha256": "0", "published_at": 1, "specs": []},
-         "format '2' is not '1'"),
-        ({"owner": "x", "topology_sha256": "0", "published_at": 1, "specs": []}, "format None"),
-        (["not", "an", "object"], "not a jobs document"),
-        ({"format": "1", "owner": "x", "topology_sha256": "0", "published_at": 1},
-         "malformed jobs document"),
-        ({"format": "1", "owner": "x", "topology_sha256": "0", "published_at": 1,
-          "specs": [{"flow": "a->b"}]}, "malformed jobs document"),
+        ({"format": "1"}, "format '1' is not '2'"),
+        ({"format": None}, "format None"),
+        ({"specs": None}, "malformed jobs document"),
+        ({"specs": [{"flow": "a->b"}]}, "malformed jobs document"),
+        ({"topology": {"name": "x"}}, "malformed jobs document"),
+        ({"published_at": "soon"}, "malformed jobs document"),
+        ({"owner": "another"}, "digest does not match"),
+        ({"digest": "sha256:0"}, "digest does not match"),
     ],
-)  # fmt: skip
-def test_a_jobs_document_of_another_format_or_shape_is_refused(data: object, says: str) -> None:
+)
+def test_a_jobs_document_of_another_format_or_shape_is_refused(
+    change: dict[str, object], says: str
+) -> None:
+    data = {**document(topology(), now=1.0).to_dict(), **change}
     with pytest.raises(JobsFormatError, match=re.escape(says)):
         read_document(data)
+    with pytest.raises(JobsFormatError, match="not a jobs document"):
+        read_document(["not", "an", "object"])

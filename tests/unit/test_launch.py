@@ -9,11 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from topology import jobstate
+from topology import jobstate, model_data
 from topology.jobs import JobsDocument, read_document
+from topology.model import Engine
 from topology.spark import installed, launch
 
-JOBS = JobsDocument(owner="orders", topology_sha256="0" * 64, published_at=1.0, specs=())
+JOBS = JobsDocument(
+    owner="orders",
+    published_at=1.0,
+    topology_data={"name": "orders", "clusters": {}, "flows": [],
+                   "engine": model_data.engine_data(Engine())},
+    specs=(),
+)  # fmt: skip
 
 
 @pytest.fixture
@@ -24,8 +31,7 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch.Submis
     monkeypatch.setattr(launch, "topo_jar", lambda jars: Path("/jars/i.jar"))
     monkeypatch.setattr(launch, "_spark_submit", lambda: "/spark/bin/spark-submit")
     return launch.Submission(
-        owner="orders", topology_file="/t/orders.yaml", topology_sha256="0" * 64,
-        runner="local", master="local[2]", specs=(),
+        owner="orders", base="/t", runner="local", master="local[2]",
         spark_conf={"spark.hadoop.fs.s3a.secret.key": "s3cr3t\\value\nline"},
     )  # fmt: skip
 
@@ -145,28 +151,33 @@ def test_the_driver_is_given_the_jobs_document_it_runs(submission: launch.Submis
     assert read_document(json.loads(path.read_text())) == JOBS
 
 
-def test_the_driver_refuses_jobs_of_another_format_or_topology(tmp_path: Path) -> None:
+def test_the_driver_runs_the_jobs_document_alone_and_refuses_one_changed_or_of_another_format(
+    tmp_path: Path,
+) -> None:
     from topology import analysis
-    from topology.jobs import JobsFormatError, document, specs_of
+    from topology.jobs import JobsFormatError, document
     from topology.spark import driver
 
     text = 'version: 1\nname: orders\nclusters:\n  a: {bootstrap: "h:1"}\n  b: {bootstrap: "h:2"}\n'
     loaded = analysis.analyse(text + "flows:\n  - mirror: {from: a, to: b}\n", "orders.yaml")
     assert loaded.topology is not None
-    sha = "0" * 64
-    specs = specs_of(loaded.topology)
-    good = document("orders", sha, specs, now=1.0).to_dict()
-    injected = [{**specs[0].to_dict(), "record_filter": "true OR java_method('x', 'y')"}]
+    good = document(loaded.topology, now=1.0).to_dict()
+    made = read_document(good)
+    injected = dataclasses.replace(made.specs[0], record_filter="true OR java_method('x', 'y')")
+    forged = dataclasses.replace(made, specs=(injected,)).to_dict()  # its digest recomputed
     for data, says in (
-        ({**good, "format": "2"}, "format '2' is not '1'"),
-        ({**good, "topology_sha256": "1" * 64}, "another version of orders.yaml"),
-        ({**good, "owner": "payments"}, "another topology"),
-        ({**good, "specs": injected}, "not the ones topo makes of orders.yaml"),
-        ({**good, "specs": []}, "not the ones topo makes of orders.yaml"),
+        ({**good, "format": "1"}, "format '1' is not '2'"),
+        ({**good, "owner": "payments"}, "digest does not match its content"),
+        ({**good, "specs": [injected.to_dict()]}, "digest does not match its content"),
+        (forged, "not the ones its topology makes"),
+        ({**good, "topology": {"name": "orders"}}, "malformed jobs document"),
     ):
         path = tmp_path / "jobs.json"
         path.write_text(json.dumps(data))
         with pytest.raises(JobsFormatError, match=re.escape(says)):
-            driver._jobs(str(path), loaded.topology, sha)
+            driver._jobs(str(path))
+    # The topology file is not read: the document alone is what runs.
     path.write_text(json.dumps(good))
-    assert driver._jobs(str(path), loaded.topology, sha).owner == "orders"
+    ran = driver._jobs(str(path))
+    assert ran.owner == "orders" and [s.flow for s in ran.specs] == ["a->b"]
+    assert ran.topology().clusters["b"].bootstrap == "h:2"

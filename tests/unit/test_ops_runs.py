@@ -3,35 +3,34 @@ from records the way the run log feeds them."""
 
 from typing import Any
 
-from topology import runstate
-from topology.jobs import JobSpec, document
+from topology import analysis, runstate
+from topology.jobs import JobsDocument, document, job_views
+from topology.model import Topology
 from topology.ops import runs
 from topology.ops.runs import LEASE_MARGIN_S
 from topology.ops.supervise import Wanted
 from topology.runstate import TTL_MS, Book
 
 OWNER = "prod"
-SHA = "a" * 64
-OTHER_SHA = "b" * 64
-FILE = "topology.yaml"
 T0 = 1_700_000_000.0  # unix seconds: the broker's time of the first record
 HELD_FOR = TTL_MS / 1000 + LEASE_MARGIN_S  # how long after a renewal a lease counts as live
 
 
-def spec(source: str = "east", target: str = "west") -> JobSpec:
-    return JobSpec(
-        flow=f"{source}->{target}",
-        source=source,
-        target=target,
-        topics={"include": [".*"], "exclude": []},
-        naming="prefix",
-        separator=".",
-        heartbeats=True,
-        provenance=True,
-        delivery="at-least-once",
-        start="earliest",
-        record_filter=None,
-    )
+def topology(*pairs: tuple[str, str]) -> Topology:
+    """A topology named OWNER with a mirror for each (source, target) pair."""
+    flows = "".join(f"  - mirror: {{from: {a}, to: {b}}}\n" for a, b in pairs)
+    clusters = "clusters:\n  east: {bootstrap: 'h:1'}\n  west: {bootstrap: 'h:2'}\n"
+    text = f"version: 1\nname: {OWNER}\n{clusters}flows:{' []' if not pairs else ''}\n{flows}"
+    made = analysis.analyse(text, "topology.yaml").topology
+    assert made is not None
+    return made
+
+
+EAST_WEST = topology(("east", "west"))
+
+
+def jobs_of(at: float, made: Topology = EAST_WEST) -> JobsDocument:
+    return document(made, at)
 
 
 class Log:
@@ -48,8 +47,8 @@ class Log:
         self.offset += 1
         return offset
 
-    def jobs(self, at: float = T0, sha: str = SHA, specs: tuple[JobSpec, ...] = (spec(),)) -> int:
-        return self.put("jobs", document(OWNER, sha, specs, at).to_dict(), at)
+    def jobs(self, at: float = T0, made: Topology = EAST_WEST) -> int:
+        return self.put("jobs", jobs_of(at, made).to_dict(), at)
 
     def lease(self, holder: str = "h2:42:x", at: float = T0, released: bool = False) -> None:
         current = self.book.lease(OWNER)
@@ -91,63 +90,66 @@ def test_a_released_lease_is_not_live() -> None:
     assert not runs.lease_live(log.book, OWNER, T0 + 1)
 
 
-# -- running_specs -----------------------------------------------------------------------------
+# -- running_jobs ------------------------------------------------------------------------------
 
 
-def test_the_running_specs_are_the_jobs_while_the_lease_is_live() -> None:
+def test_the_running_jobs_are_the_published_ones_while_the_lease_is_live() -> None:
     log = Log()
-    log.jobs(specs=(spec("east", "west"), spec("west", "east")))
+    both = topology(("east", "west"), ("west", "east"))
+    log.jobs(made=both)
     log.lease(at=T0 + 1)
-    found = runs.running_specs(log.book, OWNER, T0 + 2)
-    assert found == {"east->west": spec().to_dict(), "west->east": spec("west", "east").to_dict()}
+    found = runs.running_jobs(log.book, OWNER, T0 + 2)
+    # as `topo plan` compares them: the same views the topology they were made from gives
+    assert found == job_views(both)
+    assert found["west->east"]["engine"]["runner"] == "local"
 
 
-def test_no_specs_run_without_jobs_or_without_a_lease() -> None:
-    assert runs.running_specs(Book(), OWNER, T0) == {}
+def test_no_jobs_run_without_jobs_or_without_a_lease() -> None:
+    assert runs.running_jobs(Book(), OWNER, T0) == {}
     log = Log()
     log.jobs()
-    assert runs.running_specs(log.book, OWNER, T0) == {}
+    assert runs.running_jobs(log.book, OWNER, T0) == {}
     log = Log()
     log.lease(at=T0)
-    assert runs.running_specs(log.book, OWNER, T0) == {}
+    assert runs.running_jobs(log.book, OWNER, T0) == {}
 
 
-def test_no_specs_run_once_stopped() -> None:
+def test_no_jobs_run_once_stopped() -> None:
     log = Log()
     log.jobs()
     log.lease(at=T0 + 1)
     log.stop(at=T0 + 2)
-    assert runs.running_specs(log.book, OWNER, T0 + 3) == {}
+    assert runs.running_jobs(log.book, OWNER, T0 + 3) == {}
 
 
-def test_no_specs_run_once_the_lease_expired() -> None:
+def test_no_jobs_run_once_the_lease_expired() -> None:
     log = Log()
     log.jobs()
     log.lease(at=T0 + 1)
-    assert runs.running_specs(log.book, OWNER, T0 + 1 + HELD_FOR) != {}
-    assert runs.running_specs(log.book, OWNER, T0 + 1 + HELD_FOR + 1) == {}
+    assert runs.running_jobs(log.book, OWNER, T0 + 1 + HELD_FOR) != {}
+    assert runs.running_jobs(log.book, OWNER, T0 + 1 + HELD_FOR + 1) == {}
 
 
-def test_no_specs_run_once_the_lease_is_released() -> None:
+def test_no_jobs_run_once_the_lease_is_released() -> None:
     log = Log()
     log.jobs()
     log.lease(at=T0 + 1)
     log.lease(at=T0 + 2, released=True)
-    assert runs.running_specs(log.book, OWNER, T0 + 3) == {}
+    assert runs.running_jobs(log.book, OWNER, T0 + 3) == {}
 
 
-def test_jobs_of_another_format_are_not_running_specs() -> None:
+def test_jobs_of_another_format_are_not_running() -> None:
     log = Log()
-    log.put("jobs", {**document(OWNER, SHA, (spec(),), T0).to_dict(), "format": "99"}, T0)
+    log.put("jobs", {**jobs_of(T0).to_dict(), "format": "99"}, T0)
     log.lease(at=T0 + 1)
-    assert runs.running_specs(log.book, OWNER, T0 + 2) == {}
+    assert runs.running_jobs(log.book, OWNER, T0 + 2) == {}
 
 
 # -- wanted ------------------------------------------------------------------------------------
 
 
 def wanted(log: Log, mine_running: bool = False, now: float = T0 + 3) -> Wanted:
-    return runs.wanted(log.book, OWNER, SHA, FILE, mine_running, now)
+    return runs.wanted(log.book, OWNER, mine_running, now)
 
 
 def test_nothing_is_wanted_without_jobs() -> None:
@@ -161,7 +163,7 @@ def test_the_jobs_are_wanted_with_their_offset_as_generation() -> None:
     result = wanted(log)
     assert offset == 1
     assert result.generation == offset
-    assert result.jobs == document(OWNER, SHA, (spec(),), T0 + 1)
+    assert result.jobs == jobs_of(T0 + 1)
     assert result.stop is None
     assert result.unusable is None
 
@@ -184,28 +186,15 @@ def test_a_standing_stop_says_by_whom_and_when() -> None:
     assert wanted(log).stop is None
 
 
-def test_jobs_for_another_version_of_the_file_are_unusable() -> None:
-    log = Log()
-    log.jobs(sha=OTHER_SHA)
-    result = wanted(log)
-    assert result.jobs is not None
-    assert result.unusable == (
-        f"the jobs published at {runs.when(T0)} are for another version of {FILE} "
-        f"(sha256 {OTHER_SHA[:12]}, this file's is {SHA[:12]}): deploy the applied file here, "
-        "or apply this one"
-    )
-    assert "bbbbbbbbbbbb" in result.unusable and "aaaaaaaaaaaa" in result.unusable
-
-
 def test_jobs_without_flows_are_unusable() -> None:
     log = Log()
-    log.jobs(specs=())
+    log.jobs(made=topology())
     assert wanted(log).unusable == "the published jobs have no flows"
 
 
 def test_jobs_of_another_format_are_unusable_and_say_why() -> None:
     log = Log()
-    value = {**document(OWNER, SHA, (spec(),), T0).to_dict(), "format": "99"}
+    value = {**jobs_of(T0).to_dict(), "format": "99"}
     offset = log.put("jobs", value, T0)
     result = wanted(log)
     assert (result.jobs, result.generation) == (value, offset)

@@ -680,7 +680,7 @@ def with_accesses(
 ) -> None:
     monkeypatch.setenv("EAST_PASSWORD", "secret-east")
     monkeypatch.setenv("WEST_PASSWORD", "secret-west")
-    monkeypatch.setattr(live, "running_specs", lambda _loaded: {})
+    monkeypatch.setattr(live, "running_jobs", lambda _loaded: {})
 
     def ask_all(_configs: Any, _clusters: Any, needed: Any, *_rest: Any, **_kw: Any) -> Any:
         return answer(list(needed))
@@ -745,7 +745,7 @@ def test_make_plan_says_clusters_without_an_authorizer_were_not_checked(
 ) -> None:
     monkeypatch.setenv("EAST_PASSWORD", "x")
     monkeypatch.setenv("WEST_PASSWORD", "y")
-    monkeypatch.setattr(live, "running_specs", lambda _loaded: {})
+    monkeypatch.setattr(live, "running_jobs", lambda _loaded: {})
     clusters = {"east": cluster("east", "orders", acls=None), "west": cluster("west", acls=None)}
     live.make_plan(loaded(), clusters, allow_delete=False)  # the real asker: it connects to none
     assert capsys.readouterr().err == "Permissions: not checked on east, west (no authorizer).\n"

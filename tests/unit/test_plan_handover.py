@@ -4,14 +4,13 @@ carry the positions to the job. Plain values, no broker."""
 
 import json
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
 from tests.unit.test_planner import topology
-from topology.jobs import carry_starts, document, read_document, specs_of
+from topology.jobs import carry_starts, document, job_views, read_document
 from topology.mm2.positions import Handover, Names
 from topology.model import Topology
 from topology.observed import Cluster, Topic
@@ -130,7 +129,7 @@ def test_mm2s_positions_are_part_of_what_a_saved_plan_is_checked_against() -> No
 
 def test_a_running_flow_is_not_resumed_again() -> None:
     loaded = _topology()
-    running = {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    running = job_views(loaded)
     made = plan(loaded, _clusters(), topology_sha256="0" * 64, running=running,
                 handovers={})  # fmt: skip
     assert not [c for c in made.changes if c.resource is Resource.FLOW]
@@ -152,51 +151,20 @@ def test_the_text_and_markdown_plans_show_where_each_partition_resumes() -> None
 def test_a_later_publication_keeps_the_positions_of_a_flow_not_started_yet() -> None:
     """Published again before its first copy (waiting for topics, say), a flow must still start
     where MM2 stopped; a flow the new plan resumes afresh takes the new positions."""
-    specs = specs_of(_topology())
-    before = document("topology", "0" * 64, specs, 1.0, {"east->west": {"orders": {0: 100}}})
-    again = carry_starts(document("topology", "0" * 64, specs, 2.0), before.to_dict())
+    made = _topology()
+    before = document(made, 1.0, {"east->west": {"orders": {0: 100}}})
+    again = carry_starts(document(made, 2.0), before.to_dict())
     assert again.starts == {"east->west": {"orders": {0: 100}}}
-    fresh = document("topology", "0" * 64, specs, 3.0, {"east->west": {"orders": {0: 120}}})
+    fresh = document(made, 3.0, {"east->west": {"orders": {0: 120}}})
     assert carry_starts(fresh, before.to_dict()).starts == {"east->west": {"orders": {0: 120}}}
     assert carry_starts(fresh, {"format": "0"}).starts == fresh.starts  # unreadable: nothing
 
 
 def test_the_jobs_document_carries_the_positions_to_the_job() -> None:
-    jobs = document(
-        "topology", "0" * 64, specs_of(_topology()), 1.0, {"east->west": {"orders": {0: 100}}}
-    )
+    jobs = document(_topology(), 1.0, {"east->west": {"orders": {0: 100}}})
     again = read_document(jobs.to_dict())
     assert again.starts == {"east->west": {"orders": {0: 100}}}
-    assert "starts" not in document("topology", "0" * 64, (), 1.0).to_dict()
-
-
-def test_apply_asks_again_just_before_it_starts_a_handed_over_flow(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Time passes between plan and apply (a confirmation, a saved plan): MM2 found running
-    again then stops the flow's start, and only flows that take over from MM2 are asked."""
-    from topology.cli.apply import _Jobs
-    from topology.errors import TopoError
-    from topology.kafka import mm2_state
-
-    asked: list[str] = []
-
-    def running(_config: dict[str, str], names: Names, timeout: float) -> tuple[str, ...]:
-        asked.append(names.status_topic)
-        return ("connector on worker w1 (RUNNING)",)
-
-    monkeypatch.setattr(mm2_state, "running", running)
-    loaded = _topology()
-    specs = specs_of(loaded)
-    runner = _Jobs(SimpleNamespace(topology=loaded), False, {"west": {}}, None)  # type: ignore[arg-type]
-    runner._refuse_if_mm2_runs(document("topology", "0" * 64, specs, 1.0))
-    assert asked == []  # no flow starts from MM2's positions: nothing to ask
-    resumed = document("topology", "0" * 64, specs, 1.0, {"east->west": {"orders": {0: 100}}})
-    with pytest.raises(TopoError, match=r"MirrorMaker 2 runs flow east->west again: .* shows "
-                       r"its connector on worker w1 \(RUNNING\)"):  # fmt: skip
-        runner._refuse_if_mm2_runs(resumed)
-    assert asked == ["mm2-status.east.internal"]
-    assert not runner.handled
+    assert "starts" not in document(_topology(), 1.0).to_dict()
 
 
 def test_the_guard_compares_positions_not_the_records_waiting() -> None:

@@ -3,12 +3,13 @@
 import pytest
 
 from topology import analysis, naming
-from topology.jobs import specs_of
+from topology.jobs import job_views
 from topology.model import Topology
 from topology.naming import RUNS_TOPIC, STATE_TOPIC
 from topology.observed import Acl, Cluster, Owned, Topic
 from topology.plan.model import Action, Change, Plan, Resource
 from topology.plan.planner import PlanError, plan
+from topology.render.plan_text import render as render_text
 
 MIRROR = """
 version: 1
@@ -79,7 +80,7 @@ OWNED_INTERNAL = tuple(mine(t.name) for t in WEST_INTERNAL if t.name != STATE_TO
 def make(text: str = MIRROR, allow_delete: bool = False, **clusters: Cluster) -> Plan:
     """The plan with every flow's job already running as specified: topics and ACLs only."""
     loaded = topology(text)
-    running = {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    running = job_views(loaded)
     return plan(
         loaded, clusters, topology_sha256="0" * 64, allow_delete=allow_delete, running=running
     )
@@ -429,9 +430,38 @@ def test_each_flow_without_a_running_job_is_started_and_a_changed_one_restarted(
                                          running=running).observed_sha256  # fmt: skip
 
 
+def test_a_comment_changes_no_job_and_an_engine_setting_restarts_every_job() -> None:
+    """The jobs compared are what the driver runs, not the file's bytes: a comment leaves
+    them equal, an `engine:` edit is `~ replication job` with the engine's before and after."""
+    clusters = {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)}
+    running = job_views(topology())
+    commented = topology("# reviewed in PR 12\n" + MIRROR.replace("flows:", "flows:  # two"))
+
+    def flow_changes(made: Topology) -> list[Change]:
+        planned = plan(made, clusters, topology_sha256="1" * 64, running=running)
+        return [c for c in planned.changes if c.resource is Resource.FLOW]
+
+    assert flow_changes(commented) == []
+    moved = topology(MIRROR + "engine: {metrics: {port: 9470}, trigger: micro-batch}\n")
+    [restart] = flow_changes(moved)
+    assert (restart.action, restart.name) == (Action.UPDATE, "east->west")
+    assert restart.reason == "restart: engine changed"
+    assert restart.before is not None and restart.after is not None
+    assert restart.before["engine"]["metrics"]["port"] == 9464
+    assert restart.after["engine"]["metrics"]["port"] == 9470
+    shown = render_text(plan(moved, clusters, topology_sha256="2" * 64, running=running).to_dict())
+    assert "~ replication job east->west" in shown
+    assert "~ engine.metrics.port: 9464 → 9470" in shown
+    assert '~ engine.trigger:      "loop" → "micro-batch"' in shown
+    # how the job reaches its clusters is part of it too
+    elsewhere = topology(MIRROR.replace("127.0.0.1:9002", "10.0.0.2:9092"))
+    [moved_target] = flow_changes(elsewhere)
+    assert moved_target.reason == "restart: clusters changed"
+
+
 def test_a_running_job_whose_flow_was_removed_is_stopped() -> None:
     loaded = topology()
-    running = {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    running = job_views(loaded)
     running["east->gone"] = {**running["east->west"], "flow": "east->gone", "target": "gone"}
     result = plan(loaded, {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)},
                   topology_sha256="0" * 64, running=running)  # fmt: skip

@@ -10,7 +10,7 @@ import pytest
 from tests.unit.test_plan_guard import PAYROLL, delete_topic
 from tests.unit.test_planner import OWNED_INTERNAL, WEST_INTERNAL, cluster, internal, mine, topology
 from topology.errors import StalePlanError, TopoError
-from topology.jobs import specs_of
+from topology.jobs import job_views
 from topology.model import Topology
 from topology.naming import STATE_TOPIC
 from topology.observed import Cluster, Owned, Topic
@@ -26,7 +26,7 @@ NOW = 1_700_000_000.0
 
 def running_jobs(loaded: Topology) -> dict[str, dict[str, Any]]:
     """Every flow's job running as the topology wants it: no flow change planned."""
-    return {spec.flow: spec.to_dict() for spec in specs_of(loaded)}
+    return job_views(loaded)
 
 
 def converged_west(*topics: Topic, owned: tuple[Owned, ...] = ()) -> Cluster:

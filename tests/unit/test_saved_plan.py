@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from topology.analysis import analyse
-from topology.jobs import specs_of
+from topology.jobs import job_views
 from topology.observed import Acl, Cluster, Topic, cluster_from_dict
 from topology.plan import saved
 from topology.plan.model import (
@@ -197,9 +197,9 @@ def stop(flow: str, cluster: str) -> dict[str, Any]:
     """A flow change stopping `flow`'s job (its spec as a running driver reports it)."""
     analysis = analyse((CASE / "topology.yaml").read_text(), "topology.yaml")
     assert analysis.topology is not None
-    [spec] = specs_of(analysis.topology)
+    [job] = job_views(analysis.topology).values()
     source, _, target = flow.partition("->")
-    before = {**spec.to_dict(), "flow": flow, "source": source, "target": target}
+    before = {**job, "flow": flow, "source": source, "target": target}
     return {"action": "delete", "resource": "flow", "cluster": cluster, "name": flow,
             "before": before, "reason": "stop", "edges": [flow]}  # fmt: skip
 

@@ -18,7 +18,7 @@ import stat
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -33,9 +33,11 @@ from topology.plan.model import Action, Change, Plan, Resource
 if TYPE_CHECKING:
     from topology.cli.live import Loaded
     from topology.jobs import JobsDocument
+    from topology.kafka.runlog import RunLog
     from topology.observed import Cluster
+    from topology.ops.publish import Publisher
     from topology.ops.reconcile import Planned
-    from topology.spark.launch import Submission
+    from topology.spark.launch import Supervisor
 
 Configs = dict[str, dict[str, str]]
 
@@ -114,9 +116,12 @@ def apply(
         raise typer.Exit(0)
     _refuse_without_engine(plan, prepared.loaded, once)
     jobs = _Jobs(prepared.loaded, once, prepared.configs, plan)
-    _execute(prepared, jobs)
-    if once:
-        raise typer.Exit(jobs.copy_once())
+    try:
+        _execute(prepared, jobs)
+        if once:
+            raise typer.Exit(jobs.copy_once())
+    finally:
+        jobs.close()
 
 
 def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
@@ -249,10 +254,11 @@ def _read_topology_bytes(path: str, plan: Plan, plan_file: str) -> bytes:
         raise SavedPlanError(
             f"{plan_file}: its topology.file is not a path this system can open"
         ) from None
+    facts = os.fstat(descriptor)
+    if not stat.S_ISREG(facts.st_mode):  # asked before fdopen, which raises on a folder
+        os.close(descriptor)
+        raise TopoError(f"{named}: not a regular file, so not the topology {plan_file} names")
     with os.fdopen(descriptor, "rb") as handle:
-        facts = os.fstat(handle.fileno())
-        if not stat.S_ISREG(facts.st_mode):
-            raise TopoError(f"{named}: not a regular file, so not the topology {plan_file} names")
         if facts.st_size > MAX_TOPOLOGY_BYTES:
             raise StalePlanError(
                 f"stale plan: {named} changed after {plan_file} was made (it is larger than any "
@@ -311,7 +317,7 @@ def _refuse_once(loaded: "Loaded") -> None:
 
     if loaded.topology.engine.runner == "none":
         raise TopoError("--once has nothing to run: this topology's engine runner is none")
-    if live.running_specs(loaded):
+    if live.running_jobs(loaded):
         raise TopoError(
             f"replication of {loaded.topology.name} is running continuously; stop it first "
             f"(topo stop {loaded.file}): two jobs must not share a checkpoint"
@@ -319,115 +325,72 @@ def _refuse_once(loaded: "Loaded") -> None:
 
 
 class _Jobs:
-    """Executes the plan's flow changes. One driver runs every flow of a topology, so the
-    first flow change publishes the topology's jobs document to topo-runs.internal on its home
-    cluster (the contract the driver runs) and the others are then done. Who runs it: the
-    `topo run` already supervising this topology (here or on another machine) restarts its
-    driver on the new jobs; else, for the local and spark runners, a `topo run` started here
-    in the background; for the external runner, the one the user supervises. With --once the
-    flows are not started in the background: `copy_once` runs them after the plan."""
+    """The plan's flow changes, executed by `ops.publish.Publisher` through this machine's
+    adapters (`_Host`, the home cluster's run log). With --once the flows are not started in
+    the background: `copy_once` runs them after the plan."""
 
     def __init__(self, loaded: "Loaded", once: bool, configs: Configs, plan: Plan) -> None:
         self.loaded = loaded
         self.plan = plan
         self.once = once
         self.configs = configs
-        self.handled = False
+        self.log: RunLog | None = None
+        self.publisher: Publisher | None = None
+        # Made before any change runs: a secret written in the file is refused now, not halfway.
+        starts = any(c.resource is Resource.FLOW and c.action is not Action.DELETE
+                     for c in plan.changes)  # fmt: skip
+        self.document = self._document() if once or starts else None
 
     def _document(self) -> "JobsDocument":
         """The topology's jobs, with where each flow the plan starts from MM2's positions
         resumes (topology/plan/handover.py)."""
-        from topology.jobs import document, specs_of
+        from topology.jobs import document
         from topology.plan.handover import starts
 
-        topology = self.loaded.topology
         resumed = {
             change.name: starts(after["resume"])
             for change in self.plan.changes
             if change.resource is Resource.FLOW and "resume" in (after := change.after or {})
         }
-        return document(topology.name, self.loaded.sha256, specs_of(topology), time.time(), resumed)
+        return document(self.loaded.topology, time.time(), resumed)
 
     def execute(self, change: Change) -> None:
-        if self.handled or self.once:
+        from topology.ops.publish import Publisher
+
+        if self.once:
             return
-        from topology.cli import live
-        from topology.jobs import carry_starts
+        publisher = self.publisher
+        if publisher is None:
+            topology = self.loaded.topology
+            made = self.document if self.document is not None else self._document()
+            jobs = replace(made, published_at=time.time())
+            publisher = Publisher(lambda: jobs, topology.engine.runner, self._log,
+                                  _Host(self.loaded, self.configs), _progress)  # fmt: skip
+            self.publisher = publisher
+        publisher.execute()
+
+    def _log(self) -> "RunLog | None":
         from topology.kafka.runlog import RunLog
-        from topology.spark import launch
 
-        topology = self.loaded.topology
-        owner, home = topology.name, topology.home
-        jobs = self._document()
-        self._refuse_if_mm2_runs(jobs)  # before `handled`: every flow change is refused alike
-        self.handled = True
-        if home is None or not jobs.specs:
-            self._stop_all(home)
-            return
-        with RunLog(self.configs[home], owner, cluster=home) as log:
-            previous = log.read().jobs(owner)
-            jobs = carry_starts(jobs, previous.value if previous is not None else None)
-            log.write("jobs", jobs.to_dict())
-            book = log.read()
-        _progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal on {home}")
-        if topology.engine.runner == "external":
-            _progress("the `topo run` you supervise picks them up (docs/service.md)")
-            return
-        local = jobstate.running_driver(owner)
-        if local is not None:
-            _progress(f"the supervisor on this machine (pid {local.launcher_pid}) restarts its "
-                      "driver on them")  # fmt: skip
-            folder = jobstate.folder(owner)
-            launch.wait_until_running(owner, jobs.published_at, _gone(local.launcher_pid), folder)
-        elif live.lease_live(book, owner):
-            lease = book.lease(owner)
-            holder = lease.holder if lease is not None else "?"
-            _progress(f"the driver running elsewhere ({holder}) is restarted on them by its "
-                      "`topo run`")  # fmt: skip
-        else:
-            launch.start_supervisor(
-                owner, str(Path(self.loaded.file).resolve()), _progress, jobs.published_at
-            )
+        home, owner = self.loaded.topology.home, self.loaded.topology.name
+        if home is None:
+            return None
+        if self.log is None:
+            self.log = RunLog(self.configs[home], owner, cluster=home)
+        return self.log
 
-    def _refuse_if_mm2_runs(self, jobs: "JobsDocument") -> None:
-        """The plan found MM2 stopped on the flows it hands over; asked again now, just before
-        they start (time passed since: a confirmation, a saved plan applied later)."""
-        from topology.kafka import mm2_state
-        from topology.mm2.positions import names_of
-
-        for spec in jobs.specs:
-            if spec.flow not in jobs.starts:
-                continue
-            names = names_of(self.loaded.topology.edge(spec.flow))
-            running = mm2_state.running(self.configs[spec.target], names, timeout=15)
-            if running:
-                raise TopoError(
-                    f"MirrorMaker 2 runs flow {spec.flow} again: its status topic "
-                    f"{names.status_topic} on {spec.target} shows its {running[0]}; stop "
-                    "it and apply again (no flow was started)"
-                )
-
-    def _stop_all(self, home: str | None) -> None:
-        """No flow is left: the running replication is asked to stop, wherever it runs."""
-        from topology.kafka.runlog import RunLog
-        from topology.ops.runs import stop_request
-        from topology.spark import launch
-
-        owner = self.loaded.topology.name
-        if home is not None:
-            request = stop_request(
-                "the topology has no flows left", socket.gethostname(), os.getpid(), time.time()
-            )
-            with RunLog(self.configs[home], owner, cluster=home) as log:
-                log.write("stop", request)
-        launch.stop(owner, report=_progress)
+    def close(self) -> None:
+        if self.log is not None:
+            self.log.close()
 
     def copy_once(self) -> int:
+        from topology.ops.publish import Publisher
         from topology.spark import launch
 
-        submission = live_submission(self.loaded)
-        jobs = self._document()
-        self._refuse_if_mm2_runs(jobs)
+        jobs = self.document if self.document is not None else self._document()
+        Publisher(lambda: jobs, "none", self._log, _Host(self.loaded, self.configs),
+                  _progress).refuse_if_mm2_runs(jobs)  # fmt: skip
+        submission = launch.submission(jobs, str(Path(self.loaded.file).parent))
         typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...",
                    err=True)  # fmt: skip
         code = launch.run_once(submission, jobs, report=_progress)
@@ -435,15 +398,48 @@ class _Jobs:
         return code
 
 
-def live_submission(loaded: "Loaded") -> "Submission":
-    from topology.cli import live
+class _Host:
+    """This machine, as `ops.publish` asks it: its supervisor, MM2's state, who asks."""
 
-    return live.submission(loaded)
+    def __init__(self, loaded: "Loaded", configs: Configs) -> None:
+        self.loaded = loaded
+        self.configs = configs
+        self.started: Supervisor | None = None
 
+    def local_supervisor(self) -> int | None:
+        local = jobstate.running_driver(self.loaded.topology.name)
+        return None if local is None else local.launcher_pid
 
-def _gone(pid: int) -> "Callable[[], int | None]":
-    """For waiting on a supervisor this process did not start: 1 once it is gone."""
-    return lambda: None if jobstate.alive(pid) else 1
+    def start_supervisor(self) -> "Callable[[], int | None]":
+        from topology.spark import launch
+
+        file = str(Path(self.loaded.file).resolve())
+        self.started = launch.start_supervisor(self.loaded.topology.name, file, _progress)
+        return self.started.exited
+
+    def alive(self, pid: int) -> "Callable[[], int | None]":
+        return lambda: None if jobstate.alive(pid) else 1
+
+    def abandon(self) -> None:
+        if self.started is not None:
+            self.started.abandon()
+
+    def stop_local(self) -> None:
+        from topology.spark import launch
+
+        launch.stop(self.loaded.topology.name, report=_progress)
+
+    def mm2_running(self, flow: str) -> str | None:
+        from topology.kafka import mm2_state
+        from topology.mm2.positions import names_of
+
+        edge = self.loaded.topology.edge(flow)
+        names = names_of(edge)
+        running = mm2_state.running(self.configs[edge.target], names, timeout=15)
+        return f"{running[0]} (in {names.status_topic})" if running else None
+
+    def who(self) -> tuple[str, int]:
+        return socket.gethostname(), os.getpid()
 
 
 def _progress(line: str) -> None:

@@ -88,7 +88,7 @@ def _write_positions(file: str) -> None:
 
     loaded = live.load(file)
     configs = live.client_configs(loaded)
-    if live.running_specs(loaded):
+    if live.running_jobs(loaded):
         raise TopoError(
             f"replication of {loaded.topology.name} is running; stop it first (topo stop "
             f"{file}): MM2 must start where topo stopped, not where it is now"

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from topology.mm2.positions import Handover
     from topology.permissions import Findings, Missing
     from topology.runstate import Book
-    from topology.spark.launch import Submission
 
 OBSERVE_TIMEOUT = 15.0
 REFUSAL_TIMEOUT = 10.0  # asking a cluster that refused to be read what topo may do there
@@ -233,15 +232,15 @@ def lease_live(book: "Book", owner: str) -> bool:
     return runs.lease_live(book, owner, time.time())
 
 
-def running_specs(loaded: Loaded) -> dict[str, dict[str, Any]]:
-    """The specs of the topology's replication jobs running now, on any machine
-    (`ops.runs.running_specs` over the run log read now)."""
+def running_jobs(loaded: Loaded) -> dict[str, dict[str, Any]]:
+    """The topology's replication jobs running now, on any machine, as `topo plan` compares
+    them (`ops.runs.running_jobs` over the run log read now)."""
     from topology.ops import runs
 
     book = run_book(loaded)
     if book is None:
         return {}
-    return runs.running_specs(book, loaded.topology.name, time.time())
+    return runs.running_jobs(book, loaded.topology.name, time.time())
 
 
 def make_plan(
@@ -253,7 +252,7 @@ def make_plan(
     """The plan, once the permissions it needs are checked (MissingPermissionsError if not)."""
     from topology.ops import reconcile
 
-    running = running_specs(loaded)
+    running = running_jobs(loaded)
     plan = reconcile.plan_now(
         loaded.topology,
         loaded.sha256,
@@ -303,20 +302,3 @@ def handovers(
                 configs[spec.source], configs[spec.target], copied[spec.flow],
             )  # fmt: skip
     return found
-
-
-def submission(loaded: Loaded) -> "Submission":
-    """How to run this topology's replication driver (runner, master, Spark settings)."""
-    from topology.jobs import specs_of
-    from topology.spark.launch import Submission
-
-    engine = loaded.topology.engine
-    return Submission(
-        owner=loaded.topology.name,
-        topology_file=str(Path(loaded.file).resolve()),
-        topology_sha256=loaded.sha256,
-        runner=engine.runner,
-        master=engine.master,
-        spark_conf=dict(engine.spark_conf),
-        specs=tuple(specs_of(loaded.topology)),
-    )

@@ -1,20 +1,23 @@
 """`topo run FILE`: run a topology's replication in the foreground, supervised.
 
 The unit systemd, a container or Kubernetes supervises (docs/service.md). It reads the jobs
-`topo apply` published for the topology in `topo-runs.internal` on its home cluster, starts the
+`topo apply` published for the topology in `topo-runs.internal` on its home cluster (the file
+gives only the topology's name and how to reach that cluster: the jobs document is the whole
+contract, so an edit of the file that was not applied changes nothing here), starts the
 replication driver on them (spark-submit, the topology's runner and master) and supervises it
 (`ops.supervise`): a driver that dies is restarted with backoff, newly published jobs restart
 it, a stop request (`topo stop`, from any machine) or SIGTERM stops it cleanly. Logs go to
 stdout, one `topo: ` line per event; the driver's own lines follow them.
 
 Exit codes: 0 after a clean stop; 1 when the topology cannot be loaded; 3 when the driver
-refuses its jobs (another format, or specs that are not the file's); never while the driver
-can be restarted.
+refuses its jobs (another format, a digest that does not match its content); never while the
+driver can be restarted.
 """
 
 import os
 import signal
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -104,48 +107,15 @@ class _Runs:
         from topology.ops import runs
 
         book = self.log.read()
-        entry = book.jobs(self.loaded.topology.name)
-        published = entry.value.get("topology_sha256") if entry is not None else None
-        if isinstance(published, str) and published != self.loaded.sha256:
-            self._reload(published)  # applied from an edited file: is this file edited too?
-        loaded = self.loaded
-        return runs.wanted(
-            book, loaded.topology.name, loaded.sha256, loaded.file, self._mine_running(),
-            time.time(),
-        )  # fmt: skip
-
-    def _reload(self, published: str) -> None:
-        """Read the topology file again; take it when it is now the applied version (its
-        SHA-256 is the published jobs'). Until then the jobs wait, and say why."""
-        import hashlib
-
-        from topology.analysis import analyse
-        from topology.cli.files import read_text
-        from topology.cli.live import Loaded
-        from topology.errors import TopoError
-
-        file = self.loaded.file
-        try:
-            text = read_text(file)  # as `topo apply` read it: its SHA-256 is the same
-        except TopoError:
-            return
-        sha256 = hashlib.sha256(text.encode()).hexdigest()
-        if sha256 != published or sha256 == self.loaded.sha256:
-            return
-        analysis = analyse(text, file)
-        if not analysis.ok or analysis.topology is None:
-            return
-        if analysis.topology.name != self.loaded.topology.name:
-            return  # another topology's state is another key of the log
-        self.loaded = Loaded(file, sha256, analysis.topology)
-        say(f"{file} changed and is the applied version now: running its jobs")
+        owner = self.loaded.topology.name
+        return runs.wanted(book, owner, self._mine_running(), time.time())
 
     def _mine_running(self) -> bool:
         return self.driver is not None and self.driver.process.poll() is None
 
     def start(self, jobs: Any) -> "SparkDriver":
-        from topology.cli import live
         from topology.spark import launch
 
-        self.driver = launch.spawn(live.submission(self.loaded), jobs, report=say)
+        base = str(Path(self.loaded.file).parent)
+        self.driver = launch.spawn(launch.submission(jobs, base), jobs, report=say)
         return self.driver

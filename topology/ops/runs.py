@@ -2,7 +2,7 @@
 
 Pure: functions over a replayed `runstate.Book` and an explicit `now` (this machine's unix
 time, seconds); the caller reads the log and the clock. `topo run` asks `wanted` every tick,
-`topo plan`/`apply` ask `running_specs` (what the running driver runs), `topo status`, `stop`
+`topo plan`/`apply` ask `running_jobs` (what the running driver runs), `topo status`, `stop`
 and `apply` ask `lease_live`; `stop_request` is the record `topo stop` and `topo apply` write.
 
 A lease is judged live with this machine's clock against the broker's timestamps: renewed
@@ -27,29 +27,27 @@ def lease_live(book: Book, owner: str, now: float) -> bool:
     return now - lease.renewed_at_ms / 1000 <= TTL_MS / 1000 + LEASE_MARGIN_S
 
 
-def running_specs(book: Book, owner: str, now: float) -> dict[str, dict[str, Any]]:
-    """The specs (by flow) of `owner`'s jobs running now, on any machine: the jobs published
-    while a driver holds the lease and no stop applies; empty otherwise, and for jobs of
-    another format."""
+def running_jobs(book: Book, owner: str, now: float) -> dict[str, dict[str, Any]]:
+    """Each of `owner`'s jobs running now, on any machine, as `jobs.job_views` shows it (what
+    `topo plan` compares with the topology's): the jobs published while a driver holds the
+    lease and no stop applies; empty otherwise, and for jobs of another format."""
     if not lease_live(book, owner, now) or book.stop_applies(owner):
         return {}
     entry = book.jobs(owner)
     if entry is None:
         return {}
     try:
-        jobs = read_document(entry.value)
+        return read_document(entry.value).views()
     except JobsFormatError:
         return {}
-    return {spec.flow: spec.to_dict() for spec in jobs.specs}
 
 
-def wanted(
-    book: Book, owner: str, sha256: str, file: str, mine_running: bool, now: float
-) -> Wanted:
+def wanted(book: Book, owner: str, mine_running: bool, now: float) -> Wanted:
     """What the run log asks of `topo run FILE` now (`ops.supervise`): the newest jobs and
     their generation (the jobs record's offset), a standing stop request, and why the jobs
-    cannot run here (another version of the file, no flows, a live lease held by another
-    driver while this supervisor's own driver is not running)."""
+    cannot run here (a document this topo cannot run, no flows, a live lease held by another
+    driver while this supervisor's own driver is not running). The jobs document is the whole
+    contract: the topology file as it is on this machine is not compared with it."""
     entry = book.jobs(owner)
     if entry is None:
         return Wanted(None, None)
@@ -63,13 +61,7 @@ def wanted(
     except JobsFormatError as problem:
         return Wanted(entry.value, entry.offset, stop, f"the published jobs: {problem}")
     unusable = None
-    if jobs.topology_sha256 != sha256:
-        unusable = (
-            f"the jobs published at {when(jobs.published_at)} are for another version of "
-            f"{file} (sha256 {jobs.topology_sha256[:12]}, this file's is "
-            f"{sha256[:12]}): deploy the applied file here, or apply this one"
-        )
-    elif not jobs.specs:
+    if not jobs.specs:
         unusable = "the published jobs have no flows"
     elif not mine_running:
         unusable = _held_elsewhere(book, owner, now)

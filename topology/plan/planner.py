@@ -106,9 +106,10 @@ def plan(
 ) -> Plan:
     """The changes that make `clusters` match `topology`; raises PlanError when none can.
 
-    `running` holds the spec of each replication job running now, by flow ("east->west"):
-    a flow whose job is missing is started, one whose spec changed restarted, one the topology
-    no longer has stopped. `handovers` holds what MM2 left for each flow with `start: mm2` that
+    `running` holds each replication job running now as `jobs.job_views` shows it, by flow
+    ("east->west"): a flow whose job is missing is started, one whose view changed (its spec,
+    its settings, the engine, its clusters' connections) restarted, one the topology no
+    longer has stopped. `handovers` holds what MM2 left for each flow with `start: mm2` that
     is not running and has not copied before (topology/plan/handover.py): its start says where
     it resumes. Without one (the running driver's plans, a flow topo copied before) such a start
     is planned without positions.
@@ -603,9 +604,10 @@ class _FlowChanges:
     def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
         changes = []
         wanted = {spec.flow: spec for spec in jobs.specs_of(self.topology)}
+        views = jobs.job_views(self.topology, list(wanted.values()))
         self.reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
         for flow, spec in wanted.items():
-            after = spec.to_dict()
+            after = views[flow]
             before = running.get(flow)
             mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
             if before is None:

@@ -11,12 +11,12 @@ from typing import Any
 from topology.render.plan_text import (
     ARROW,
     DEFAULT,
-    JOB_IDENTITY,
     SIGN,
     acl_line,
     by_cluster,
     counted,
     deletes_data,
+    job_changes,
     note_location,
     sorted_notes,
     summary_text,
@@ -144,13 +144,8 @@ def _change_cell(change: Doc) -> str:
 def _job_cell(before: Doc, after: Doc, action: str) -> str:
     if action == "delete":
         return "stopped"
-    keys = [
-        k
-        for k in after
-        if k not in (*JOB_IDENTITY, "resume") and (action == "create" or before.get(k) != after[k])
-    ]
-    rows = [f"{_code(key)}: {_old_new(before.get(key), after[key], key in before, True)}"
-            for key in keys]  # fmt: skip
+    rows = [f"{_code(key)}: {_old_new(old, new, action != 'create', True)}"
+            for key, old, new in job_changes(before, after, action)]  # fmt: skip
     resumed = after.get("resume")
     if resumed:
         copied = sum(1 for item in resumed["partitions"] if item["offset"] is not None)

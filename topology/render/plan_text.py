@@ -223,18 +223,47 @@ def _generic_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, 
     return rows
 
 
-def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]]:
-    """A job's rules; for a restart only those that changed (the title names the edge)."""
+# What a job's create shows in text and markdown: its rules and settings. The engine and the
+# clusters' connections are the topology's own, alike for every job (the JSON plan has them),
+# and where MM2 keeps its state matters only to a flow that takes over from it; a restart shows
+# every one of their values that changed.
+JOB_SHOWN_ON_UPDATE_ONLY = ("engine", "clusters")
+
+
+def job_changes(before: Doc, after: Doc, action: str) -> list[tuple[str, Any, Any]]:
+    """(setting, before, after) for each job setting a change shows: on a create every rule
+    and setting, on a restart each value that changed, nested ones by their dotted path
+    (`engine.metrics.port`)."""
     if action == "delete":
         return []
-    keys = [key for key in after if key not in (*JOB_IDENTITY, "resume")]
+    shown = [key for key in after if key not in (*JOB_IDENTITY, "resume")]
     if action == "create":
-        return [("+", key, job_value(after[key])) for key in keys]
-    return [
-        ("~", key, f"{job_value(before.get(key))} {ARROW} {job_value(after[key])}")
-        for key in keys
-        if before.get(key) != after[key]
-    ]
+        hidden = JOB_SHOWN_ON_UPDATE_ONLY + (("mm2",) if after.get("start") != "mm2" else ())
+        return [(key, None, after[key]) for key in shown if key not in hidden]
+    old, new = _flat(before), _flat({key: after[key] for key in shown})
+    return [(key, old.get(key), new.get(key)) for key in dict.fromkeys([*new, *old])
+            if old.get(key) != new.get(key) and key.split(".")[0] not in JOB_IDENTITY]  # fmt: skip
+
+
+def _flat(values: Doc, prefix: str = "") -> dict[str, Any]:
+    """Nested objects as dotted keys; lists and other values as they are."""
+    found: dict[str, Any] = {}
+    for key, item in values.items():
+        if key == "resume":
+            continue
+        if isinstance(item, Mapping) and item and key not in ("topics", "groups"):
+            found.update(_flat(item, f"{prefix}{key}."))
+        else:
+            found[f"{prefix}{key}"] = item
+    return found
+
+
+def _job_rows(before: Doc, after: Doc, action: str) -> list[tuple[str, str, str]]:
+    """A job's rules; for a restart only those that changed (the title names the edge)."""
+    rows = job_changes(before, after, action)
+    if action == "create":
+        return [("+", key, job_value(new)) for key, _old, new in rows]
+    return [("~", key, f"{job_value(old)} {ARROW} {job_value(new)}") for key, old, new in rows]
 
 
 def resume_lines(resume: Doc) -> list[str]:

@@ -1,8 +1,9 @@
 """topo's replication driver: the one program every runner submits (`spark-submit driver.py`).
 
-It runs the job specs it is given (the jobs document `topo apply` published; it refuses one of
-another format and never re-derives them from the topology file, which it reads only for the
-clusters' connections and the plan), one copy per spec: a copy loop (`spark/loop.py`, the
+It runs the jobs document it is given (the one `topo apply` published: the specs, the engine,
+the clusters' connections with secrets as references, the topology they were made from; it
+refuses one of another format or whose digest does not match) and never reads the topology
+file, one copy per spec: a copy loop (`spark/loop.py`, the
 default) or a Spark query (`spark/query.py`), both seen here as queries. First it takes the
 topology's lease in `topo-runs.internal` on the home cluster, so exactly one driver writes: a
 second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it then:
@@ -26,7 +27,6 @@ import argparse
 import collections
 import contextlib
 import dataclasses
-import hashlib
 import json
 import os
 import signal
@@ -42,7 +42,6 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from topology import jobstate
-from topology.analysis import analyse
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
 from topology.jobprogress import (
@@ -54,7 +53,7 @@ from topology.jobprogress import (
     processed,
     progress_metrics,
 )
-from topology.jobs import JobsDocument, JobsFormatError, read_document, specs_of
+from topology.jobs import JobsDocument, JobsFormatError, read_document
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.offsets import LogWriter
@@ -145,10 +144,10 @@ class Replicator:
 
         followed = reconcile.follow(
             self.topology,
-            self.jobs.topology_sha256,
+            self.jobs.digest,
             observe=observe,
             run_change=run_change,
-            running={flow: spec.to_dict() for flow, spec in self.specs.items()},
+            running=self.jobs.views(),
         )
         for applied in followed.applied:
             self.applied.append(applied.to_dict())
@@ -557,36 +556,13 @@ class Replicator:
         jobstate.write_json(self.folder / jobstate.STATUS, document)
 
 
-def _load(file: str, sha256: str) -> Topology:
-    text = Path(file).read_bytes().decode("utf-8")  # as `topo apply` read it: no newline rewrite
-    if hashlib.sha256(text.encode()).hexdigest() != sha256:
-        raise TopoError(f"{file} changed since it was applied; run `topo apply` again")
-    analysis = analyse(text, file)
-    if not analysis.ok or analysis.topology is None:
-        raise TopoError(f"{file} has errors; run `topo validate {file}`")
-    return analysis.topology
-
-
-def _jobs(file: str, topology: Topology, sha256: str) -> JobsDocument:
-    """The jobs document `topo run` wrote: this format, for this topology as it is now."""
+def _jobs(file: str) -> JobsDocument:
+    """The jobs document `topo run` wrote: this format, its digest matching its content."""
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))
     except (OSError, ValueError) as problem:
         raise JobsFormatError(f"cannot read the jobs document {file}: {problem}") from None
-    jobs = read_document(data)
-    if jobs.owner != topology.name or jobs.topology_sha256 != sha256:
-        raise JobsFormatError(
-            f"the jobs document {file} was published for another topology or another version "
-            f"of {topology.file}; run `topo apply` again"
-        )
-    # Anyone who may write topo-runs.internal could publish specs (a record filter is Spark SQL
-    # run here): only the specs `topo apply` makes of this very file are run.
-    if [spec.digest for spec in jobs.specs] != [spec.digest for spec in specs_of(topology)]:
-        raise JobsFormatError(
-            f"the jobs document {file} holds specs that are not the ones topo makes of "
-            f"{topology.file}; run `topo apply` again"
-        )
-    return jobs
+    return read_document(data)
 
 
 def checkpoint_location(topology: Topology, folder: Path, slug: str) -> str:
@@ -756,9 +732,8 @@ class _RunState:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="topo-driver")
     parser.add_argument("--state", required=True)
-    parser.add_argument("--topology", required=True)
-    parser.add_argument("--sha256", required=True)
     parser.add_argument("--jobs", required=True, help="the jobs document to run")
+    parser.add_argument("--base", required=True, help="where relative ${file:...} are read")
     parser.add_argument("--mode", choices=("once", "continuous"), required=True)
     args = parser.parse_args(argv)
     folder = Path(args.state)
@@ -783,10 +758,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, on_term)
     _record_pid(folder)
     try:
-        topology = _load(args.topology, args.sha256)
-        jobs = _jobs(args.jobs, topology, args.sha256)
+        jobs = _jobs(args.jobs)
+        base = Path(args.base)
+        topology = jobs.topology(str(base / "(jobs document)"))
         flows.extend(spec.flow for spec in jobs.specs)
-        base = Path(topology.file).parent
         configs = {
             name: client_config(cluster, os.environ, base=base)
             for name, cluster in topology.clusters.items()

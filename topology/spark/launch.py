@@ -24,7 +24,7 @@ from pathlib import Path
 
 from topology import jobstate, paths
 from topology.errors import TopoError
-from topology.jobs import JobsDocument, JobSpec
+from topology.jobs import JobsDocument
 from topology.spark import installed
 from topology.spark.conf import BASE_CONF, with_driver_heap
 from topology.spark.jars import kafka_connector_jars
@@ -33,19 +33,26 @@ from topology.telemetry import logline
 
 DRIVER_PROGRAM = Path(__file__).parent.parent / "resources" / "spark" / "topo_driver.py"
 SUPERVISOR_PID = "TOPO_SUPERVISOR_PID"  # the driver stops when this process is gone
-STARTUP_TIMEOUT = 180.0
 STOP_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
 class Submission:
+    """How to run a jobs document's driver: its engine's runner, master and Spark settings,
+    and the folder its relative `${file:...}` references are read from (the topology file's,
+    on this machine)."""
+
     owner: str
-    topology_file: str  # absolute
-    topology_sha256: str
+    base: str  # absolute
     runner: str  # local | spark
     master: str
     spark_conf: Mapping[str, str]
-    specs: tuple[JobSpec, ...]
+
+
+def submission(jobs: JobsDocument, base: str) -> Submission:
+    engine = jobs.topology().engine
+    return Submission(jobs.owner, str(Path(base).resolve()), engine.runner, engine.master,
+                      dict(engine.spark_conf))  # fmt: skip
 
 
 def _spark_submit() -> str:
@@ -76,9 +83,8 @@ def command(
     args = [_spark_submit(), "--master", submission.master, "--name", f"topo-{submission.owner}",
             "--properties-file", str(settings), "--load-spark-defaults",
             "--jars", ",".join(str(jar) for jar in jars)]  # fmt: skip
-    topology = ["--topology", submission.topology_file, "--sha256", submission.topology_sha256]
-    return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode, *topology,
-            "--jobs", str(jobs)]  # fmt: skip
+    return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode,
+            "--jobs", str(jobs), "--base", submission.base]  # fmt: skip
 
 
 SPARK_PROPERTIES = "spark.properties"
@@ -188,8 +194,8 @@ def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], No
             mode="continuous",
             runner=submission.runner,
             master=submission.master,
-            topology_file=submission.topology_file,
-            topology_sha256=jobs.topology_sha256,
+            base=submission.base,
+            jobs_digest=jobs.digest,
             started_at=time.time(),
             specs={spec.flow: spec.to_dict() for spec in jobs.specs},
             submit_pid=process.pid,
@@ -198,12 +204,10 @@ def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], No
     return SparkDriver(submission.owner, process)
 
 
-def start_supervisor(
-    owner: str, topology_file: str, report: Callable[[str], None], published_at: float
-) -> int:
+def start_supervisor(owner: str, topology_file: str, report: Callable[[str], None]) -> "Supervisor":
     """The local runner's background mode: `topo run FILE` started detached (its output in
-    driver.log); returns once its driver reports running on the jobs published at
-    `published_at`. The supervisor restarts a crashed driver with backoff."""
+    driver.log). The caller waits for its driver to report running on the run log
+    (`ops.publish`); the supervisor restarts a crashed driver with backoff."""
     folder = private_folder(owner)
     with (folder / jobstate.LOG).open("ab") as log:
         process = subprocess.Popen(
@@ -215,45 +219,39 @@ def start_supervisor(
         )  # fmt: skip
     report(f"starting the replication supervisor (`topo run`, pid {process.pid}); "
            f"log: {folder / jobstate.LOG}")  # fmt: skip
-    try:
-        wait_until_running(owner, published_at, process.poll, folder)
-    except BaseException:  # not running as asked: nothing is left behind to start it later
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(STOP_TIMEOUT + 15)  # `topo run` gives its driver STOP_TIMEOUT
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        raise
     _DETACHED.append(process)  # referenced for this process's life: it outlives `topo apply`
-    return process.pid
+    return Supervisor(process, folder)
+
+
+@dataclass(frozen=True)
+class Supervisor:
+    """A `topo run` started in the background."""
+
+    process: "subprocess.Popen[bytes]"
+    folder: Path
+
+    def exited(self) -> int | None:
+        code = self.process.poll()
+        if code is not None:
+            raise TopoError(
+                f"the replication supervisor exited ({code}): {_last_line(self.folder)}"
+            )
+        return None
+
+    def abandon(self) -> None:
+        """Stop it: its driver did not get running as asked, and nothing may be left behind
+        to start it later."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(STOP_TIMEOUT + 15)  # `topo run` gives its driver STOP_TIMEOUT
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
 
 # Supervisors started detached: a Popen dropped while its child runs warns (ResourceWarning)
 # when collected, which a long-lived caller (a test session) would see.
 _DETACHED: list["subprocess.Popen[bytes]"] = []
-
-
-def wait_until_running(
-    owner: str, published_at: float, exited: Callable[[], int | None], folder: Path
-) -> None:
-    """Until the driver of this machine reports running on the jobs published at
-    `published_at` (TopoError when the supervisor exits or time runs out)."""
-    deadline = time.monotonic() + STARTUP_TIMEOUT
-    while time.monotonic() < deadline:
-        code = exited()
-        if code is not None:
-            raise TopoError(f"the replication supervisor exited ({code}): {_last_line(folder)}")
-        status = jobstate.status(owner)
-        if (
-            status is not None
-            and status.get("state") == "running"
-            and status.get("jobs_published_at") == published_at
-        ):
-            return
-        time.sleep(0.5)
-    raise TopoError(f"the replication driver did not start in {STARTUP_TIMEOUT:.0f}s; see "
-                    f"{folder / jobstate.LOG}")  # fmt: skip
 
 
 def run_once(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> int:

@@ -13,10 +13,11 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
+from topology.runstate import FlowState
 from topology.telemetry.figures import FlowFigures, Histogram, Snapshot
 from topology.telemetry.names import BY_NAME
 
-STATES = ("starting", "running", "waiting for topics", "restarting", "failed", "done", "stopped")
+STATES = tuple(state.value for state in FlowState if state is not FlowState.STOPPING)
 
 
 def _family(name: str) -> Any:

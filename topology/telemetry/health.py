@@ -2,9 +2,10 @@
 
 from typing import Any
 
+from topology.runstate import FlowState
 from topology.telemetry.figures import Snapshot
 
-READY_STATES = ("running",)
+READY_STATES = (FlowState.RUNNING.value,)
 BEAT_STALE = 30.0  # seconds without a heartbeat copied: the flow is not getting through
 
 
