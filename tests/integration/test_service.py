@@ -265,3 +265,74 @@ def test_continuous_replication_on_a_standalone_spark_cluster_survives_a_lost_wo
     assert stopped.returncode == 0, stopped.stderr
     assert "Stopped the replication" in stopped.stdout
     assert _status(elsewhere, file)["running"] is False
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def test_the_jobs_document_is_the_contract_a_comment_changes_nothing_an_engine_edit_restarts(
+    tmp_path: Path, lab: dict[str, dict[str, str]], runs: list["subprocess.Popen[bytes]"]
+) -> None:
+    """The driver runs the published jobs document and never reads the topology file: a
+    comment added after apply does not stop a driver restarted after kill -9; an `engine:`
+    edit is a plan change that restarts it with the new setting; `topo status` straight after
+    `topo apply` shows the flows running."""
+    import json
+
+    src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    prefix = f"jd{uuid.uuid4().hex[:8]}"
+    topic = f"{prefix}-orders"
+    records.create_topic(src, topic, 2)
+    records.produce(src, varied(topic, 10, 2))
+    first_port = _free_port()
+    engine = f"engine: {{metrics: {{port: {first_port}}}}}\n"
+    file = _mirror(tmp_path, prefix, src, dst, engine)
+    here = Machine(tmp_path / "machine-here")
+
+    applied = here.topo("apply", str(file), "--auto-approve")
+    assert applied.returncode == 0, applied.stderr
+    assert "the driver reports its flows running" in applied.stderr
+    status = _status(here, file)  # straight after apply, no wait: it agrees
+    assert status["running"] is True and status["flows"][0]["state"] == "running", status
+    assert status["driver"]["metrics_url"].endswith(f":{first_port}")
+    wait_for(dst, f"src.{topic}", 10)
+
+    # A comment and a blank line: no change to plan, nothing republished.
+    file.write_text("# reviewed in PR 7: replicate the orders\n\n" + file.read_text())
+    again = here.topo("apply", str(file), "--auto-approve")
+    assert again.returncode == 0, again.stderr
+    assert "No changes" in again.stdout and "published" not in again.stderr
+
+    # kill -9 of the driver: its supervisor restarts it on the published jobs, which it runs
+    # whatever the file now says; records written meanwhile are copied, record by record.
+    recorded = json.loads((here.folder / prefix / "driver.json").read_text())
+    os.killpg(recorded["submit_pid"], 9)
+    late = [Record(topic, i % 2, f"late-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(8)]
+    records.produce(src, late)
+    _wait_for_all(dst, f"src.{topic}", records.read_topic(src, topic))
+    log = (here.folder / prefix / "driver.log").read_text()
+    assert "changed since it was applied" not in log
+    assert log.count("starting the driver (generation") >= 2  # restarted, not re-applied
+
+    # An engine edit is a restart of the replication job, with the engine's before and after.
+    second_port = _free_port()
+    file.write_text(file.read_text().replace(f"port: {first_port}", f"port: {second_port}"))
+    planned = here.topo("plan", str(file))
+    assert planned.returncode == 0, planned.stderr
+    assert "~ replication job src->dst" in planned.stdout
+    assert f"engine.metrics.port: {first_port} → {second_port}" in planned.stdout
+    moved = here.topo("apply", str(file), "--auto-approve")
+    assert moved.returncode == 0, moved.stderr
+    assert "restarts its driver on them" in moved.stderr
+    status = _status(here, file)
+    assert status["running"] is True and status["flows"][0]["state"] == "running", status
+    assert status["driver"]["metrics_url"].endswith(f":{second_port}")
+
+    stopped = here.topo("stop", str(file))
+    assert stopped.returncode == 0, stopped.stderr
