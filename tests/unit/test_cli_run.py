@@ -55,7 +55,7 @@ def said(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return lines
 
 
-def test_newly_published_jobs_run_as_published_whatever_the_file_here_says(
+def test_jobs_run_when_they_are_what_the_file_here_makes_a_comment_changing_nothing(
     tmp_path: Path, said: list[str]
 ) -> None:
     file = tmp_path / "orders.yaml"
@@ -66,13 +66,19 @@ def test_newly_published_jobs_run_as_published_whatever_the_file_here_says(
     first = runs.wanted()
     assert first.unusable is None and first.generation == 0
 
-    # A comment added here changes nothing the jobs say: they still run.
+    # A comment added here changes nothing the jobs run: they still run.
     file.write_text("# reviewed\n" + BEFORE)
     assert runs.wanted().unusable is None
 
-    # Applied elsewhere from an edited copy not deployed here: its jobs run all the same, as
-    # the document says (the file here is not read again).
+    # Applied elsewhere from an edited copy not deployed here: they wait, and say why (whoever
+    # may write the log must not make this machine run jobs of their own).
     log.publish(AFTER)
+    waiting = runs.wanted()
+    assert waiting.generation == 1 and waiting.unusable is not None
+    assert f"not what {file} makes here (a->b: delivery differs)" in waiting.unusable
+
+    # The applied revision deployed (with a comment of its own): they run, no restart needed.
+    file.write_text(AFTER + "# deployed\n")
     second = runs.wanted()
     assert second.unusable is None and second.generation == 1
     assert second.jobs.specs[0].delivery == "exactly-once"

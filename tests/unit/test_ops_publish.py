@@ -116,8 +116,10 @@ def jobs(at: float = T0, starts: dict[str, Any] | None = None) -> JobsDocument:
 
 def publisher(log: Log, host: Host, made: JobsDocument, runner: str = "local") -> Publisher:
     lines: list[str] = []
-    found = Publisher(lambda: made, runner, lambda: log, host, lines.append, clock=log.clock,
-                      sleep=log.clock.sleep)  # fmt: skip
+    found = Publisher(
+        lambda: made, runner, "west", lambda: log, host, lines.append, clock=log.clock,
+        sleep=log.clock.sleep,
+    )  # fmt: skip
     found.lines = lines  # type: ignore[attr-defined]
     return found
 
@@ -169,6 +171,7 @@ def test_the_first_flow_change_publishes_once_and_apply_returns_when_the_flows_r
     runner.execute()  # the plan's second flow change: already done
     assert [kind for kind, _value in log.written] == ["jobs"]
     assert log.written[0][1]["digest"] == made.digest
+    assert runner.lines[0] == "published 2 job(s) to topo-runs.internal on west"  # type: ignore[attr-defined]
     assert clock() >= T0 + 3  # it waited for the driver's own word
     assert runner.lines[-1] == "the driver reports its flows running"  # type: ignore[attr-defined]
     assert host.done == []

@@ -186,6 +186,22 @@ def test_a_standing_stop_says_by_whom_and_when() -> None:
     assert wanted(log).stop is None
 
 
+def test_jobs_that_are_not_what_the_file_here_makes_wait_and_say_what_differs() -> None:
+    log = Log()
+    log.jobs()
+    assert runs.wanted(log.book, OWNER, False, T0 + 3, job_views(EAST_WEST)).unusable is None
+    both = job_views(topology(("east", "west"), ("west", "east")))
+    result = runs.wanted(log.book, OWNER, False, T0 + 3, both, "prod.yaml")
+    assert result.jobs is not None and result.unusable == (
+        f"the jobs published at {runs.when(T0)} are not what prod.yaml makes here (its flow "
+        "west->east is not published): deploy the applied revision here, or apply this one"
+    )
+    forged = {"east->west": {**job_views(EAST_WEST)["east->west"], "record_filter": "true"}}
+    assert (
+        runs.first_difference(forged, job_views(EAST_WEST)) == "east->west: record_filter differs"
+    )
+
+
 def test_jobs_without_flows_are_unusable() -> None:
     log = Log()
     log.jobs(made=topology())

@@ -364,7 +364,7 @@ class _Jobs:
             topology = self.loaded.topology
             made = self.document if self.document is not None else self._document()
             jobs = replace(made, published_at=time.time())
-            publisher = Publisher(lambda: jobs, topology.engine.runner, self._log,
+            publisher = Publisher(lambda: jobs, topology.engine.runner, topology.home, self._log,
                                   _Host(self.loaded, self.configs), _progress)  # fmt: skip
             self.publisher = publisher
         publisher.execute()
@@ -388,7 +388,8 @@ class _Jobs:
         from topology.spark import launch
 
         jobs = self.document if self.document is not None else self._document()
-        Publisher(lambda: jobs, "none", self._log, _Host(self.loaded, self.configs),
+        home = self.loaded.topology.home
+        Publisher(lambda: jobs, "none", home, self._log, _Host(self.loaded, self.configs),
                   _progress).refuse_if_mm2_runs(jobs)  # fmt: skip
         submission = launch.submission(jobs, str(Path(self.loaded.file).parent))
         typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...",

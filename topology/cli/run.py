@@ -1,10 +1,11 @@
 """`topo run FILE`: run a topology's replication in the foreground, supervised.
 
 The unit systemd, a container or Kubernetes supervises (docs/service.md). It reads the jobs
-`topo apply` published for the topology in `topo-runs.internal` on its home cluster (the file
-gives only the topology's name and how to reach that cluster: the jobs document is the whole
-contract, so an edit of the file that was not applied changes nothing here), starts the
-replication driver on them (spark-submit, the topology's runner and master) and supervises it
+`topo apply` published for the topology in `topo-runs.internal` on its home cluster, checks
+that they are the jobs its file makes (compared as the driver runs them, so an edit that
+changes none of them, a comment, changes nothing; whoever may write the log cannot make it
+run jobs of their own), starts the replication driver on them (the jobs document is all the
+driver reads) (spark-submit, the topology's runner and master) and supervises it
 (`ops.supervise`): a driver that dies is restarted with backoff, newly published jobs restart
 it, a stop request (`topo stop`, from any machine) or SIGTERM stops it cleanly. Logs go to
 stdout, one `topo: ` line per event; the driver's own lines follow them.
@@ -99,16 +100,48 @@ class _Runs:
     """What `topo run` reads from topo-runs.internal, and how it starts a driver."""
 
     def __init__(self, loaded: "Loaded", log: "RunLog") -> None:
+        from topology.jobs import job_views
+
         self.loaded = loaded
         self.log = log
         self.driver: SparkDriver | None = None
+        self.views = job_views(loaded.topology)  # what the file makes (as last read well)
+        self.seen: tuple[int, int] | None = None  # the file's mtime and size when read
 
     def wanted(self) -> "Wanted":
         from topology.ops import runs
 
         book = self.log.read()
         owner = self.loaded.topology.name
-        return runs.wanted(book, owner, self._mine_running(), time.time())
+        mine = self._mine_running()
+        return runs.wanted(book, owner, mine, time.time(), self._made(), self.loaded.file)
+
+    def _made(self) -> dict[str, dict[str, Any]]:
+        """The jobs the file here makes now (`jobs.job_views`), read again when it changed
+        (a deployment of the applied revision is picked up without a restart). When it
+        cannot be read or has errors, the published jobs are checked against the file as it
+        last read well."""
+        from topology.analysis import analyse
+        from topology.errors import TopoError
+        from topology.jobs import job_views
+
+        file = Path(self.loaded.file)
+        try:
+            facts = file.stat()
+        except OSError:
+            return self.views
+        seen = (facts.st_mtime_ns, facts.st_size)
+        if seen == self.seen:
+            return self.views
+        self.seen = seen
+        try:
+            analysis = analyse(file.read_bytes().decode("utf-8"), str(file))
+        except (OSError, UnicodeDecodeError, TopoError):
+            return self.views
+        made = analysis.topology
+        if analysis.ok and made is not None and made.name == self.loaded.topology.name:
+            self.views = job_views(made)
+        return self.views
 
     def _mine_running(self) -> bool:
         return self.driver is not None and self.driver.process.poll() is None

@@ -140,6 +140,7 @@ class Publisher:
         self,
         jobs: Callable[[], JobsDocument],
         runner: str,
+        home: str | None,
         log: Callable[[], RunLog | None],
         host: Host,
         progress: Callable[[str], None],
@@ -149,6 +150,7 @@ class Publisher:
         self.clock, self.sleep = clock, sleep
         self.jobs = jobs  # the document to publish (built when the first flow change runs)
         self.runner = runner
+        self.home = home  # the cluster whose topo-runs.internal holds the jobs
         self.log = log  # the home cluster's run log; None when the topology has no flows
         self.host = host
         self.progress = progress
@@ -169,7 +171,7 @@ class Publisher:
         jobs = carry_starts(jobs, previous.value if previous is not None else None)
         log.write("jobs", jobs.to_dict())
         self.published = jobs
-        self.progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal")
+        self.progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal on {self.home}")
         self._run(log, jobs)
 
     def _run(self, log: RunLog, jobs: JobsDocument) -> None:

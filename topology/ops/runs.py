@@ -10,6 +10,7 @@ within the lease's TTL plus `LEASE_MARGIN_S`, for clocks that disagree between m
 """
 
 import time
+from collections.abc import Mapping
 from typing import Any
 
 from topology.jobs import JobsFormatError, read_document
@@ -42,12 +43,22 @@ def running_jobs(book: Book, owner: str, now: float) -> dict[str, dict[str, Any]
         return {}
 
 
-def wanted(book: Book, owner: str, mine_running: bool, now: float) -> Wanted:
+def wanted(
+    book: Book,
+    owner: str,
+    mine_running: bool,
+    now: float,
+    made: Mapping[str, Mapping[str, Any]] | None = None,
+    file: str = "the topology file",
+) -> Wanted:
     """What the run log asks of `topo run FILE` now (`ops.supervise`): the newest jobs and
     their generation (the jobs record's offset), a standing stop request, and why the jobs
-    cannot run here (a document this topo cannot run, no flows, a live lease held by another
-    driver while this supervisor's own driver is not running). The jobs document is the whole
-    contract: the topology file as it is on this machine is not compared with it."""
+    cannot run here: a document this topo cannot run, no flows, a live lease held by another
+    driver while this supervisor's own driver is not running, or jobs that are not what FILE
+    makes (`made`, its `jobs.job_views`): whoever may write topo-runs.internal must not make a
+    driver run jobs of their own (a record filter is Spark SQL). The jobs are compared as the
+    driver runs them, not byte for byte: an edit of FILE that changes nothing they run (a
+    comment) changes nothing here."""
     entry = book.jobs(owner)
     if entry is None:
         return Wanted(None, None)
@@ -61,11 +72,34 @@ def wanted(book: Book, owner: str, mine_running: bool, now: float) -> Wanted:
     except JobsFormatError as problem:
         return Wanted(entry.value, entry.offset, stop, f"the published jobs: {problem}")
     unusable = None
-    if not jobs.specs:
+    differs = None if made is None else first_difference(jobs.views(), made)
+    if differs is not None:
+        unusable = (
+            f"the jobs published at {when(jobs.published_at)} are not what {file} makes here "
+            f"({differs}): deploy the applied revision here, or apply this one"
+        )
+    elif not jobs.specs:
         unusable = "the published jobs have no flows"
     elif not mine_running:
         unusable = _held_elsewhere(book, owner, now)
     return Wanted(jobs, entry.offset, stop, unusable)
+
+
+def first_difference(
+    published: Mapping[str, Mapping[str, Any]], made: Mapping[str, Mapping[str, Any]]
+) -> str | None:
+    """The first way the published jobs differ from the ones a file makes, in words; None
+    when they are the same."""
+    for flow in sorted(set(published) | set(made)):
+        if flow not in made:
+            return f"flow {flow} is not in it"
+        if flow not in published:
+            return f"its flow {flow} is not published"
+        ours, theirs = made[flow], published[flow]
+        for key in sorted(set(ours) | set(theirs)):
+            if ours.get(key) != theirs.get(key):
+                return f"{flow}: {key} differs"
+    return None
 
 
 def _held_elsewhere(book: Book, owner: str, now: float) -> str | None:

@@ -64,8 +64,10 @@ from topology.model import Topology
 from topology.naming import offset_syncs_topic
 from topology.offsets import checkpoints
 from topology.ops import reconcile
+from topology.ops.replicate import Action, Do, Leader, Tick
 from topology.ops.rounds import Checkpointer
 from topology.plan.planner import replicated_topics
+from topology.runstate import FlowState
 from topology.spark import loop, query, resumed
 from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 from topology.spark.watched import Watched
@@ -121,6 +123,9 @@ class Replicator:
         self.started_at = time.time()
         self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
         self.new_handovers: set[str] = set()  # flows whose MM2 handover starts in this driver
+        self.leader = Leader(list(self.specs), once)  # every decision about the flows' copies
+        self.started: dict[str, bool] = {}  # since the last tick: flow -> runs as a copy loop
+        self.start_failed: dict[str, str] = {}  # since the last tick: flow -> why not
         info = {"mode": "once" if once else "continuous", "runner": topology.engine.runner,
                 "host": socket.gethostname()}  # fmt: skip
         self.watched = Watched(topology.name, info, self.specs, configs, folder, report,
@@ -185,18 +190,16 @@ class Replicator:
 
     # -- queries --------------------------------------------------------------------------------
 
-    def start_query(self, flow: str) -> None:
+    def start_query(self, flow: str, topic_map: Mapping[str, str]) -> None:
+        """Start the flow's copy on `topic_map`; what came of it is told to the leader at the
+        next tick (started, or why it could not)."""
         spec = self.specs[flow]
-        status = self.flows[flow]
-        topic_map = self.maps.get(flow, {})
-        status.topics = len(topic_map)
-        if not topic_map:
-            status.state = "waiting for topics" if not self.once else "done"
-            return
+        self.maps[flow] = dict(topic_map)
+        self.flows[flow].topics = len(topic_map)
         checkpoint = checkpoint_location(self.topology, self.folder, spec.slug)
         planned = query.QueryPlan(
             spec=spec,
-            topic_map=topic_map,
+            topic_map=dict(topic_map),
             source_options=self.java[spec.source],
             target_options=self.java[spec.target],
             checkpoint=checkpoint,
@@ -213,7 +216,9 @@ class Replicator:
             try:
                 ended = loop.checkpoint_offsets(self.spark, checkpoint)
             except Exception as problem:  # storage unreachable: this flow waits, not the others
-                self.retry_later(flow, f"reading its checkpoint {checkpoint}: {problem}")
+                self.start_failed[flow] = first_line(
+                    f"reading its checkpoint {checkpoint}: {problem}"
+                )
                 return
             planned = dataclasses.replace(planned, starting=ended)
         elif as_loop:  # once: the loop commits the handover's positions as it starts
@@ -221,15 +226,20 @@ class Replicator:
             self.new_handovers.discard(flow)
         if self.stopping:
             return  # fenced or stopping: no query starts now
-        started = loop.start(self.spark, planned) if as_loop else query.start(self.spark, planned)
+        try:
+            started = (
+                loop.start(self.spark, planned) if as_loop else query.start(self.spark, planned)
+            )
+        except TopoError as problem:
+            self.start_failed[flow] = first_line(str(problem))
+            return
         with self.lock:
             if self.stopping:  # fenced while it started: it must not write
                 started.stop()
                 return
             self.queries[flow] = started
         self.topics[flow] = query.observed_topics(topic_map)
-        status.state = "running"
-        status.error = None
+        self.started[flow] = as_loop
 
     def counts(self, flow: str, topic_map: Mapping[str, str]) -> dict[str, int]:
         """The partitions of each of the flow's source topics, as last seen."""
@@ -310,47 +320,96 @@ class Replicator:
                 status.last_batch_at = time.time()
                 status.window.append((time.monotonic(), rows, size))
 
-    def retry_later(self, flow: str, problem: str) -> None:
-        """The flow could not start: it is started again after a backoff, like a failed one."""
-        status = self.flows[flow]
-        status.error = first_line(problem)
-        self.figures.error(flow, "query")
-        status.state = "failed" if self.once else "restarting"
-        status.retry_at = time.monotonic() + min(60.0, 5.0 * 2**status.restarts)
-        self.report(f"{flow} failed: {status.error}", event="query.failed", level="error")
-
-    def check(self, flow: str, now: float) -> None:
-        """A query that stopped on an error is restarted from its checkpoint after a backoff."""
-        status = self.flows[flow]
-        running = self.queries.get(flow)
-        if running is not None and not running.isActive:
+    def ended(self) -> dict[str, str | None]:
+        """The copies that ended since the last look, each with its error (None: it finished,
+        as `--once` copies do); their last batches counted first."""
+        found: dict[str, str | None] = {}
+        for flow in list(self.queries):
+            running = self.queries[flow]
+            self.collect(flow)
+            if running.isActive:
+                continue
             self.collect(flow, final=True)
             problem = running.exception()
-            del self.queries[flow]
-            if problem is None:
-                status.state = "done"
-                return
-            self.retry_later(flow, str(problem))
-        elif running is None and status.state == "restarting" and now >= status.retry_at:
-            status.restarts += 1
-            self.figures.restart(flow, "retry", time.time())
-            self.report(f"{flow}: restarting from where it stopped (attempt {status.restarts})",
-                        event="query.restart", level="warning")  # fmt: skip
-            self.start_query(flow)
+            with self.lock:
+                self.queries.pop(flow, None)
+            found[flow] = None if problem is None else first_line(str(problem))
+        return found
+
+    def step(self, maps: Mapping[str, Mapping[str, str]] | None = None) -> None:
+        """One tick: what was seen goes to the leader (`ops.replicate`), its actions are taken."""
+        tick = Tick(time.monotonic(), maps=maps, ended=self.ended(),
+                    start_failed=dict(self.start_failed), started=dict(self.started),
+                    stop_asked=self.stopping)  # fmt: skip
+        self.start_failed.clear()
+        self.started.clear()
+        with self.lock:
+            actions = self.leader.step(tick)
+        self.act(actions)
+
+    def act(self, actions: list[Action]) -> None:
+        """Take the leader's actions (its lines, starts, joins, restarts and stops)."""
+        for action in actions:
+            flow = action.flow
+            if action.do is Do.REPORT:
+                self.report(action.line, event=action.event, level=action.level)
+                if action.event == "query.failed" and flow is not None:
+                    self.figures.error(flow, "query")
+                elif action.event == "query.restart" and flow is not None:
+                    self.figures.restart(flow, "retry", time.time())
+            elif action.do is Do.HALT_ALL:
+                self.halt_all()
+            elif action.do is Do.STOP_ALL:
+                for running in list(self.queries):
+                    self.stop_query(running)
+            elif flow is None:
+                continue
+            elif action.do is Do.STOP:
+                self.stop_query(flow)
+            elif action.do is Do.START and action.topics is not None:
+                self.start_query(flow, action.topics)
+            elif action.do is Do.JOIN and action.topics is not None:
+                self.join(flow, action.topics)
+            elif action.do is Do.RESTART and action.topics is not None:
+                self.discovered(flow, action.topics)
+                self.figures.restart(flow, "topics", time.time())
+                self.stop_query(flow)
+                self.start_query(flow, action.topics)
+
+    def halt_all(self) -> None:
+        """Stop every copy now, committing nothing: copy loops first, all at once."""
+        with self.lock:
+            self.stopping = True
+            running = list(self.queries.values())
+        for query_running in running:
+            if isinstance(query_running, loop.LoopQuery):
+                with contextlib.suppress(Exception):
+                    query_running.halt()
+        for query_running in running:
+            with contextlib.suppress(Exception):  # stopped already, or Spark is going down
+                query_running.stop()
+
+    def lease_lost(self, why: str) -> None:
+        """From the lease's threads: the leader decides (halt every copy), taken at once."""
+        with self.lock:
+            actions = self.leader.step(Tick(time.monotonic(), lease_lost=why))
+        self.act(actions)
+
+    def discovered(self, flow: str, topic_map: Mapping[str, str]) -> None:
+        before = self.maps.get(flow)
+        added = set(topic_map) - set(before or {})
+        if added and before is not None:
+            self.figures.discovered(flow, len(added))
 
     # -- the loops ------------------------------------------------------------------------------
 
     def run_once(self) -> int:
-        self.maps = self.sync_topics()
-        for flow in self.specs:
-            self.start_query(flow)
+        self.step(self.sync_topics())
         last_line = 0.0
-        while self.queries and not self.stopping:
+        while self.leader.running() and not self.stopping:
             now = time.monotonic()
-            for flow in list(self.queries):
-                self.collect(flow)
-                self.check(flow, now)
-            self.write_status("running")
+            self.step()
+            self.write_status(self.leader.run_state())
             if now - last_line >= 5:
                 last_line = now
                 for status in self.flows.values():
@@ -360,18 +419,18 @@ class Replicator:
             time.sleep(0.5)
         for flow in list(self.queries):
             self.stop_query(flow)
-        failed = [s for s in self.flows.values() if s.state == "failed"]
-        if not failed and not self.stopping:
+        final = self.leader.finish()
+        if final is FlowState.DONE:
             self.report("copied; translating consumer group offsets")
             self.record_progress()
             self.offsets_round()
-        self.write_status("failed" if failed else "done")
+        self.write_status(final)
         for status in self.flows.values():
             self.report(
                 f"{status.spec.flow}: {status.state}, {status.records} records "
                 f"({status.bytes} bytes) from {status.topics} topic(s)"
             )
-        return 1 if failed or self.stopping else 0
+        return self.leader.exit_code()
 
     def run_continuously(self) -> int:
         sources = {spec.source for spec in self.specs.values()}
@@ -391,15 +450,14 @@ class Replicator:
                     if spec.heartbeats:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
+            maps = None
             if now >= due["watch"]:
                 due["watch"] = now + WATCH_EVERY
-                shapes = self.watch(watches, shapes)
-            for flow in self.specs:
-                self.collect(flow)
-                self.check(flow, now)
+                shapes, maps = self.watch(watches, shapes)
+            self.step(maps)
             if now >= due["status"]:
                 due["status"] = now + STATUS_EVERY
-                self.write_status("running")
+                self.write_status(self.leader.run_state())
                 self.record_progress()
             if now >= due["offsets"]:
                 due["offsets"] = time.monotonic() + OFFSETS_EVERY
@@ -409,56 +467,40 @@ class Replicator:
                     )
                     self.offsets_thread.start()
             time.sleep(0.2)
-        self.write_status("stopping")
+        self.step()  # the stop, as the leader decides it
+        self.write_status(FlowState.STOPPING)
         for flow in list(self.queries):
             self.stop_query(flow)
         self.record_progress()
         emitter.flush()
-        for status in self.flows.values():
-            status.state = "stopped"
-        self.write_status("stopped")
-        return 0
+        self.write_status(self.leader.finish())
+        return self.leader.exit_code()
 
     def watch(
         self, watches: Mapping[str, TopicWatch], before: dict[str, dict[str, int]]
-    ) -> dict[str, dict[str, int]]:
-        """Re-plan the topics when a source's topics or partition counts changed."""
+    ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]] | None]:
+        """The sources' topics and partition counts, and each flow's topic map when they
+        changed (re-planned through `sync_topics`); None when nothing changed or the sources
+        could not be read (the flows not copying say why)."""
         try:
             now = {name: watch.shapes() for name, watch in watches.items()}
             if now == before:
-                return before
+                return before, None
             maps = self.sync_topics()
         except TopoError as problem:
             for status in self.flows.values():
                 if status.spec.flow not in self.queries:
                     status.error = first_line(str(problem))
-            return before
-        for flow in self.specs:
-            running = self.queries.get(flow)
-            if isinstance(running, loop.LoopQuery) and maps.get(flow):
-                self.join(flow, running, maps[flow])
-            elif maps.get(flow) != self.maps.get(flow):
-                added = sorted(set(maps.get(flow, {})) - set(self.maps.get(flow, {})))
-                if added and self.maps.get(flow) is not None:
-                    self.figures.discovered(flow, len(added))
-                if flow in self.queries:
-                    self.figures.restart(flow, "topics", time.time())
-                if added and flow in self.queries:
-                    self.report(f"{flow}: new topic(s) {', '.join(added)}; restarting the query",
-                                event="topics.discovered")  # fmt: skip
-                self.stop_query(flow)
-                self.maps[flow] = maps.get(flow, {})
-                self.start_query(flow)
-        return now
+            return before, None
+        return now, maps
 
-    def join(self, flow: str, running: loop.LoopQuery, topic_map: dict[str, str]) -> None:
+    def join(self, flow: str, topic_map: Mapping[str, str]) -> None:
         """Topics and partitions found while a copy loop runs join it: nothing restarts."""
-        added = sorted(set(topic_map) - set(self.maps.get(flow, {})))
-        if added:
-            self.figures.discovered(flow, len(added))
-            self.report(f"{flow}: new topic(s) {', '.join(added)}; copying them too",
-                        event="topics.discovered")  # fmt: skip
-        self.maps[flow] = topic_map
+        running = self.queries.get(flow)
+        if not isinstance(running, loop.LoopQuery):
+            return
+        self.discovered(flow, topic_map)
+        self.maps[flow] = dict(topic_map)
         running.update(topic_map, self.counts(flow, topic_map))
         self.topics[flow] = query.observed_topics(topic_map)
         self.flows[flow].topics = len(topic_map)
@@ -547,6 +589,10 @@ class Replicator:
         """status.json here, and the snapshot the lease thread publishes: built on this (the
         main) thread only, as the flows' numbers change here."""
         for flow, status in self.flows.items():
+            run = self.leader.flows[flow]
+            status.state, status.restarts = run.state, run.restarts
+            if run.error is not None or run.state is FlowState.RUNNING:
+                status.error = run.error
             self.figures.state(flow, status.state)
             followed = set(self.topics.get(flow, ()))
             partitions = sum(1 for topic, _partition in status.processed if topic in followed)
@@ -695,22 +741,13 @@ class _RunState:
         """Stop writing now: another driver holds, or may hold, the lease."""
         if self.fenced:
             return
-        self.report(f"{why}; stopping its queries so that no two drivers write")
         self.fenced = True
         self.stopping()
         replicator = self.replicator
         if replicator is None:
+            self.report(f"{why}; stopping so that no two drivers write")
             return
-        with replicator.lock:
-            replicator.stopping = True
-            running = list(replicator.queries.values())
-        for query_running in running:  # copy loops first, all at once: they commit no more
-            if isinstance(query_running, loop.LoopQuery):
-                with contextlib.suppress(Exception):
-                    query_running.halt()
-        for query_running in running:
-            with contextlib.suppress(Exception):  # stopped already, or Spark is going down
-                query_running.stop()
+        replicator.lease_lost(why)  # the leader halts every copy at once
 
     def finish(self, state: str) -> None:
         """The last status, then the lease released (not when fenced: it is another's)."""
