@@ -1,6 +1,7 @@
 """What the driver hands a flow's copy loop (topology/spark/loop.py), and where a flow moving
 from micro-batches to the loop starts (its Spark checkpoint's last committed batch)."""
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -41,6 +42,15 @@ def test_the_loop_is_given_the_flow_its_clients_and_where_positions_live() -> No
     assert given["start"] == "earliest" and given["starting"] == {} and not given["once"]
     assert given["bounds_ms"] == [round(b * 1000) for b in LATENCY_BUCKETS]
     assert given["producer"]["acks"] == "all" and given["producer"]["enable.idempotence"]
+
+
+def test_the_loop_is_sent_exactly_the_fields_its_java_parser_is_tested_with() -> None:
+    """LoopConfig (topo's jar) refuses an unknown field and requires every field: its JUnit
+    tests parse tests/java/loop-config.json, which must hold what loop.config sends."""
+    sample = json.loads((Path(__file__).parents[1] / "java" / "loop-config.json").read_text())
+    given = loop.config(_plan())
+    assert sorted(given) == sorted(sample)
+    assert given["format"] == sample["format"] == 1
 
 
 def test_exactly_once_commits_often_and_a_handover_gives_its_positions() -> None:

@@ -132,6 +132,7 @@ def config(plan: QueryPlan) -> dict[str, Any]:
     """The loop's configuration (CopyLoop reads it)."""
     spec = plan.spec
     return {
+        "format": 1,  # LoopConfig.FORMAT: CopyLoop refuses another format, and any unknown field
         "source": spec.source,
         "target": spec.target,
         "provenance": spec.provenance,

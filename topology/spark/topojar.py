@@ -7,8 +7,9 @@
 - `CopyFigures`: the aggregate each query observes for the metrics endpoint, one array update
   per record whatever the number of topics (docs/metrics.md, "What it costs").
 - The copy loop (`engine.trigger: loop`, docs/engine.md): `CopyLoop` (one flow's threads and
-  its reports), `CopyTask` (one thread: a consumer feeding a producer), `Hops` (the loop rules
-  and stamps), `Ledger` (the positions in the progress group), `LoopFigures` (the figures).
+  its reports), `LoopConfig` (its configuration, parsed and checked in one place), `CopyTask`
+  (one thread: a consumer feeding a producer), `Hops` (the loop rules and stamps), `Ledger`
+  (the positions in the progress group), `LoopFigures` (the figures).
 
 They are compiled with the machine's JDK against the connector's kafka-clients jar and
 pyspark's own jars, and cached by the sources' digest, like the Maven jars.
@@ -32,6 +33,7 @@ SOURCES = (
     "CopyFigures.java",
     "Hops.java",
     "LoopFigures.java",
+    "LoopConfig.java",
     "Ledger.java",
     "CopyTask.java",
     "CopyLoop.java",

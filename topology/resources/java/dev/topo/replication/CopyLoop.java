@@ -16,8 +16,6 @@ import java.util.UUID;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
  * One flow's copy loop ({@code engine.trigger: loop}): long-lived {@link CopyTask} threads in the
@@ -26,10 +24,11 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * sleeps in its poll, and a topic the driver adds joins the running threads ({@link #update})
  * without stopping the copy of the others.
  *
- * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it).
- * The driver reads {@link #report} as it reads a Spark query's progress: the positions committed
- * (its {@code endOffset}), the ends last seen ({@code latestOffset}), the records read and the
- * {@link CopyFigures}-shaped figures of what was copied since the previous report.
+ * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it),
+ * parsed and checked whole by {@link LoopConfig} before anything starts). The driver reads {@link
+ * #report} as it reads a Spark query's progress: the positions committed (its {@code endOffset}),
+ * the ends last seen ({@code latestOffset}), the records read and the {@link CopyFigures}-shaped
+ * figures of what was copied since the previous report.
  */
 public final class CopyLoop {
   static final long EARLIEST = -2;
@@ -37,23 +36,17 @@ public final class CopyLoop {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int FIGURED_TOPICS_MAX = 50; // as the Spark query's OBSERVED_TOPICS_MAX
 
-  final boolean once;
-  final long commitMs;
-  final long busyCommitMs;
-  final int fullPoll;
+  /** The configuration, parsed and checked ({@link LoopConfig#parse}). */
+  final LoopConfig config;
+
   final Hops hops;
   final LoopFigures figures;
-  private final long defaultStart;
-  private final Map<String, Map<String, Number>> starting;
   private final List<CopyTask> tasks = new ArrayList<>();
   private final List<Thread> threads = new ArrayList<>();
   private final String runId = UUID.randomUUID().toString();
   private volatile boolean stopping;
   private volatile boolean halted;
   private volatile String failure;
-
-  /** Whether the handover's positions (`starting`) win over the progress group's. */
-  private final boolean startingWins;
 
   /**
    * The partitions the loop began with, and whether the flow had copied any before: only those of a
@@ -83,69 +76,26 @@ public final class CopyLoop {
     }
   }
 
-  @SuppressWarnings("unchecked")
-  private CopyLoop(Map<String, Object> config) throws Exception {
-    once = Boolean.TRUE.equals(config.get("once"));
-    commitMs = ((Number) config.get("commit_ms")).longValue();
-    busyCommitMs = Math.max(commitMs, ((Number) config.get("busy_commit_ms")).longValue());
-    Object maxPoll = ((Map<String, Object>) config.get("source_client")).get("max.poll.records");
-    fullPoll = maxPoll == null ? 500 : Integer.parseInt(maxPoll.toString()); // Kafka's default
-    hops =
-        new Hops(
-            (String) config.get("source"),
-            (String) config.get("target"),
-            Boolean.TRUE.equals(config.get("provenance")),
-            new HashSet<>((List<String>) config.get("no_forward_from")));
-    List<Number> bounds = (List<Number>) config.get("bounds_ms");
-    long[] boundsMs = new long[bounds.size()];
-    for (int i = 0; i < boundsMs.length; i++) {
-      boundsMs[i] = bounds.get(i).longValue();
-    }
-    figures = new LoopFigures(boundsMs);
-    defaultStart = "latest".equals(config.get("start")) ? LATEST : EARLIEST;
-    Map<String, Map<String, Number>> given =
-        (Map<String, Map<String, Number>>) config.get("starting");
-    starting = given == null ? Collections.emptyMap() : given;
-    startingWins = Boolean.TRUE.equals(config.get("starting_wins"));
-    boolean exactlyOnce = Boolean.TRUE.equals(config.get("exactly_once"));
-    String group = (String) config.get("group");
-    int count = ((Number) config.get("tasks")).intValue();
-    for (int i = 0; i < count; i++) {
-      Map<String, Object> consumer =
-          new HashMap<>((Map<String, Object>) config.get("source_client"));
-      consumer.put("enable.auto.commit", "false");
-      consumer.put("isolation.level", "read_committed");
-      consumer.put("auto.offset.reset", "earliest"); // emptied by retention: go on from the oldest
-      consumer.put("key.deserializer", ByteArrayDeserializer.class.getName());
-      consumer.put("value.deserializer", ByteArrayDeserializer.class.getName());
-      consumer.put("client.id", config.get("client_id") + "-" + i);
-      Map<String, Object> ledger = new HashMap<>((Map<String, Object>) config.get("target_client"));
-      ledger.put("group.id", group);
-      ledger.put("enable.auto.commit", "false");
-      // committed() then waits for a position inside an open transaction to be decided
-      ledger.put("isolation.level", "read_committed");
-      ledger.put("key.deserializer", ByteArrayDeserializer.class.getName());
-      ledger.put("value.deserializer", ByteArrayDeserializer.class.getName());
-      ledger.put("client.id", config.get("client_id") + "-progress-" + i);
-      Map<String, Object> producer =
-          new HashMap<>((Map<String, Object>) config.get("target_client"));
-      producer.putAll((Map<String, Object>) config.get("producer"));
-      producer.put("key.serializer", ByteArraySerializer.class.getName());
-      producer.put("value.serializer", ByteArraySerializer.class.getName());
-      producer.put("client.id", config.get("client_id") + "-" + i);
-      if (exactlyOnce) {
-        producer.put("transactional.id", config.get("transactional_prefix") + ".loop." + i);
-      }
-      tasks.add(new CopyTask(this, i, consumer, ledger, producer, exactlyOnce));
+  private CopyLoop(LoopConfig config) throws Exception {
+    this.config = config;
+    hops = new Hops(config.source(), config.target(), config.provenance(), config.noForwardFrom());
+    figures = new LoopFigures(config.boundsMs());
+    for (int i = 0; i < config.tasks(); i++) {
+      tasks.add(
+          new CopyTask(
+              this,
+              i,
+              config.consumer(i),
+              config.ledger(i),
+              config.producer(i),
+              config.exactlyOnce()));
       assigned.add(new HashSet<>());
     }
-    place(
-        (Map<String, String>) config.get("topics"),
-        (Map<String, Integer>) config.get("partitions"));
+    place(config.topics(), config.partitions());
     for (Set<TopicPartition> mine : assigned) {
       initial.addAll(mine);
     }
-    copiedBefore = !starting.isEmpty() || anyCommitted(tasks.get(0).ledgerSettings());
+    copiedBefore = !config.starting().isEmpty() || anyCommitted(config.ledger(0));
   }
 
   /**
@@ -176,7 +126,8 @@ public final class CopyLoop {
   /** A running loop of the configuration given as JSON. */
   public static CopyLoop start(String config) throws Exception {
     CopyLoop loop =
-        new CopyLoop(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
+        new CopyLoop(
+            LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {})));
     String name = "topo-copy-" + loop.runId.substring(0, 8) + "-";
     for (int i = 0; i < loop.tasks.size(); i++) {
       Thread thread = new Thread(loop.tasks.get(i), name + i);
@@ -236,21 +187,12 @@ public final class CopyLoop {
   }
 
   /**
-   * Where a partition taken up starts, given its committed position (or null): an offset, EARLIEST
-   * or LATEST. The committed position, unless a new handover's positions win; else the handover's;
-   * else the flow's start for a partition of a flow that never copied, and the earliest for one
-   * found since (a new topic or partition: none of its records is skipped).
+   * Where a partition taken up starts ({@link LoopConfig#start}): a partition the loop began with,
+   * of a flow that never copied, may start at the flow's start; one found since (a new topic or
+   * partition) starts at its earliest, so none of its records is skipped.
    */
   long start(TopicPartition partition, Long committed) {
-    Map<String, Number> topic = starting.get(partition.topic());
-    Number handover = topic == null ? null : topic.get(Integer.toString(partition.partition()));
-    if (committed != null && !(startingWins && handover != null)) {
-      return committed;
-    }
-    if (handover != null) {
-      return handover.longValue();
-    }
-    return !copiedBefore && initial.contains(partition) ? defaultStart : EARLIEST;
+    return config.start(partition, committed, !copiedBefore && initial.contains(partition));
   }
 
   boolean stopping() {

@@ -83,10 +83,6 @@ final class CopyTask implements Runnable {
   /** Positions read past but not committed yet. */
   private final Map<TopicPartition, Long> pending = new HashMap<>();
 
-  Map<String, Object> ledgerSettings() {
-    return ledgerSettings;
-  }
-
   CopyTask(
       CopyLoop loop,
       int index,
@@ -136,7 +132,7 @@ final class CopyTask implements Runnable {
           version = now.version;
           reassign(now);
         }
-        if (loop.once && reached()) {
+        if (loop.config.once() && reached()) {
           break; // everything the source held at the start is copied (or none was given)
         }
         if (partitions.isEmpty()) {
@@ -150,7 +146,10 @@ final class CopyTask implements Runnable {
         long clock = System.currentTimeMillis();
         // Behind (a poll as full as it gets): commit less often, a copy is late anyway and each
         // transaction waits for every record in it; caught up, as often as commit_ms says.
-        long every = records.count() >= loop.fullPoll ? loop.busyCommitMs : loop.commitMs;
+        long every =
+            records.count() >= loop.config.fullPoll()
+                ? loop.config.busyCommitMs()
+                : loop.config.commitMs();
         if (clock - lastCommit >= every) {
           readPast();
           if (exactlyOnce) {
@@ -381,7 +380,7 @@ final class CopyTask implements Runnable {
       started.put(partition, consumer.position(partition));
     }
     commit(started);
-    if (loop.once) {
+    if (loop.config.once()) {
       ends.putAll(last);
     }
     observeEnds();

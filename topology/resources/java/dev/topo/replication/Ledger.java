@@ -8,6 +8,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -24,11 +26,16 @@ final class Ledger {
   private static final Duration CLOSE = Duration.ofSeconds(10);
 
   private final ExecutorService thread;
-  private final KafkaConsumer<byte[], byte[]> consumer;
+  private final Consumer<byte[], byte[]> consumer;
   private final ConsumerGroupMetadata group;
   private Future<?> inFlight;
 
   Ledger(Map<String, Object> settings, String name) throws Exception {
+    this(() -> new KafkaConsumer<byte[], byte[]>(settings), name);
+  }
+
+  /** A ledger over the consumer {@code make} makes (on the ledger's thread, where it is used). */
+  Ledger(Supplier<Consumer<byte[], byte[]>> make, String name) throws Exception {
     thread =
         Executors.newSingleThreadExecutor(
             work -> {
@@ -37,7 +44,7 @@ final class Ledger {
               return made;
             });
     try {
-      consumer = await(thread.submit(() -> new KafkaConsumer<byte[], byte[]>(settings)));
+      consumer = await(thread.submit(make::get));
       group = await(thread.submit(consumer::groupMetadata));
     } catch (Exception problem) {
       thread.shutdownNow();
