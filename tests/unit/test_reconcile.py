@@ -469,3 +469,94 @@ def test_following_converges_and_the_next_round_has_nothing_to_do() -> None:
     copy = kafka.clusters["west"].topics["east.orders"]
     assert (copy.partitions, copy.configs) == (5, {"retention.ms": "7"})
     assert round_().plan.empty
+
+
+# -- checked_plan: what `topo plan` and `topo apply` read beyond the inventory ----------------
+
+
+class Readers:
+    """`ops.reconcile.Readers` over plain values: progress per flow, MM2's handover, and the
+    principal's access per cluster (everything by default: no authorizer)."""
+
+    def __init__(
+        self,
+        progress: Mapping[str, set[tuple[str, int]]] | None = None,
+        access: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.progress_of = dict(progress or {})
+        self.access = dict(access or {})
+        self.asked: list[str] = []
+
+    def progress(self, cluster: str, topic: str, flow: str) -> set[tuple[str, int]]:
+        self.asked.append(f"progress {flow} in {topic} on {cluster}")
+        return self.progress_of.get(flow, set())
+
+    def handover(self, spec: Any, edge: Any, topics: Any) -> Any:
+        from tests.unit.test_plan_handover import _handover
+
+        self.asked.append(f"handover {spec.flow}")
+        return _handover(p0=100, p1=80)
+
+    def accesses(self, needed: Any, clusters: Mapping[str, Cluster]) -> dict[str, Any]:
+        from topology.permissions import Access
+
+        return {name: self.access.get(name, Access(name, authorizer=False)) for name in clusters}
+
+    def reading(self, cluster: str) -> Any:
+        self.asked.append(f"reading {cluster}")
+        return self.access.get(cluster)
+
+
+def test_a_flow_taking_over_from_mm2_reads_its_positions_unless_it_runs_or_copied() -> None:
+    from tests.unit.test_plan_handover import _clusters, _topology
+
+    made = _topology()
+    read = Readers()
+    checked = reconcile.checked_plan(made, SHA, _clusters(), running={}, read=read)
+    [start] = [c for c in checked.planned.plan.changes if c.resource is Resource.FLOW]
+    assert start.after is not None and start.after["resume"]["offsets_topic"].startswith("mm2-")
+    assert read.asked == ["progress east->west in topo-offset-syncs.east.internal on west",
+                          "handover east->west"]  # fmt: skip
+    # topo copied one of its topics since: it resumes from its own positions, MM2 not asked
+    copied = Readers(progress={"east->west": {("orders", 0)}})
+    again = reconcile.checked_plan(made, SHA, _clusters(), running={}, read=copied)
+    assert "handover east->west" not in copied.asked
+    [start] = [c for c in again.planned.plan.changes if c.resource is Resource.FLOW]
+    assert start.after is not None and "resume" not in start.after
+    # its heartbeats alone say nothing: every flow from the source copies them
+    beats = Readers(progress={"east->west": {("heartbeats", 0)}})
+    reconcile.checked_plan(made, SHA, _clusters(), running={}, read=beats)
+    assert "handover east->west" in beats.asked
+    # running already: nothing is read
+    running = Readers()
+    reconcile.checked_plan(made, SHA, _clusters(), running=job_views(made), read=running)
+    assert running.asked == []
+
+
+def test_the_permissions_a_plan_needs_and_lacks_are_its_findings() -> None:
+    from topology.permissions import Access
+
+    loaded = topology()
+    clusters = {"east": cluster("east", Topic("orders", 1, 1)), "west": cluster("west")}
+    open_everywhere = reconcile.checked_plan(
+        loaded, SHA, clusters, running=running_jobs(loaded), read=Readers()
+    )
+    assert open_everywhere.findings.errors == () and open_everywhere.planned.plan.changes
+    # west answers, with an authorizer, that topo may do nothing there
+    refused = Readers(access={"west": Access("west", cluster_operations=frozenset())})
+    checked = reconcile.checked_plan(loaded, SHA, clusters, running=running_jobs(loaded),
+                                     read=refused)  # fmt: skip
+    assert checked.findings.errors
+    assert {m.permission.cluster for m in checked.findings.errors} == {"west"}
+    assert all(m.grant.startswith("kafka-acls.sh") for m in checked.findings.errors)
+
+
+def test_a_refused_read_asks_the_named_cluster_what_reading_lacks() -> None:
+    from topology.permissions import Access
+
+    loaded = topology()
+    read = Readers(access={"west": Access("west", cluster_operations=frozenset())})
+    message = "cluster west (127.0.0.1:9002): Topic authorization failed"
+    found = reconcile.refusal(loaded, message, read)
+    assert found is not None and found.errors and read.asked == ["reading west"]
+    assert reconcile.refusal(loaded, "cluster west (127.0.0.1:9002): timed out", read) is None

@@ -27,8 +27,12 @@ from topology.observed import Cluster
 from topology.plan.model import Plan
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Sequence
+
+    from topology.jobs import JobSpec
     from topology.mm2.positions import Handover
-    from topology.permissions import Findings, Missing
+    from topology.model import Edge
+    from topology.permissions import Access, Findings, Missing, Permission
     from topology.runstate import Book
 
 OBSERVE_TIMEOUT = 15.0
@@ -71,11 +75,13 @@ class ClientConfigs(dict[str, dict[str, str]]):
 
 def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
     """Each cluster's client settings, secrets resolved now (never printed, never planned)."""
+    from topology.cli.files import secret_file_reader
     from topology.connection import client_config
 
     base = Path(loaded.file).parent
+    read = secret_file_reader()  # TOPO_SECRET_FILE_ROOTS: the review action's bound
     settings = {
-        name: client_config(cluster, environ=os.environ, base=base)
+        name: client_config(cluster, environ=os.environ, base=base, read_file=read)
         for name, cluster in loaded.topology.clusters.items()
     }
     return ClientConfigs(settings, loaded.topology)
@@ -83,6 +89,7 @@ def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
 
 def observe(configs: dict[str, dict[str, str]]) -> dict[str, Cluster]:
     from topology.kafka import inventory
+    from topology.ops import reconcile
 
     names = ", ".join(sorted(configs))
     typer.echo(f"Reading {len(configs)} cluster(s): {names} ...", err=True)
@@ -90,79 +97,59 @@ def observe(configs: dict[str, dict[str, str]]) -> dict[str, Cluster]:
     try:
         clusters = inventory.observe_all(configs, timeout=OBSERVE_TIMEOUT)
     except KafkaUnavailableError as problem:
-        if _refused(str(problem)) and isinstance(configs, ClientConfigs):
-            _explain_refusal(configs, str(problem))
+        if isinstance(configs, ClientConfigs):
+            found = reconcile.refusal(configs.topology, str(problem), _Readers(configs))
+            if found is not None:
+                _report(found)
+                raise MissingPermissionsError(_summary(found)) from None
         raise
     topics = sum(len(cluster.topics) for cluster in clusters.values())
     typer.echo(f"Read {topics} topic(s) in {time.monotonic() - started:.1f}s.", err=True)
     return clusters
 
 
-def _refused(message: str) -> bool:
-    """Does a failure to read a cluster say the broker refused something?"""
-    return "authorization failed" in message.lower() or "may not describe" in message.lower()
+class _Readers:
+    """What `ops.reconcile` reads beyond the inventory, through the Kafka adapter."""
 
+    def __init__(self, configs: ClientConfigs) -> None:
+        self.configs = configs
+        self.topology = configs.topology
 
-def _explain_refusal(configs: ClientConfigs, message: str) -> None:
-    """Reading a cluster was refused: ask each cluster what topo may do with what it can see,
-    and stop with the permissions reading needs and lacks. Returns when none is found (the
-    caller then raises the failure as it was)."""
-    from topology import permissions
-    from topology.kafka import permissions as asking
+    def principal(self, name: str) -> str | None:
+        from topology import permissions
 
-    topology = configs.topology
-    named = [name for name in configs if f"cluster {name} (" in message]
-    accesses = {}
-    for name in sorted(named or configs):
-        principal = permissions.principal_matched(topology.clusters[name], configs[name])
+        return permissions.principal_matched(self.topology.clusters[name], self.configs[name])
+
+    def progress(self, cluster: str, topic: str, flow: str) -> "Collection[tuple[str, int]]":
+        from topology.kafka.offsets import read_progress
+
+        return read_progress(self.configs[cluster], topic, flow).keys()
+
+    def handover(self, spec: "JobSpec", edge: "Edge", topics: "Collection[str]") -> "Handover":
+        from topology.kafka import mm2_state
+        from topology.mm2.positions import names_of
+
+        return mm2_state.handover(spec.flow, spec.source, names_of(edge),
+                                  self.configs[spec.source], self.configs[spec.target],
+                                  topics)  # fmt: skip
+
+    def accesses(
+        self, needed: "Sequence[Permission]", clusters: Mapping[str, Cluster]
+    ) -> "dict[str, Access]":
+        from topology.kafka import permissions as asking
+
+        principals = {name: self.principal(name) for name in self.topology.clusters}
+        return asking.ask_all(self.configs, clusters, needed, principals, timeout=OBSERVE_TIMEOUT)
+
+    def reading(self, cluster: str) -> "Access | None":
+        from topology.kafka import permissions as asking
+
         try:
-            accesses[name] = asking.ask_for_reading(
-                name, configs[name], principal=principal, timeout=REFUSAL_TIMEOUT
-            )
+            return asking.ask_for_reading(cluster, self.configs[cluster],
+                                         principal=self.principal(cluster),
+                                         timeout=REFUSAL_TIMEOUT)  # fmt: skip
         except TopoError:
-            continue
-    needed = [p for access in accesses.values() for p in permissions.observing(access)]
-    findings = permissions.missing(
-        needed, accesses, bootstraps=_bootstraps(topology), principals=_principals(topology)
-    )
-    if findings.errors:
-        _report(findings)
-        raise MissingPermissionsError(_summary(findings))
-
-
-def check_permissions(loaded: Loaded, clusters: dict[str, Cluster], plan: Plan) -> None:
-    """Stop (MissingPermissionsError) when topo's principal lacks a permission the plan, or the
-    replication it starts, needs; say which, with the kafka-acls.sh line granting each. Asks
-    each cluster with an authorizer, changing nothing (topology/kafka/permissions.py)."""
-    from topology import permissions
-    from topology.kafka import permissions as asking
-
-    topology = loaded.topology
-    configs = client_configs(loaded)
-    needed = permissions.required(topology, plan, clusters)
-    principals = {
-        name: permissions.principal_matched(cluster, configs[name])
-        for name, cluster in topology.clusters.items()
-    }
-    accesses = asking.ask_all(configs, clusters, needed, principals, timeout=OBSERVE_TIMEOUT)
-    findings = permissions.missing(
-        needed, accesses, bootstraps=_bootstraps(topology), principals=_principals(topology)
-    )
-    _report(findings)
-    if findings.errors:
-        raise MissingPermissionsError(_summary(findings))
-
-
-def _bootstraps(topology: Topology) -> dict[str, str]:
-    from topology import permissions
-
-    return {n: permissions.bootstrap_shown(c.bootstrap) for n, c in topology.clusters.items()}
-
-
-def _principals(topology: Topology) -> dict[str, str]:
-    from topology import permissions
-
-    return {n: permissions.principal_shown(c) for n, c in topology.clusters.items()}
+            return None
 
 
 def _report(findings: "Findings") -> None:
@@ -249,56 +236,18 @@ def make_plan(
     allow_delete: bool,
     configs: dict[str, dict[str, str]] | None = None,
 ) -> Plan:
-    """The plan, once the permissions it needs are checked (MissingPermissionsError if not)."""
+    """The plan (`ops.reconcile.checked_plan`), once the permissions it needs are checked:
+    each one missing is listed with its grant and stops here (MissingPermissionsError)."""
     from topology.ops import reconcile
 
-    running = running_jobs(loaded)
-    plan = reconcile.plan_now(
-        loaded.topology,
-        loaded.sha256,
-        clusters,
-        running=running,
-        allow_delete=allow_delete,
-        version=__version__,
-        handovers=handovers(loaded, clusters, configs, running),
-    ).plan
-    check_permissions(loaded, clusters, plan)
-    return plan
-
-
-def handovers(
-    loaded: Loaded,
-    clusters: Mapping[str, Cluster],
-    configs: dict[str, dict[str, str]] | None,
-    running: Mapping[str, Any],
-) -> dict[str, "Handover"]:
-    """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`), is not
-    running and has not copied yet (its progress log has nothing of the topics it copies):
-    its positions and whether it still runs, read from the flow's target."""
-    from topology.jobs import specs_of
-    from topology.kafka import mm2_state
-    from topology.kafka.offsets import read_progress
-    from topology.mm2.positions import names_of
-    from topology.naming import HEARTBEATS, offset_syncs_topic
-    from topology.plan.planner import replicated_topics
-
-    if loaded.topology.engine.runner == "none":
-        return {}  # no flow is started: there is nothing to hand over to
-    copied = replicated_topics(loaded.topology, clusters)
-    found = {}
-    for spec in specs_of(loaded.topology):
-        if spec.start == "mm2" and spec.flow not in running:
-            configs = configs if configs is not None else client_configs(loaded)
-            log = offset_syncs_topic(spec.source, spec.separator)
-            reached = read_progress(configs[spec.target], log, spec.flow)
-            if any(t in copied[spec.flow] and t != HEARTBEATS for t, _partition in reached):
-                # topo copied its topics since the handover: it resumes from its checkpoint.
-                # (By its own topics: another topology's flow of the same name shares the log,
-                # and every flow from the source copies its heartbeats.)
-                continue
-            typer.echo(f"Reading where MirrorMaker 2 stopped {spec.flow} ...", err=True)
-            found[spec.flow] = mm2_state.handover(
-                spec.flow, spec.source, names_of(loaded.topology.edge(spec.flow)),
-                configs[spec.source], configs[spec.target], copied[spec.flow],
-            )  # fmt: skip
-    return found
+    settings = configs if isinstance(configs, ClientConfigs) else client_configs(loaded)
+    assert isinstance(settings, ClientConfigs)
+    checked = reconcile.checked_plan(
+        loaded.topology, loaded.sha256, clusters, running=running_jobs(loaded),
+        read=_Readers(settings), allow_delete=allow_delete, version=__version__,
+        say=lambda line: typer.echo(line, err=True),
+    )  # fmt: skip
+    _report(checked.findings)
+    if checked.findings.errors:
+        raise MissingPermissionsError(_summary(checked.findings))
+    return checked.planned.plan

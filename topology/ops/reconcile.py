@@ -1,5 +1,10 @@
-"""Reconcile: observe the clusters, plan, check, execute. The one path `topo apply` and the
-running replication driver share.
+"""Reconcile: observe the clusters, plan, check, execute. The one path `topo plan`, `topo
+apply` and the running replication driver share.
+
+`checked_plan` is what `topo plan` and `topo apply` do between reading the clusters and showing
+the plan: what MirrorMaker 2 left for the flows that take over from it (`handovers`), the plan,
+and the permissions it needs that topo's principal lacks; `refusal` says which permission a
+refused read lacked. Their reads are the caller's (`Readers`).
 
 `topo apply` plans everything (deletes too, with `--allow-delete`), shows the plan and asks;
 the driver, every few seconds while it runs, plans the same way and executes only what a
@@ -13,14 +18,17 @@ this module is tested without Kafka, and it never imports the Kafka adapter.
 """
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from topology import apply as applying
+from topology import permissions
 from topology.errors import StalePlanError
+from topology.jobs import JobSpec, specs_of
 from topology.mm2.positions import Handover
-from topology.model import Topology
+from topology.model import Edge, Topology
+from topology.naming import HEARTBEATS, offset_syncs_topic
 from topology.observed import Cluster
 from topology.plan import guard, planner, saved
 from topology.plan.model import Change, Plan
@@ -197,3 +205,117 @@ def follow(
         for step in report.steps
     )
     return Followed(planned.plan, applied, left)
+
+
+# -- what `topo plan` and `topo apply` read beyond the inventory, and the checks after it ------
+
+
+class Readers(Protocol):
+    """The reads a plan needs beyond the clusters' inventory, done by the caller's adapters
+    (`cli/live.py` builds them over the Kafka adapter)."""
+
+    def progress(self, cluster: str, topic: str, flow: str) -> Collection[tuple[str, int]]:
+        """The (topic, partition)s `flow` has recorded progress for in `topic` on `cluster`."""
+        ...
+
+    def handover(self, spec: JobSpec, edge: Edge, topics: Collection[str]) -> Handover:
+        """What MirrorMaker 2 left for the flow of `spec`: its positions, whether it runs."""
+        ...
+
+    def accesses(
+        self, needed: Sequence[permissions.Permission], clusters: Mapping[str, Cluster]
+    ) -> Mapping[str, permissions.Access]:
+        """What topo's principal may do on each cluster, for the permissions `needed`."""
+        ...
+
+    def reading(self, cluster: str) -> permissions.Access | None:
+        """What the principal may do with what it can see on `cluster`; None when it cannot
+        even be asked."""
+        ...
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A plan and the permissions it needs that topo's principal lacks (or may lack)."""
+
+    planned: Planned
+    findings: permissions.Findings
+
+
+def handovers(
+    topology: Topology,
+    clusters: Mapping[str, Cluster],
+    running: Mapping[str, Any],
+    read: Readers,
+    say: Callable[[str], None] = lambda line: None,
+) -> dict[str, Handover]:
+    """What MirrorMaker 2 left for each flow that takes over from it (`start: mm2`), is not
+    running and has not copied yet: topo copied its topics since the handover when its progress
+    log has any of them (by its own topics: another topology's flow of the same name shares the
+    log, and every flow from the source copies its heartbeats), and then it resumes from its
+    own positions."""
+    if topology.engine.runner == "none":
+        return {}  # no flow is started: there is nothing to hand over to
+    copied = planner.replicated_topics(topology, clusters)
+    found = {}
+    for spec in specs_of(topology):
+        if spec.start != "mm2" or spec.flow in running:
+            continue
+        log = offset_syncs_topic(spec.source, spec.separator)
+        reached = read.progress(spec.target, log, spec.flow)
+        if any(t in copied[spec.flow] and t != HEARTBEATS for t, _partition in reached):
+            continue
+        say(f"Reading where MirrorMaker 2 stopped {spec.flow} ...")
+        found[spec.flow] = read.handover(spec, topology.edge(spec.flow), copied[spec.flow])
+    return found
+
+
+def checked_plan(
+    topology: Topology,
+    sha256: str,
+    clusters: Mapping[str, Cluster],
+    *,
+    running: Mapping[str, Mapping[str, Any]],
+    read: Readers,
+    allow_delete: bool = False,
+    version: str = "",
+    say: Callable[[str], None] = lambda line: None,
+) -> Checked:
+    """Observe (done: `clusters`) -> plan -> check: the plan `topo plan` shows and `topo apply`
+    executes, with what MM2 left for the flows that take over from it, and the permissions
+    the plan and the replication it starts need that the principal lacks."""
+    found = handovers(topology, clusters, running, read, say)
+    planned = plan_now(topology, sha256, clusters, running=running, allow_delete=allow_delete,
+                       version=version, handovers=found)  # fmt: skip
+    needed = permissions.required(topology, planned.plan, clusters)
+    accesses = read.accesses(needed, clusters)
+    findings = permissions.missing(
+        needed, accesses, bootstraps=bootstraps(topology), principals=principals(topology)
+    )
+    return Checked(planned, findings)
+
+
+def refusal(topology: Topology, message: str, read: Readers) -> permissions.Findings | None:
+    """Reading a cluster was refused (`message`): which permissions reading needs and lacks,
+    asked of the clusters the message names (else all); None when none is found."""
+    if "authorization failed" not in message.lower() and "may not describe" not in message.lower():
+        return None
+    named = [name for name in topology.clusters if f"cluster {name} (" in message]
+    accesses = {}
+    for name in sorted(named or topology.clusters):
+        access = read.reading(name)
+        if access is not None:
+            accesses[name] = access
+    needed = [p for access in accesses.values() for p in permissions.observing(access)]
+    findings = permissions.missing(
+        needed, accesses, bootstraps=bootstraps(topology), principals=principals(topology)
+    )
+    return findings if findings.errors else None
+
+
+def bootstraps(topology: Topology) -> dict[str, str]:
+    return {n: permissions.bootstrap_shown(c.bootstrap) for n, c in topology.clusters.items()}
+
+
+def principals(topology: Topology) -> dict[str, str]:
+    return {n: permissions.principal_shown(c) for n, c in topology.clusters.items()}
