@@ -1,6 +1,6 @@
-"""The driver's side of the lease (`_RunState` in topology/spark/driver.py), over an in-memory
-run log: the watchdog fences a driver that cannot renew, stop requests older than its claim
-are not obeyed, newer ones are, and the status published is the main thread's snapshot."""
+"""The driver's side of the lease (topology/spark/lease_keeper.py), over an in-memory run log:
+the watchdog fences a driver that cannot renew, stop requests older than its claim are not
+obeyed, newer ones are, and the status published is the main thread's snapshot."""
 
 import threading
 import time
@@ -12,7 +12,8 @@ import pytest
 from topology import analysis, runstate
 from topology.errors import KafkaUnavailableError
 from topology.kafka import runlog
-from topology.spark import driver
+from topology.spark import lease_keeper
+from topology.spark.launch import SUPERVISOR_PID
 from topology.telemetry.figures import Figures
 
 TOPOLOGY = """version: 1
@@ -64,7 +65,7 @@ class Query:
 
 
 class Replication:
-    """What _RunState sees of the Replicator."""
+    """What LeaseKeeper sees of the Replicator."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
@@ -83,16 +84,16 @@ class Replication:
 
 
 @pytest.fixture
-def run_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[driver._RunState]:
+def run_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[lease_keeper.LeaseKeeper]:
     Log.records, Log.opened = [], []
     monkeypatch.setattr(runlog, "RunLog", Log)
-    monkeypatch.setattr(driver, "LEASE_EVERY", 0.1)
-    monkeypatch.setattr(driver._RunState, "SELF_FENCE", 0.6)
-    monkeypatch.delenv(driver.SUPERVISOR_PID, raising=False)
+    monkeypatch.setattr(lease_keeper, "LEASE_EVERY", 0.1)
+    monkeypatch.setattr(lease_keeper.LeaseKeeper, "SELF_FENCE", 0.6)
+    monkeypatch.delenv(SUPERVISOR_PID, raising=False)
     loaded = analysis.analyse(TOPOLOGY, "orders.yaml")
     assert loaded.topology is not None
     lines: list[str] = []
-    made = driver._RunState(loaded.topology, {"a": {}, "b": {}}, lines.append)
+    made = lease_keeper.LeaseKeeper(loaded.topology, {"a": {}, "b": {}}, lines.append)
     made.lines = lines  # type: ignore[attr-defined]
     yield made
     made.done.set()
@@ -106,7 +107,7 @@ def _until(condition: Any, timeout: float = 5.0) -> None:
 
 
 def test_a_driver_that_cannot_renew_stops_its_queries_within_the_self_fence(
-    run_state: driver._RunState,
+    run_state: lease_keeper.LeaseKeeper,
 ) -> None:
     assert run_state.acquire()
     replication = Replication()
@@ -119,7 +120,7 @@ def test_a_driver_that_cannot_renew_stops_its_queries_within_the_self_fence(
 
 
 def test_a_stop_older_than_the_claim_is_not_obeyed_and_a_newer_one_is(
-    run_state: driver._RunState,
+    run_state: lease_keeper.LeaseKeeper,
 ) -> None:
     Log.records.append((b"orders/stop", runstate.encode({"by": "earlier:1", "requested_at": 1.0})))
     assert run_state.acquire()
@@ -136,7 +137,7 @@ def test_a_stop_older_than_the_claim_is_not_obeyed_and_a_newer_one_is(
     assert lease is not None and lease.released  # released on a clean stop
 
 
-def test_a_run_log_out_of_reach_is_counted_as_an_error(run_state: driver._RunState) -> None:
+def test_a_run_log_out_of_reach_is_counted_as_an_error(run_state: lease_keeper.LeaseKeeper) -> None:
     assert run_state.acquire()
     replication = Replication()
     run_state.attach(replication)  # type: ignore[arg-type]

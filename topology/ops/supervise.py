@@ -28,8 +28,10 @@ from typing import Any, Protocol
 
 from topology.errors import TopoError
 
-LEASE_HELD = 75  # the driver's exit code when another driver holds the topology's lease
-FATAL = frozenset({2, 3})  # exit codes retrying cannot help
+# The driver's exit codes (spark/driver.py exits with them; this loop reads them).
+LEASE_HELD = 75  # another driver holds the topology's lease
+JOBS_REFUSED = 3  # the jobs document cannot be run (format, digest): retrying cannot help
+FATAL = frozenset({2, JOBS_REFUSED})  # exit codes retrying cannot help
 _FATAL_MEANING = {2: "the topology is refused", 3: "the jobs format is refused"}
 
 

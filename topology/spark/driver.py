@@ -66,10 +66,11 @@ from topology.offsets import checkpoints
 from topology.ops import reconcile
 from topology.ops.replicate import Action, Do, Leader, Tick
 from topology.ops.rounds import Checkpointer
+from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
 from topology.plan.planner import replicated_topics
 from topology.runstate import FlowState
 from topology.spark import loop, query, resumed
-from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
+from topology.spark.lease_keeper import LeaseKeeper
 from topology.spark.watched import Watched
 from topology.telemetry import logline
 from topology.telemetry.figures import counted
@@ -79,11 +80,7 @@ WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
 FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s)
-LEASE_EVERY = 2.0  # lease renewed, stop requests looked for, status published
 APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
-# Exit codes `topo run` reads (topology/ops/supervise.py).
-LEASE_HELD = 75  # another driver holds this topology's lease
-FATAL = 3  # the jobs or the topology cannot be run: retrying cannot help
 PROGRESS_FLUSH = 2.0  # seconds the loop waits for its progress records; retried next second
 
 
@@ -627,145 +624,6 @@ def _record_pid(folder: Path) -> None:
         jobstate.write_json(folder / jobstate.DRIVER, {**recorded, "driver_pid": os.getpid()})
 
 
-class _RunState:
-    """The driver's side of topo-runs.internal, on threads of its own so that nothing the
-    replication does (a slow cluster, a long reconcile, Spark starting) delays it.
-
-    The lease thread, every 2 s: renews the lease, looks for a stop request newer than the
-    driver's claim, checks that its `topo run` still lives, publishes the newest status. The
-    watchdog, every half second: when the lease has not been renewed for SELF_FENCE seconds
-    (the cluster is unreachable, a call hangs, the lease thread died) it stops the queries at
-    once, well inside the lease's 15 s, after which another driver may take it over."""
-
-    SELF_FENCE = 8.0
-    TIMEOUT = 3.0  # each read or write of topo-runs.internal
-
-    def __init__(self, topology: Topology, configs: dict[str, dict[str, str]], report: Any):
-        from topology.kafka.runlog import RunLog
-        from topology.ops.lease import Leaseholder, holder_id
-
-        home = topology.home
-        assert home is not None  # a topology with jobs has edges
-        self.owner = topology.name
-        self.report = report
-        self.log = RunLog(configs[home], topology.name, timeout=self.TIMEOUT, cluster=home)
-        self.lease = Leaseholder(self.log, topology.name, holder_id(), report)
-        self.renewed = time.monotonic()
-        self.claimed_at = 0  # the log's end once the lease was ours: older stops do not apply
-        self.fenced = False
-        self.stop_asked = False
-        self.replicator: Replicator | None = None
-        self.problem = ""
-        self.done = threading.Event()
-        self.threads: list[threading.Thread] = []
-        supervisor = os.environ.get(SUPERVISOR_PID, "")
-        self.supervisor = int(supervisor) if supervisor.isdigit() else None
-
-    def acquire(self) -> bool:
-        """Claim the lease; once ours, renew it from now on (Spark has not started yet)."""
-        self.renewed = time.monotonic()
-        if not self.lease.acquire(wait=False, should_stop=lambda: True):
-            return False
-        self.claimed_at = self.log.read().next_offset
-        self.renewed = time.monotonic()
-        for target, name in ((self._renewals, "topo-lease"), (self._watchdog, "topo-fence")):
-            thread = threading.Thread(target=target, name=name, daemon=True)
-            thread.start()
-            self.threads.append(thread)
-        return True
-
-    def attach(self, replicator: "Replicator") -> None:
-        """The replication the lease guards, once it exists."""
-        replicator.stopping = replicator.stopping or self.stop_asked or self.fenced
-        self.replicator = replicator
-
-    def _renewals(self) -> None:
-        while not self.done.is_set() and not self.fenced:
-            try:
-                ok = self.publish()
-            except Exception as problem:  # a bug must not leave the queries unguarded
-                self.fence(f"the lease thread failed ({type(problem).__name__}: {problem})")
-                return
-            self.done.wait(LEASE_EVERY if ok else 1.0)
-
-    def _watchdog(self) -> None:
-        while not self.done.wait(0.5):
-            if self.fenced:
-                return
-            if time.monotonic() - self.renewed > self.SELF_FENCE:
-                self.fence(f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s")
-                return
-
-    def stopping(self) -> None:
-        self.stop_asked = True
-        if self.replicator is not None:
-            self.replicator.stopping = True
-
-    def publish(self) -> bool:
-        """Renew the lease, obey a stop request, publish the status; False when the log
-        could not be reached."""
-        started = time.monotonic()
-        try:
-            if not self.lease.renew():
-                self.fence("another driver took this topology's lease")
-                return True
-            self.renewed = started
-            if self.supervisor is not None and not jobstate.alive(self.supervisor):
-                self.report(f"its supervisor (`topo run`, pid {self.supervisor}) is gone; stopping")
-                self.stopping()
-            book = self.log.read()
-            stop = book.stop(self.owner)
-            if (
-                stop is not None
-                and stop.offset >= self.claimed_at
-                and book.stop_applies(self.owner)
-                and not self.stop_asked
-            ):
-                self.report(f"stop requested by {stop.value.get('by', '?')}; stopping")
-                self.stopping()
-            snapshot = self.replicator.snapshot if self.replicator is not None else None
-            if snapshot is not None:
-                state = "stopping" if self.stop_asked else snapshot["state"]
-                self.log.write("status", {**snapshot, "state": state})
-            self.problem = ""
-            return True
-        except TopoError as problem:
-            if self.replicator is not None:
-                self.replicator.figures.error(None, "state")
-            if str(problem) != self.problem:
-                self.report(f"topo-runs.internal: {first_line(str(problem))}")
-                self.problem = str(problem)
-            return False
-
-    def fence(self, why: str) -> None:
-        """Stop writing now: another driver holds, or may hold, the lease."""
-        if self.fenced:
-            return
-        self.fenced = True
-        self.stopping()
-        replicator = self.replicator
-        if replicator is None:
-            self.report(f"{why}; stopping so that no two drivers write")
-            return
-        replicator.lease_lost(why)  # the leader halts every copy at once
-
-    def finish(self, state: str) -> None:
-        """The last status, then the lease released (not when fenced: it is another's)."""
-        self.done.set()
-        for thread in self.threads:
-            thread.join(timeout=4 * self.TIMEOUT + LEASE_EVERY)
-        try:
-            snapshot = self.replicator.snapshot if self.replicator is not None else None
-            if not self.fenced:
-                if snapshot is not None:
-                    self.log.write("status", {**snapshot, "state": state})
-                self.lease.release()
-        except TopoError as problem:
-            self.report(f"topo-runs.internal: {first_line(str(problem))}")
-        finally:
-            self.log.close()
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="topo-driver")
     parser.add_argument("--state", required=True)
@@ -775,7 +633,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     folder = Path(args.state)
     stop_early: list[bool] = []
-    run_state: _RunState | None = None
+    run_state: LeaseKeeper | None = None
 
     log_format = os.environ.get(logline.ENVIRONMENT, "text")
     flows: list[str] = []  # known once the jobs are read: a line about one names its flow
@@ -803,14 +661,14 @@ def main(argv: list[str]) -> int:
             name: client_config(cluster, os.environ, base=base)
             for name, cluster in topology.clusters.items()
         }
-        run_state = _RunState(topology, configs, report)
+        run_state = LeaseKeeper(topology, configs, report)
         if stop_early:
             run_state.stopping()
         if not run_state.acquire():
             return LEASE_HELD
     except JobsFormatError as problem:
         report(f"error: {problem}", event="error", level="error")
-        return FATAL
+        return JOBS_REFUSED
     except (OSError, TopoError) as problem:
         report(f"error: {problem}", event="error", level="error")
         return 1
