@@ -7,6 +7,7 @@ diagnostics are kept, so one run reports every problem in the file.
 from dataclasses import dataclass
 
 from topology import checks, graph, reach, resolve, schema, source
+from topology.budget import Steps
 from topology.diagnostics import Diagnostic, has_errors, in_file_order
 from topology.graph import TopologyGraph
 from topology.model import Topology
@@ -23,6 +24,7 @@ class Analysis:
     topology: Topology | None = None
     graph: TopologyGraph | None = None
     reach: Reach | None = None
+    steps: Steps | None = None  # the work the graph, the search and the checks did, counted
 
     @property
     def ok(self) -> bool:
@@ -42,7 +44,13 @@ def analyse(text: str, file: str) -> Analysis:
     if any(d.code not in _SHAPE_KEEPING for d in found):
         return Analysis(document, tuple(in_file_order(found)))
     topology, resolved = resolve.resolve(document)
-    topology_graph, structural = graph.build(topology)
-    reached = reach.reach(topology_graph)
-    found += resolved + structural + checks.check(topology_graph, reached)
-    return Analysis(document, tuple(in_file_order(found)), topology, topology_graph, reached)
+    steps = Steps.for_text(text)  # one budget for the graph, the search and the checks
+    topology_graph, structural = graph.build(topology, steps)
+    found += resolved + structural
+    ordered = tuple(in_file_order(found))
+    if any(d.code == "T310" for d in structural):  # no edge was built: nothing to follow
+        return Analysis(document, ordered, topology, steps=steps)
+    reached = reach.reach(topology_graph, steps=steps)
+    found += checks.check(topology_graph, reached, steps)
+    ordered = tuple(in_file_order(found))
+    return Analysis(document, ordered, topology, topology_graph, reached, steps)

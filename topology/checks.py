@@ -10,39 +10,102 @@ from collections.abc import Iterator
 from itertools import combinations
 
 from topology import kafka_rules, patterns
+from topology.budget import Steps
 from topology.diagnostics import Diagnostic, error, warning
 from topology.graph import TopologyGraph
 from topology.reach import Arrival, Reach
 
 
-def check(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
+class _OutOfSteps(Exception):
+    """The analysis's step budget ran out during the checks."""
+
+
+def check(graph: TopologyGraph, reach: Reach, steps: Steps | None = None) -> list[Diagnostic]:
+    steps = Steps.default() if steps is None else steps
     found: list[Diagnostic] = []
     slow = reach.slow
+    checked = True
     if slow is None:
         try:
-            found += _reached(graph, reach)
+            _reached(graph, reach, _Counter(steps), found)
         except patterns.SlowPatternError as raised:
             slow = raised
+        except _OutOfSteps:
+            checked = False
     if slow is not None:
         # The checks that match names would be partial: the slow pattern is the one to fix.
         found = [_too_slow(graph, slow)]
-    if reach.truncated and slow is None:
+    elif not checked:
+        found.append(_checks_stopped(graph, reach, steps))
+    elif reach.truncated:
         found.append(_stopped(graph, reach))
     return found
 
 
-def _reached(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
-    """The rules over the names each chain carries (they match names against filters)."""
-    found: list[Diagnostic] = []
+class _Counter:
+    """The checks' side of the step budget: `take` raises _OutOfSteps once it is spent."""
+
+    def __init__(self, steps: Steps) -> None:
+        self.steps = steps
+
+    def take(self, count: int = 1) -> None:
+        if not self.steps.take(count):
+            raise _OutOfSteps
+
+
+def _reached(
+    graph: TopologyGraph, reach: Reach, counter: _Counter, found: list[Diagnostic]
+) -> None:
+    """The rules over the names each chain carries (they match names against filters). What
+    they found is appended to `found` as they go, so a budget spent halfway keeps it."""
+    counter.take(len(reach.arrivals))
+    alike = _representatives(reach.arrivals, counter)
+    found += _replicates_nothing(graph)
+    found += _long_names(graph, reach)
     for cluster in graph.clusters:
         arrivals = reach.on(cluster)
-        found += _collisions(graph, arrivals)
-        found += _owned_topics(graph, cluster, arrivals)
         found += _metric_collisions(graph, cluster, arrivals)
-    found += _several_paths(graph, reach)
-    found += _long_names(graph, reach)
-    found += _replicates_nothing(graph)
-    return found
+        found += _owned_topics(graph, cluster, arrivals, counter)
+        _collisions(graph, [a for a in arrivals if id(a) in alike], counter, found)
+    found += _several_paths(graph, [a for a in reach.arrivals if id(a) in alike], counter)
+
+
+def _representatives(arrivals: tuple[Arrival, ...], counter: _Counter) -> set[int]:
+    """The ids of one arrival of each kind: arrivals alike in everything the pairwise checks
+    read (origin, last edge, the names they admit) are one for those checks, and the first
+    found, the shortest, stands for them. An identity mesh of seven clusters has 13,692
+    chains but 252 kinds, and comparing chains pairwise is what once took minutes."""
+    kept: dict[tuple[object, ...], int] = {}
+    for arrival in arrivals:
+        counter.take(len(arrival.edges))
+        kept.setdefault(_likeness(arrival), id(arrival))
+    return set(kept.values())
+
+
+def _likeness(arrival: Arrival) -> tuple[object, ...]:
+    last = arrival.edges[-1]
+    where = (arrival.origin, last.source, last.target, last.flow, last.merges)
+    if arrival.names is not None:
+        return (*where, arrival.names)
+    # An open-ended chain admits the names that pass each edge's filter under the name the
+    # chain gives them there: the set of (prefix so far, filter) pairs decides it.
+    passes = set()
+    prefix = ""
+    for edge in arrival.edges:
+        passes.add((prefix, edge.settings.topics))
+        prefix = edge.settings.remote_name(edge.source, prefix)
+    first = arrival.edges[0].settings.topics  # where its example names come from
+    return (*where, arrival.prefix, arrival.foreign, first, frozenset(passes))
+
+
+def _checks_stopped(graph: TopologyGraph, reach: Reach, steps: Steps) -> Diagnostic:
+    message = (
+        f"stopped the checks after {steps.budget} steps (the analysis's step budget, which "
+        f"grows with the file): the {len(reach.arrivals)} replication chains found meet in "
+        "more ways than can be compared, so collisions may be missing from this report; "
+        "narrow the topics filters, or use prefix naming, so fewer chains carry the same topics"
+    )
+    return warning("T309", message, graph.topology.flows[0].span)
 
 
 def _stopped(graph: TopologyGraph, reach: Reach) -> Diagnostic:
@@ -96,7 +159,9 @@ def _witness(first: Arrival, second: Arrival) -> str | None:
     return next((n for n in candidates if first.admits(n) and second.admits(n)), None)
 
 
-def _candidate_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arrival]]:
+def _candidate_pairs(
+    arrivals: list[Arrival], counter: _Counter
+) -> Iterator[tuple[Arrival, Arrival]]:
     """Pairs that might collide. An aggregate (or identity active-active) flow declares that
     records from different origins merge, so arrivals whose last edge merges are paired only
     with their own origin's and with the others; an identity mesh of 200 clusters would
@@ -108,11 +173,11 @@ def _candidate_pairs(arrivals: list[Arrival]) -> Iterator[tuple[Arrival, Arrival
             merging[arrival.origin].append(arrival)
     seen: set[tuple[int, int]] = set()
     for group in merging.values() or [[]]:
-        yield from _overlapping_pairs(plain + group, seen)
+        yield from _overlapping_pairs(plain + group, seen, counter)
 
 
 def _overlapping_pairs(
-    arrivals: list[Arrival], seen: set[tuple[int, int]]
+    arrivals: list[Arrival], seen: set[tuple[int, int]], counter: _Counter
 ) -> Iterator[tuple[Arrival, Arrival]]:
     """Pairs of arrivals whose names might overlap, without comparing every pair; each pair
     once, remembered in `seen`.
@@ -128,6 +193,7 @@ def _overlapping_pairs(
             by_name[name].append(arrival)
 
     def once(first: Arrival, second: Arrival) -> bool:
+        counter.take()
         key = (min(id(first), id(second)), max(id(first), id(second)))
         fresh = key not in seen
         seen.add(key)
@@ -150,10 +216,20 @@ def _overlapping_pairs(
                 yield other, arrival
 
 
-def _collisions(graph: TopologyGraph, arrivals: list[Arrival]) -> list[Diagnostic]:
-    found = []
+def _collisions(
+    graph: TopologyGraph, arrivals: list[Arrival], counter: _Counter, found: list[Diagnostic]
+) -> None:
+    """T304 for each pair of flows whose chains deliver one name to the cluster, appended to
+    `found`. When the step budget runs out while pairing, the pairs found so far are still
+    reported before the budget's end is passed on."""
     reported: set[tuple[int, int]] = set()
-    pairs = sorted(_candidate_pairs(arrivals), key=lambda p: p[0].origin != p[1].origin)
+    pairs: list[tuple[Arrival, Arrival]] = []
+    out_of_steps = None
+    try:
+        pairs.extend(_candidate_pairs(arrivals, counter))
+    except _OutOfSteps as spent:
+        out_of_steps = spent
+    pairs.sort(key=lambda p: p[0].origin != p[1].origin)
     for first, second in pairs:
         flows = (first.edges[-1].flow, second.edges[-1].flow)
         if flows in reported or first.edges[-1] == second.edges[-1]:
@@ -185,10 +261,13 @@ def _collisions(graph: TopologyGraph, arrivals: list[Arrival]) -> list[Diagnosti
             found.append(error("T304", message, flow.span))
         else:
             found.append(warning("T304", f"{message} (possible, if such topics exist)", flow.span))
-    return found
+    if out_of_steps is not None:
+        raise out_of_steps
 
 
-def _several_paths(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
+def _several_paths(
+    graph: TopologyGraph, arrivals: list[Arrival], counter: _Counter
+) -> list[Diagnostic]:
     """Prefix naming: one origin's topics reaching a cluster twice, under two names.
 
     MM2 does the same in a mesh of three or more; the usual fix is to exclude remote topics
@@ -197,7 +276,7 @@ def _several_paths(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
     examples: dict[int, str] = {}
     excludes: dict[int, set[str]] = defaultdict(set)
     groups: dict[tuple[str, str], list[Arrival]] = defaultdict(list)
-    for arrival in reach.arrivals:
+    for arrival in arrivals:
         groups[arrival.cluster, arrival.origin].append(arrival)
     for (cluster, origin), group in groups.items():
         group.sort(key=lambda arrival: len(arrival.edges))
@@ -206,6 +285,7 @@ def _several_paths(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
             if flow in examples:
                 continue  # one example per flow is enough
             for first in group[:position]:
+                counter.take()
                 if first.prefix == second.prefix:
                     continue  # the same name twice is a collision, reported by _collisions
                 bases = [*first.examples(), *second.examples()]
@@ -235,12 +315,15 @@ def _several_paths(graph: TopologyGraph, reach: Reach) -> list[Diagnostic]:
     ]
 
 
-def _owned_topics(graph: TopologyGraph, cluster: str, arrivals: list[Arrival]) -> list[Diagnostic]:
+def _owned_topics(
+    graph: TopologyGraph, cluster: str, arrivals: list[Arrival], counter: _Counter
+) -> list[Diagnostic]:
     owned = graph.topology.clusters[cluster].topics
     found = []
     for arrival in arrivals:
         if arrival.edges[-1].merges:
             continue
+        counter.take(len(owned))
         for topic in owned:
             if arrival.admits(topic):
                 flow = graph.flow(arrival.edges[-1])

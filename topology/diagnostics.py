@@ -45,6 +45,7 @@ CODES: dict[str, str] = {
     "T307": "flow replicates nothing",
     "T308": "topics arrive by more than one path",
     "T309": "analysis limit reached",
+    "T310": "too many replication edges",
     "M001": "properties syntax error",
     "M002": "duplicate property",
     "M003": "no clusters list",
@@ -90,7 +91,7 @@ class Note:
     message: str
 
     def headline(self) -> str:
-        return f"{self.span}: note: {_one_line(self.message)}"
+        return f"{self.span}: note: {one_line(self.message)}"
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -120,7 +121,7 @@ class Diagnostic:
 
     def headline(self) -> str:
         """`FILE:LINE:COL: error[CODE]: message`, the compiler-style line editors can jump to."""
-        return f"{self.span}: {self.severity.value}[{self.code}]: {_one_line(self.message)}"
+        return f"{self.span}: {self.severity.value}[{self.code}]: {one_line(self.message)}"
 
     def to_dict(self) -> dict[str, object]:
         found: dict[str, object] = {
@@ -142,8 +143,9 @@ class Diagnostic:
 _CONTROL = re.compile("[\\x00-\\x1f\\x7f-\\x9f\\u2028\\u2029]")
 
 
-def _one_line(message: str) -> str:
-    """The message on one line, with control characters written as escapes (`\\n`)."""
+def one_line(message: str) -> str:
+    """The message on one line, with control characters written as escapes (`\\n`): what a
+    terminal shows of text read from a user's file."""
     return _CONTROL.sub(lambda found: found.group().encode("unicode_escape").decode(), message)
 
 

@@ -6,10 +6,12 @@ along the edges is worked out in `topology.reach`.
 """
 
 import difflib
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
 import networkx as nx
 
+from topology.budget import Steps
 from topology.diagnostics import Diagnostic, error
 from topology.model import Edge, Flow, FlowKind, Naming, Topology
 
@@ -46,17 +48,39 @@ class TopologyGraph:
         return set(nx.ancestors(self._graph, target)) | {target}
 
 
-def build(topology: Topology) -> tuple[TopologyGraph, list[Diagnostic]]:
-    """The graph of the topology's valid edges, and what is wrong with the others."""
+def build(topology: Topology, steps: Steps | None = None) -> tuple[TopologyGraph, list[Diagnostic]]:
+    """The graph of the topology's valid edges, and what is wrong with the others.
+
+    Each edge is a step of `steps`: an active-active flow of n clusters is n * (n - 1) edges,
+    so a file of a few KB can ask for millions. Past the budget no edge is built and T310 says
+    which flow asked for most (the graph has its clusters only; the file is invalid anyway).
+    """
+    steps = Steps.default() if steps is None else steps
     graph: nx.DiGraph[str] = nx.DiGraph()
     graph.add_nodes_from(topology.clusters)
     diagnostics: list[Diagnostic] = []
-    for flow in topology.flows:
+    flows = [_among(flow, topology) for flow in topology.flows]
+    wanted = [_edge_count(flow) for flow in flows]
+    too_many = not steps.take(sum(wanted))
+    if too_many:
+        biggest = max(range(len(flows)), key=wanted.__getitem__)
+        flow = topology.flows[biggest]
+        diagnostics.append(
+            error(
+                "T310",
+                f"the flows expand to {sum(wanted):,} replication edges, more than the "
+                f"analysis can follow for a file of this size ({steps.budget:,} steps); "
+                f"flows[{flow.index}] ({_short(flow)}) alone is {wanted[biggest]:,}: split "
+                "the mesh into smaller ones joined by mirrors, or aggregate into hubs",
+                flow.span,
+            )
+        )
+    for flow, known in zip(topology.flows, flows, strict=True):
         diagnostics += _unknown_clusters(flow, topology)
         diagnostics += _repeated_members(flow)
-        for edge in flow.edges():
-            if edge.source not in topology.clusters or edge.target not in topology.clusters:
-                continue
+        if too_many:
+            continue
+        for edge in known.edges():
             if edge.source == edge.target:
                 diagnostics.append(
                     error(
@@ -88,15 +112,47 @@ def build(topology: Topology) -> tuple[TopologyGraph, list[Diagnostic]]:
     return result, diagnostics + _unprotected_identity_loops(result)
 
 
+def _among(flow: Flow, topology: Topology) -> Flow:
+    """The flow with its clusters that exist: an edge to an unknown cluster is never built (an
+    active-active of 2,000 misspelt names would otherwise expand to 4,000,000 edges first)."""
+    known = topology.clusters
+    if all(name in known for name in (*flow.sources, *flow.targets)):
+        return flow
+    sources = tuple(name for name in flow.sources if name in known)
+    targets = tuple(name for name in flow.targets if name in known)
+    return replace(flow, sources=sources, targets=targets)
+
+
+def _edge_count(flow: Flow) -> int:
+    if flow.kind is FlowKind.ACTIVE_ACTIVE:
+        return len(flow.sources) * max(len(flow.targets) - 1, 0)
+    return len(flow.sources) * len(flow.targets)
+
+
+def _short(flow: Flow) -> str:
+    """The flow's name, cut for a mesh of hundreds of clusters."""
+    name = flow.name
+    return name if len(name) <= 60 else f"{flow.kind} of {len(set(flow.sources))} clusters"
+
+
+# An unknown cluster's message lists at most this many clusters, and at most this many unknown
+# names of one flow get a "did you mean" (a flow of 10,000 misspelt names among 1,000 clusters
+# would otherwise compare 10,000,000 pairs of names and print 10,000 lists of 1,000).
+_LISTED = 20
+_SUGGESTED = 100
+
+
 def _unknown_clusters(flow: Flow, topology: Topology) -> list[Diagnostic]:
     known = list(topology.clusters)
-    found = []
+    listed = ", ".join(known[:_LISTED]) + (
+        f" and {len(known) - _LISTED} more" if len(known) > _LISTED else ""
+    )
+    found: list[Diagnostic] = []
     for name in dict.fromkeys((*flow.sources, *flow.targets)):
         if name not in topology.clusters:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = (
-                f"; did you mean '{close[0]}'?" if close else f"; clusters are: {', '.join(known)}"
-            )
+            # Suggestions cost a comparison with every cluster: only the first few get one.
+            close = difflib.get_close_matches(name, known, n=1) if len(found) < _SUGGESTED else []
+            hint = f"; did you mean '{close[0]}'?" if close else f"; clusters are: {listed}"
             found.append(
                 error(
                     "T201",
@@ -111,7 +167,8 @@ def _unknown_clusters(flow: Flow, topology: Topology) -> list[Diagnostic]:
 def _repeated_members(flow: Flow) -> list[Diagnostic]:
     if flow.kind is FlowKind.MIRROR:
         return []
-    repeated = sorted({name for name in flow.sources if flow.sources.count(name) > 1})
+    counts = Counter(flow.sources)
+    repeated = sorted(name for name, count in counts.items() if count > 1)
     what = "active-active" if flow.kind is FlowKind.ACTIVE_ACTIVE else "aggregate from"
     return [
         error(

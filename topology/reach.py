@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from topology import kafka_rules, patterns
+from topology.budget import Steps
 from topology.graph import TopologyGraph
 from topology.model import Edge, FlowKind, Naming
 
@@ -125,26 +126,30 @@ class Reach:
         return self._by_cluster.get(cluster, [])
 
 
-def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
+def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS, steps: Steps | None = None) -> Reach:
     """Follow every edge chain the rules allow, breadth first, up to `limit` arrivals.
 
     It stops as soon as more chains than that are known, waiting or followed, and when the
     step budget is spent: every two-edge path of the graph plus `limit * STEPS_PER_ARRIVAL`
     onward edges tried. Either way the first `limit` chains, shortest first, are what the
     checks see, and the result says the search was cut short and why. A filter that
-    backtracks past its time limit stops the search too (`slow`).
+    backtracks past its time limit stops the search too (`slow`). The onward edges tried are
+    taken from `steps`, the whole analysis's budget, and the search stops when that is spent.
     """
+    steps = Steps.default() if steps is None else steps
     routes = _Routes(graph)
     found: list[Arrival] = []
     tried = 0
     try:
         frontier = deque(a for a in map(routes.first, graph.edges()) if a is not None)
-        budget = routes.two_edge_paths + limit * STEPS_PER_ARRIVAL
+        # Half of what is left at most: the checks need steps for what the search finds.
+        budget = min(routes.two_edge_paths + limit * STEPS_PER_ARRIVAL, steps.left // 2)
         while frontier:
             # More chains known than the limit (not merely as many), or no steps left.
             too_many = len(found) + len(frontier) > limit
             if too_many or tried >= budget:
                 found += itertools.islice(frontier, max(limit - len(found), 0))
+                steps.take(tried)
                 return Reach(tuple(found), True, tried, budget_spent=not too_many)
             arrival = frontier.popleft()
             found.append(arrival)
@@ -152,7 +157,9 @@ def reach(graph: TopologyGraph, limit: int = MAX_ARRIVALS) -> Reach:
             tried += len(onward)
             frontier.extend(a for a in (_extend(arrival, e) for e in onward) if a is not None)
     except patterns.SlowPatternError as slow:
+        steps.take(tried)
         return Reach(tuple(found), False, tried, slow=slow)
+    steps.take(tried)
     return Reach(tuple(found), False, tried)
 
 
