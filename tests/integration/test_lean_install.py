@@ -75,7 +75,8 @@ def test_validate_and_diff_work_without_spark(lean: LeanInstall, tmp_path: Path)
 
 
 def _topics(config: dict[str, str]) -> set[str]:
-    return set(AdminClient(config).list_topics(timeout=10).topics)
+    # {**config}: a dict[str, str | int | float | bool], as AdminClient asks (dict is invariant)
+    return set(AdminClient({**config}).list_topics(timeout=10).topics)
 
 
 def _topology(folder: Path, lab: dict[str, dict[str, str]], prefix: str, engine: str) -> Path:

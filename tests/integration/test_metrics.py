@@ -232,7 +232,7 @@ def _check_dashboard(
     src: dict[str, str],
     topic: str,
 ) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import ConsoleMessage, sync_playwright
 
     chromium = _chromium()
     process = subprocess.Popen(
@@ -256,11 +256,16 @@ def _check_dashboard(
     producer = threading.Thread(target=produce, daemon=True)
     producer.start()
     problems: list[str] = []
+
+    def console_error(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            problems.append(message.text)
+
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1400, "height": 1800})
-            page.on("console", lambda m: m.type == "error" and problems.append(m.text))
+            page.on("console", console_error)
             page.on("pageerror", lambda e: problems.append(str(e)))
             page.goto(page_url)
             page.wait_for_selector('body[data-ready="1"]', timeout=60_000)

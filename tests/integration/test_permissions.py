@@ -17,15 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from confluent_kafka.admin import (
-    AclBinding,
-    AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    AdminClient,
-    ResourcePatternType,
-    ResourceType,
-)
+from confluent_kafka.admin import AdminClient
+
+# confluent_kafka.admin re-exports these without declaring it: imported from where they are defined.
+from confluent_kafka.admin._acl import AclBinding, AclBindingFilter, AclOperation, AclPermissionType
+from confluent_kafka.admin._resource import ResourcePatternType, ResourceType
 
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
@@ -35,6 +31,16 @@ pytestmark = pytest.mark.kafka
 
 USER = "topo"  # a lab user that no other test grants anything (SecuredLab.users)
 MECHANISM = "SCRAM-SHA-512"
+# Every ACL of USER. A name or host of None matches any (documented); the stub types them str.
+USERS_ACLS = AclBindingFilter(
+    ResourceType.ANY,
+    None,  # type: ignore[arg-type]
+    ResourcePatternType.ANY,
+    f"User:{USER}",
+    None,  # type: ignore[arg-type]
+    AclOperation.ANY,
+    AclPermissionType.ANY,
+)
 SOURCE, TARGET = "psrc", "pdst"  # the clusters' names in the topology
 
 
@@ -125,7 +131,8 @@ class Setup:
         self.topic = f"perm-{uuid.uuid4().hex[:8]}"
         self.owner = f"perm{uuid.uuid4().hex[:8]}"
         self.folder = folder
-        self.admins = {a: AdminClient(lab.admin_config(n)) for a, n in self.names.items()}
+        # {**...}: a dict[str, str | int | float | bool], as AdminClient asks (dict is invariant)
+        self.admins = {a: AdminClient({**lab.admin_config(n)}) for a, n in self.names.items()}
         records.create_topic(lab.admin_config(lab.source), self.topic, 2)
 
     def bootstrap(self, alias: str) -> str:
@@ -172,21 +179,17 @@ class Setup:
         self._wait_for(len(grants))
 
     def revoke_all(self) -> None:
-        mine = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, f"User:{USER}",
-                                None, AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
         for admin in self.admins.values():
-            for future in admin.delete_acls([mine], request_timeout=30).values():
+            for future in admin.delete_acls([USERS_ACLS], request_timeout=30).values():
                 future.result(30)
         self._wait_for(0)
 
     def _wait_for(self, count: int, timeout: float = 20) -> None:
         """Until the brokers list `count` ACLs for USER (ACLs reach the authorizer through the
         metadata log, a moment after create_acls returns)."""
-        mine = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, f"User:{USER}",
-                                None, AclOperation.ANY, AclPermissionType.ANY)  # fmt: skip
         deadline = time.monotonic() + timeout
         while True:
-            found = sum(len(admin.describe_acls(mine, request_timeout=10).result(10))
+            found = sum(len(admin.describe_acls(USERS_ACLS, request_timeout=10).result(10))
                         for admin in self.admins.values())  # fmt: skip
             if found == count or time.monotonic() > deadline:
                 break

@@ -17,6 +17,7 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import run_topo
+from topology import observed
 from topology.kafka import changes, inventory, records
 from topology.plan.model import Action, Change, Resource
 
@@ -66,7 +67,7 @@ class Setup:
     def plan_json(self, *flags: str) -> dict[str, Any]:
         done = self.topo("plan", str(self.file), "--format", "json", *flags)
         assert done.returncode == 0, done.stderr
-        plan = json.loads(done.stdout)
+        plan: dict[str, Any] = json.loads(done.stdout)
         PLAN_SCHEMA.validate(plan)
         return plan
 
@@ -82,7 +83,7 @@ class Setup:
         done = self.topo("apply", str(self.file), "--auto-approve", *flags)
         assert done.returncode == 0, done.stdout + done.stderr
 
-    def target_topic(self, name: str) -> inventory.observed.Topic | None:
+    def target_topic(self, name: str) -> observed.Topic | None:
         return inventory.observe("dst", self.target).topics.get(name)
 
 

@@ -428,9 +428,11 @@ def kill_while_streaming(topology: Topology, topic: str) -> None:
 
 
 def _add_partition(config: dict[str, str], topic: str, total: int) -> None:
-    from confluent_kafka.admin import AdminClient, NewPartitions
+    from confluent_kafka.admin import AdminClient
+    from confluent_kafka.cimpl import NewPartitions  # admin re-exports it without declaring it
 
-    admin = AdminClient(config)
+    # {**config}: a dict[str, str | int | float | bool], as AdminClient asks (dict is invariant)
+    admin = AdminClient({**config})
     admin.create_partitions([NewPartitions(topic, total)])[topic].result(30)
 
 

@@ -13,7 +13,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from confluent_kafka.admin import AdminClient, ConfigResource
+from confluent_kafka.admin import AdminClient
+
+# confluent_kafka.admin re-exports these without declaring it: imported from where they are defined.
+from confluent_kafka.admin._config import AlterConfigOpType, ConfigEntry, ConfigResource
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
@@ -87,7 +90,8 @@ def _wait_for_line(log: Path, text: str, timeout: float = 120) -> None:
 
 
 def _topic_config(config: dict[str, str], topic: str, name: str) -> str | None:
-    admin = AdminClient(config)
+    # {**config}: a dict[str, str | int | float | bool], as AdminClient asks (dict is invariant)
+    admin = AdminClient({**config})
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic)
     described = admin.describe_configs([resource])[resource].result(30)
     entry = described.get(name)
@@ -95,9 +99,7 @@ def _topic_config(config: dict[str, str], topic: str, name: str) -> str | None:
 
 
 def _set_topic_config(config: dict[str, str], topic: str, name: str, value: str) -> None:
-    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry
-
-    admin = AdminClient(config)
+    admin = AdminClient({**config})
     entry = ConfigEntry(name, value, incremental_operation=AlterConfigOpType.SET)
     resource = ConfigResource(ConfigResource.Type.TOPIC, topic, incremental_configs=[entry])
     admin.incremental_alter_configs([resource])[resource].result(30)

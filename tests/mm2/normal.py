@@ -58,7 +58,11 @@ def normal(topology: Topology) -> dict[str, Any]:
 
 def _settings(settings: Any) -> dict[str, Any]:
     return {
-        field.name: (dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value)
+        field.name: (
+            dataclasses.asdict(value)
+            if dataclasses.is_dataclass(value) and not isinstance(value, type)
+            else value
+        )
         for field in dataclasses.fields(settings)
         for value in [getattr(settings, field.name)]
     }

@@ -81,5 +81,5 @@ def test_jobs_run_when_they_are_what_the_file_here_makes_a_comment_changing_noth
     file.write_text(AFTER + "# deployed\n")
     second = runs.wanted()
     assert second.unusable is None and second.generation == 1
-    assert second.jobs.specs[0].delivery == "exactly-once"
+    assert second.jobs is not None and second.jobs.specs[0].delivery == "exactly-once"
     assert said == []

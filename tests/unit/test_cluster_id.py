@@ -15,7 +15,7 @@ PLAIN = uuid.UUID(bytes=bytes([0x10]) + bytes(15))
 def test_an_id_starting_with_a_dash_is_drawn_again(monkeypatch: pytest.MonkeyPatch) -> None:
     assert base64.urlsafe_b64encode(DASHED.bytes).decode().startswith("-")
     draws = iter([DASHED, DASHED, PLAIN])
-    monkeypatch.setattr(process.uuid, "uuid4", lambda: next(draws))
+    monkeypatch.setattr(uuid, "uuid4", lambda: next(draws))
     assert process.new_cluster_id() == "EAAAAAAAAAAAAAAAAAAAAA"
     assert next(draws, None) is None  # drawn three times, the first two rejected
 

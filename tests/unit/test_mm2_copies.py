@@ -14,7 +14,9 @@ def test_a_skip_on_the_source_leaves_the_copies_before_it_to_be_settled_by_the_s
     # source 4 is a transaction marker: MM2 syncs the record after it, 5 copied at 4
     found = stretches([(0, 0), (5, 4)], Tail(9, 10, copied=True))
     assert found == [Stretch(0, 1, 0), Unsure(1, 4, 0, 5), Stretch(4, 10, 5)]
-    assert [found[2].at(4), found[2].at(9)] == [5, 10]
+    last = found[2]
+    assert isinstance(last, Stretch)
+    assert [last.at(4), last.at(9)] == [5, 10]
     assert settled([1, 2, 3], [1, 2, 3]) == [Stretch(1, 4, 1)]
 
 

@@ -269,6 +269,7 @@ MM2_RUNS = (
 
 
 def test_a_flow_mm2_runs_while_topo_does_not_is_run_by_mm2_with_its_heartbeats() -> None:
+    beats: dict[str, dict[str, float | None]]
     beats = {"east->west": {"p50": None, "max": None, "newest_age_s": 0.8},
              "west->east": {"p50": 3, "max": 9, "newest_age_s": 0.5}}  # fmt: skip
     document = valid(status.document(OWNER, SPECS, None, False, beats, T0,

@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 
 import pytest
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.admin import AclOperation
+from confluent_kafka.admin._acl import AclOperation  # admin re-exports it without declaring it
 
 from topology import analysis, permissions
 from topology.cli import live
@@ -627,7 +627,7 @@ def test_asking_sorts_topics_into_granted_hidden_and_absent(fake_admin: type[Fak
     }
     assert access.hidden == {"secret"}
     assert access.absent == {"gone"}
-    assert access.cluster_operations == {"DESCRIBE", "DESCRIBE_CONFIGS"}
+    assert access.cluster_operations == frozenset({"DESCRIBE", "DESCRIBE_CONFIGS"})
     assert access.principal == "User:topo"
 
 

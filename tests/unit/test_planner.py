@@ -165,6 +165,7 @@ def test_a_data_topic_that_merely_ends_in_heartbeats_keeps_its_copys_timestamps(
         text, east=cluster("east", billing, internal("heartbeats")), west=fresh
     ).changes
     assert created.name == "east.billing.heartbeats"
+    assert created.after is not None
     assert "message.timestamp.type" not in created.after["configs"]
 
 
@@ -318,11 +319,12 @@ def test_identity_active_active_never_syncs_a_copy_back_to_its_origin() -> None:
     east = cluster("east", Topic("orders", 2, 1, {"retention.ms": "9"}))
     first = make(text, east=east, west=cluster("west"))
     [copy] = replica_changes(first)
+    assert copy.after is not None
     assert (copy.cluster, copy.name, copy.after["configs"]) == (
         "west",
         "orders",
         {"retention.ms": "9"},
-    )  # type: ignore[index]
+    )
     # After apply west's copy is owned by east->west; a later change on east flows one way only.
     east = cluster("east", Topic("orders", 2, 1, {"retention.ms": "10"}))
     west = cluster(

@@ -259,7 +259,7 @@ needs_c_parser = pytest.mark.skipif(not _HAS_C_PARSER, reason="ruamel.yaml.clib 
 
 
 def _pure_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    real = source.YAML
+    real = YAML
     monkeypatch.setattr(source, "YAML", lambda typ, pure: real(typ=typ, pure=True))
 
 
