@@ -13,7 +13,8 @@ from topology.errors import TopoError
 
 
 def _read_text(path: Path) -> str:
-    return path.read_text(encoding="utf-8")
+    """A secret, certificate or key file: a small regular file, read with a bound."""
+    return secrets.read_secret_file(path)
 
 
 def client_config(
@@ -180,7 +181,11 @@ def _key_store(librdkafka: Mapping[str, str], read_file: Callable[[Path], str]) 
     try:
         certificate, key = read_file(certificate_file), read_file(key_file)
     except (OSError, UnicodeDecodeError) as problem:
-        shown = getattr(problem, "strerror", None) or type(problem).__name__
+        shown = (
+            getattr(problem, "reason", None)
+            or getattr(problem, "strerror", None)
+            or type(problem).__name__
+        )
         raise JavaClientError(
             f"the client certificate {certificate_file} or its key {key_file} cannot be read "
             f"({shown})"

@@ -9,8 +9,10 @@ naming the cluster and the variable, and the value itself is never printed or pl
 and no diagnostic shows a line that holds one.
 """
 
+import os
 import re
-from collections.abc import Callable, Mapping
+import stat
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,7 +70,8 @@ def is_secret_key(name: str) -> bool:
        `passwd`, `passphrase`, `secret`, `credential` or `jaas` (`keystorepassword`).
     2. The name is a secret if it has a secret word and no word after the last one says the name
        is about something else: a location (`...token.endpoint.url`), a kind or source
-       (`basic.auth.credentials.source`), a time (`delegation.token.expiry.time.ms`), an id.
+       (`basic.auth.credentials.source`), a time (`delegation.token.expiry.time.ms`), an id;
+       but `id` alone after `secret` is a credential (Vault AppRole's `secret.id`).
     3. Inline private keys are secrets: `key` after `ssl`, `tls`, `keystore`, `private`,
        `client` or `signing`, as the last word or before `pem`, `der`, `data`... (`ssl.key.pem`,
        `ssl.keystore.key`), but not `ssl.key.location` (a path) or `key.serializer`.
@@ -81,6 +84,8 @@ def is_secret_key(name: str) -> bool:
             last = i
     if last >= 0 and _ABOUT_SOMETHING_ELSE.isdisjoint(words[last + 1 :]):
         return True
+    if last >= 0 and words[last + 1 :] == ["id"] and words[last].startswith("secret"):
+        return True  # a secret id (Vault AppRole's `secret.id`) is the credential itself
     if "key" in words and any(_private_key(words, i) for i in range(1, len(words))):
         return True
     return words[-2:] == ["user", "info"]
@@ -157,13 +162,66 @@ def reference_problem(value: str, *, setting: str | None = None) -> str | None:
     )
 
 
+# A secret file holds a password, a token or a key: a few KB at most. Anything larger, and
+# anything not a regular file (/dev/zero, a named pipe nobody writes, a folder), is refused
+# before it is read, so a reference can neither exhaust memory nor block forever.
+MAX_SECRET_FILE_BYTES = 64 * 1024
+
+
+class NotASecretFileError(OSError):
+    """A `${file:...}` reference to something that is not a small regular file topo may read;
+    its `reason` completes "needs file PATH, which ..."."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_secret_file(path: Path, roots: Sequence[Path] | None = None) -> str:
+    """The text of a small regular file, read with a bound; with `roots`, only a file whose
+    real path (symbolic links followed) is under one of them. Opened without blocking, so a
+    named pipe is refused rather than waited on."""
+    if roots is not None:
+        real = Path(os.path.realpath(path))
+        if not any(real.is_relative_to(os.path.realpath(root)) for root in roots):
+            allowed = ", ".join(str(root) for root in roots) or "nowhere"
+            raise NotASecretFileError(
+                f"is outside the folders secret files may be read from here ({allowed})"
+            )
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    descriptor = os.open(path, flags)
+    try:
+        found = os.fstat(descriptor)
+        if not stat.S_ISREG(found.st_mode):
+            kind = "a folder" if stat.S_ISDIR(found.st_mode) else "a device or pipe"
+            raise NotASecretFileError(f"is {kind}, not a regular file")
+        if found.st_size > MAX_SECRET_FILE_BYTES:
+            raise NotASecretFileError(_too_large())
+        chunks, size = [], 0
+        while size <= MAX_SECRET_FILE_BYTES:  # a file growing as it is read stops here too
+            chunk = os.read(descriptor, MAX_SECRET_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > MAX_SECRET_FILE_BYTES:
+            raise NotASecretFileError(_too_large())
+    finally:
+        os.close(descriptor)
+    return b"".join(chunks).decode("utf-8")
+
+
+def _too_large() -> str:
+    return f"is larger than a secret file may be ({MAX_SECRET_FILE_BYTES // 1024} KiB)"
+
+
 def resolve(
     value: str,
     *,
     cluster: str,
     setting: str,
     environ: Mapping[str, str],
-    read_file: Callable[[Path], str] = lambda path: path.read_text(encoding="utf-8"),
+    read_file: Callable[[Path], str] = read_secret_file,
     base: Path = Path(),
 ) -> str:
     """The secret's value: from the environment or a file (relative to the topology's folder)."""
@@ -180,6 +238,10 @@ def resolve(
     path = base / found.name
     try:
         return read_file(path).strip()
+    except NotASecretFileError as problem:
+        raise SecretError(
+            f"cluster {cluster}: {setting} needs file {path}, which {problem.reason}"
+        ) from None
     except OSError as problem:
         raise SecretError(
             f"cluster {cluster}: {setting} needs file {path}, which cannot be read "

@@ -27,6 +27,7 @@ def diff(
     from topology.analysis import analyse
     from topology.cli.files import read_text
     from topology.cli.report import show
+    from topology.diagnostics import Severity
     from topology.diff import diff as compare
     from topology.render import diff as render
     from topology.render import graph as render_graph
@@ -49,5 +50,8 @@ def diff(
     else:
         typer.echo(render.as_text(data), nl=False)
     if not after.ok:
+        # The diff lists head's new diagnostics without a place; the reason for exit 1 goes
+        # to stderr located, as `topo validate` prints it.
+        show([d for d in after.diagnostics if d.severity is Severity.ERROR], after.document)
         raise typer.Exit(EXIT_ERROR)
     raise typer.Exit(EXIT_DIFFERENT if result.changed else EXIT_SAME)

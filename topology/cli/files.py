@@ -1,9 +1,28 @@
 """Reading the user's files: one place that turns OS errors into one clear line."""
 
+import os
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 from topology.errors import TopoError
+from topology.secrets import read_secret_file
+
+# Folders `${file:...}` secrets may be read from, separated by os.pathsep; unset: anywhere.
+# The review action sets it for `topo plan` on a pull request (the repository, and the folders
+# the workflow names), so a pull request cannot have a runner's file sent to a cluster.
+SECRET_FILE_ROOTS = "TOPO_SECRET_FILE_ROOTS"
+
+
+def secret_file_reader() -> Callable[[Path], str]:
+    """How `${file:...}` secrets are read here: a small regular file, under the folders
+    TOPO_SECRET_FILE_ROOTS names when it is set."""
+    named = os.environ.get(SECRET_FILE_ROOTS)
+    if named is None:
+        return read_secret_file
+    roots = [Path(root) for root in named.split(os.pathsep) if root]
+    return partial(read_secret_file, roots=roots)
 
 
 def read_text(path: str) -> str:

@@ -81,9 +81,14 @@ def _tell_env_vars(variables: Sequence["EnvVar"]) -> None:
         "Set these environment variables where topo runs (the secrets are not in the file):",
         err=True,
     )
-    width = max(len(v.name) for v in variables)
-    for variable in variables:
-        typer.echo(f"  {variable.name.ljust(width)}  {variable.purpose}", err=True)
+    from topology.diagnostics import one_line
+
+    # Names and purposes quote the properties' names: control characters (a terminal's escape,
+    # a NUL) are written as escapes, as the warnings write them.
+    rows = [(one_line(v.name), one_line(v.purpose)) for v in variables]
+    width = max(len(name) for name, _ in rows)
+    for name, purpose in rows:
+        typer.echo(f"  {name.ljust(width)}  {purpose}", err=True)
 
 
 def _count(items: Sequence[object], word: str) -> str:

@@ -27,12 +27,16 @@ def status(
     """Show how replication is doing: per flow state, records, bytes, lag, rate, latency."""
     from topology.cli import live
     from topology.jobs import specs_of
+    from topology.kafka import inventory
     from topology.ops import runs
     from topology.ops import status as report
 
     loaded = live.load(file)
     owner = loaded.topology.name
     configs = live.client_configs(loaded)
+    # Every cluster answers first, asked at once: a status read from no cluster would show
+    # each flow "not running" while nothing was known (a cluster down is an error, as in plan).
+    inventory.reach_all(configs, timeout=live.OBSERVE_TIMEOUT)
     book = live.run_book(loaded, configs)
     entry = book.status(owner) if book is not None else None
     running = book is not None and runs.lease_live(book, owner, time.time())

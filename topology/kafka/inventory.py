@@ -85,6 +85,26 @@ def observe_all(
     return {name: future.result() for name, future in futures.items()}
 
 
+def reach_all(configs: Mapping[str, dict[str, str]], timeout: float = 15.0) -> None:
+    """Return once every cluster has answered a metadata request, asked concurrently; else
+    raise one KafkaUnavailableError naming the first that did not (and how many more)."""
+    if not configs:
+        return
+    workers = min(len(configs), _CONCURRENT_CLUSTERS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-reach") as pool:
+        futures = [
+            pool.submit(lambda n, c: _Observer(n, c, timeout).connect(), name, config)
+            for name, config in configs.items()
+        ]
+    failed = [problem for f in futures if (problem := f.exception()) is not None]
+    if failed:
+        more = f" (and {len(failed) - 1} more cluster(s))" if len(failed) > 1 else ""
+        first = failed[0]
+        if not isinstance(first, KafkaUnavailableError):
+            raise first
+        raise KafkaUnavailableError(f"{first}{more}")
+
+
 def observe(name: str, config: dict[str, str], timeout: float = 15.0) -> observed.Cluster:
     """What cluster `name` (reached with librdkafka settings `config`) holds now."""
     return _Observer(name, config, timeout).observe()

@@ -4,6 +4,7 @@ A reviewer reading the pull request that adds the imported file sees, without ru
 which environment variables hold the secrets and which MM2 properties did not make it across.
 """
 
+from topology.diagnostics import one_line
 from topology.mm2.import_context import brief
 from topology.mm2.importer import ImportResult
 
@@ -18,8 +19,11 @@ def header(result: ImportResult, source: str) -> list[str]:
     ]
     if result.env_vars:
         lines += ["", "Secrets are not in this file. Set these environment variables for topo:"]
-        width = max(len(var.name) for var in result.env_vars)
-        lines += [f"  {var.name.ljust(width)}  {var.purpose}" for var in result.env_vars]
+        # One comment line each, whatever the property names hold (a line break would end
+        # the comment and start YAML).
+        rows = [(one_line(var.name), one_line(var.purpose)) for var in result.env_vars]
+        width = max(len(name) for name, _ in rows)
+        lines += [f"  {name.ljust(width)}  {purpose}" for name, purpose in rows]
     if result.notes:
         lines += ["", "Notes:"]
         for note in result.notes:

@@ -87,13 +87,95 @@ def _ecma_pattern(
 
 
 @cache
-def _validator() -> Draft202012Validator:
+def _schema() -> dict[str, Any]:
     text = resources.files("topology").joinpath("resources/schemas/plan.schema.json")
+    schema: dict[str, Any] = json.loads(text.read_text(encoding="utf-8"))
+    return schema
+
+
+def _checker(schema: dict[str, Any]) -> Draft202012Validator:
     extended = validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator, {"pattern": _ecma_pattern}
     )
-    checker: Draft202012Validator = extended(json.loads(text.read_text(encoding="utf-8")))
+    checker: Draft202012Validator = extended(schema)
     return checker
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return _checker(_schema())
+
+
+@cache
+def _change_validator(action: str, resource: str) -> Draft202012Validator:
+    """The schema of one change of this action and resource: the change's `allOf` of
+    if/then branches replaced by the `then` of each branch whose `if` holds. The branches'
+    conditions read only `action` and `resource`, so this is the same schema, without testing
+    a dozen conditions on each of 12,000 changes (4 s for a 4.6 MB plan)."""
+    schema = _schema()
+    change = dict(schema["$defs"]["change"])
+    probe = {"action": action, "resource": resource}
+    branches = change.pop("allOf")
+    change["allOf"] = [
+        branch["then"] for branch in branches if _checker(branch["if"]).is_valid(probe)
+    ]
+    inlined = _inlined(change, schema["$defs"], set())
+    return _checker({"$schema": schema["$schema"], "$defs": schema["$defs"], **inlined})
+
+
+def _best(checker: Draft202012Validator, instance: Any) -> ValidationError | None:
+    found: ValidationError | None = best_match(checker.iter_errors(instance))
+    return found
+
+
+def _inlined(node: Any, defs: dict[str, Any], through: set[str]) -> Any:
+    """`node` with each `{"$ref": "#/$defs/NAME"}` replaced by that definition (a reference
+    beside other keywords as an `allOf` with them): looking references up was most of the
+    time left. A definition that refers to itself keeps its reference."""
+    if isinstance(node, list):
+        return [_inlined(item, defs, through) for item in node]
+    if not isinstance(node, dict):
+        return node
+    reference = node.get("$ref")
+    if isinstance(reference, str) and reference.startswith("#/$defs/"):
+        name = reference.removeprefix("#/$defs/")
+        if name in defs and name not in through:
+            target = _inlined(defs[name], defs, through | {name})
+            others = {k: v for k, v in node.items() if k not in ("$ref", "description")}
+            if not others:
+                return target
+            return {"allOf": [target, _inlined(others, defs, through)]}
+    return {key: _inlined(value, defs, through) for key, value in node.items()}
+
+
+def _schema_problem(data: dict[str, Any]) -> ValidationError | None:
+    """The first problem with `data` against the plan schema: the plan without its changes,
+    then each change against the schema of its kind (a change without a plain action and
+    resource against the whole change schema)."""
+    changes = data.get("changes")
+    if not isinstance(changes, list):
+        return _best(_validator(), data)
+    problem = _best(_validator(), {**data, "changes": []})
+    if problem is not None:
+        return problem
+    for number, change in enumerate(changes):
+        kind = (change.get("action"), change.get("resource")) if isinstance(change, dict) else ()
+        if len(kind) == 2 and all(isinstance(part, str) for part in kind):
+            checker = _change_validator(*kind)
+        else:
+            checker = _validator()
+            change = {**data, "changes": [change]}
+        problem = _best(checker, change)
+        if problem is not None:
+            root: Any = problem
+            while root.parent is not None:
+                root = root.parent
+            if checker is _validator():  # its path starts changes/0: this change's number
+                root.path[1] = number
+            else:
+                root.path.extendleft([number, "changes"])
+            return problem
+    return None
 
 
 def looks_like_plan(text: str) -> bool:
@@ -122,7 +204,7 @@ def read(text: str, file: str) -> Plan:
             "applies; plan again with this topo"
         )
     _check_topology_file(data, file)
-    problem = best_match(_validator().iter_errors(data))
+    problem = _schema_problem(data)
     if problem is not None:
         where = "/".join(str(part) for part in problem.absolute_path) or "the top level"
         raise SavedPlanError(
