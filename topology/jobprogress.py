@@ -9,9 +9,12 @@ import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topology.jobs import JobSpec
+
+if TYPE_CHECKING:
+    from topology.progress import FlowProgress
 
 RATE_WINDOW = 10.0  # seconds of batches the "recent throughput" figures cover
 
@@ -32,6 +35,16 @@ class FlowStatus:
     seen: dict[str, int] = field(default_factory=dict)  # run id -> last batch id counted
     # How far each source (topic, partition) has been processed: copied, or filtered out.
     processed: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def add(self, made: "FlowProgress", at: float, monotonic: float) -> None:
+        """What the copy did since its last report (`progress.FlowProgress`)."""
+        self.records += made.records
+        self.bytes += made.bytes
+        self.lag = made.lag
+        self.processed.update(made.positions)
+        if made.records:
+            self.last_batch_at = at
+            self.window.append((monotonic, made.records, made.bytes))
 
     def to_dict(self, now: float) -> dict[str, Any]:
         while self.window and self.window[0][0] < now - RATE_WINDOW:
@@ -73,9 +86,18 @@ def batch_ran(progress: Mapping[str, Any]) -> bool:
 def processed(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
     """The next source offset per (topic, partition) once the batch is done: every record
     before it was copied or filtered out (the batch's end offsets)."""
+    return _per_partition(progress, "endOffset")
+
+
+def latest_offsets(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
+    """The source's end per (topic, partition) as the batch saw it (its latest offsets)."""
+    return _per_partition(progress, "latestOffset")
+
+
+def _per_partition(progress: Mapping[str, Any], which: str) -> dict[tuple[str, int], int]:
     found: dict[tuple[str, int], int] = {}
     for source in progress.get("sources") or []:
-        for topic, partitions in (_offsets(source.get("endOffset")) or {}).items():
+        for topic, partitions in (_offsets(source.get(which)) or {}).items():
             for partition, offset in partitions.items():
                 found[(topic, int(partition))] = int(offset)
     return found

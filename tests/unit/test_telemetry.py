@@ -4,13 +4,16 @@ pure parts, checked exactly (the integration test scrapes a real driver)."""
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from topology.progress import from_query
 from topology.telemetry import logline
 from topology.telemetry.collector import FiguresCollector
 from topology.telemetry.figures import (
+    OBSERVED,
     Figures,
     Histogram,
     counted,
@@ -44,6 +47,19 @@ def _batch(
     return {"figures": text}
 
 
+def _ran(
+    figures: Figures, observed: dict[str, Any], topics: list[str], rows: int, seconds: float
+) -> None:
+    """A Spark batch that ran with these observed metrics, read as `progress.from_query`
+    reads it and given to the figures as the driver gives every copy's progress."""
+    progress = {"runId": "r", "batchId": 0, "numInputRows": rows, "sources": [],
+                "durationMs": {"addBatch": 1, "triggerExecution": seconds * 1000},
+                "observedMetrics": {OBSERVED: observed}}  # fmt: skip
+    made = from_query(progress, topics)
+    assert made is not None
+    figures.progress(FLOW, made)
+
+
 def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
     registry = CollectorRegistry()
     registry.register(FiguresCollector(lambda: figures.snapshot(now)))
@@ -58,8 +74,8 @@ def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str
 def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     figures = _figures()
     figures.state(FLOW, "running")
-    figures.batch(FLOW, _batch([40, 300, 2000], {0: (2, 20, 340, 5000), 1: (1, 7, 2000, 4000)}),
-                  ["orders", "payments"], 3, 0.7)  # fmt: skip
+    _ran(figures, _batch([40, 300, 2000], {0: (2, 20, 340, 5000), 1: (1, 7, 2000, 4000)}),
+         ["orders", "payments"], 3, 0.7)  # fmt: skip
     figures.lag(FLOW, {"orders": 4, "payments": 0})
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west"}
@@ -84,7 +100,7 @@ def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
 def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
     figures = _figures()
     observed = _batch([100, 200, 300], {0: (3, 30, 600, 7000)})
-    figures.batch(FLOW, observed, ["orders"], 3, 0.1)
+    _ran(figures, observed, ["orders"], 3, 0.1)
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west", "topic": "orders"}
 
@@ -102,7 +118,7 @@ def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
 def test_a_query_of_too_many_topics_counts_per_flow_and_keeps_its_latencies() -> None:
     figures = _figures()
     observed = _batch([100, 3000], {}, size=12)  # CopyFigures of no topics
-    figures.batch(FLOW, observed, [f"t{i}" for i in range(60)], 2, 0.1)
+    _ran(figures, observed, [f"t{i}" for i in range(60)], 2, 0.1)
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west"}
     assert found[("topo_records_copied_total", frozenset({**labels, "topic": ""}.items()))] == 2
@@ -130,7 +146,7 @@ def test_a_batch_counts_from_whichever_figures_its_query_observed() -> None:
 
 def test_every_exported_series_is_in_the_catalogue_and_documented() -> None:
     figures = _figures()
-    figures.batch(FLOW, _batch([10], {0: (1, 1, 10, 1)}), ["t"], 1, 0.1)
+    _ran(figures, _batch([10], {0: (1, 1, 10, 1)}), ["t"], 1, 0.1)
     figures.error(FLOW, "query")
     figures.error(None, "offsets")
     figures.restart(FLOW, "retry", 5.0)
@@ -162,7 +178,7 @@ def test_the_history_keeps_tiers_samples_intervals_and_survives_a_save() -> None
     figures.state(FLOW, "running")
     for second in range(0, 130, 2):
         if second == 20:
-            figures.batch(FLOW, _batch([100] * 9 + [3000], {0: (10, 100, 3900, 1)}), ["t"], 10, 1)
+            _ran(figures, _batch([100] * 9 + [3000], {0: (10, 100, 3900, 1)}), ["t"], 10, 1)
         history.add(figures.snapshot(1000.0 + second))
     step, fine = history.samples(1000.0, 1130.0)
     assert step == 10.0 and [s["time"] for s in fine][:3] == [1000.0, 1010.0, 1020.0]
@@ -218,7 +234,7 @@ def test_a_topic_the_query_no_longer_reads_has_no_lag_and_filtered_batches_count
     figures.lag(FLOW, {"kept": 0})
     snapshot = figures.snapshot(1.0)
     assert snapshot.flows[FLOW].topics["gone"].lag is None and snapshot.flows[FLOW].lag == 0
-    figures.batch(FLOW, {"records": 0, "bytes": 0}, [], 42, 0.1)  # all 42 filtered out
+    _ran(figures, {"records": 0, "bytes": 0}, [], 42, 0.1)  # all 42 filtered out
     assert figures.snapshot(1.0).flows[FLOW].records == 0
 
 

@@ -44,15 +44,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from topology import jobstate
 from topology.connection import client_config, java_client_config
 from topology.errors import TopoError
-from topology.jobprogress import (
-    FlowStatus,
-    batch_ran,
-    duration,
-    first_line,
-    lag,
-    processed,
-    progress_metrics,
-)
+from topology.jobprogress import FlowStatus, first_line, lag
 from topology.jobs import JobsDocument, JobsFormatError, read_document
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
@@ -68,12 +60,12 @@ from topology.ops.replicate import Action, Do, Leader, Tick
 from topology.ops.rounds import Checkpointer
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
 from topology.plan.planner import replicated_topics
+from topology.progress import FlowProgress, from_query
 from topology.runstate import FlowState
 from topology.spark import loop, query, resumed
 from topology.spark.lease_keeper import LeaseKeeper
 from topology.spark.watched import Watched
 from topology.telemetry import logline
-from topology.telemetry.figures import counted
 
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
@@ -272,13 +264,27 @@ class Replicator:
         self.queries.pop(flow, None)
 
     def collect(self, flow: str, final: bool = False) -> None:
-        """Count the batches the query finished since the last look. A look asks for the last
-        batch's progress only (one object across py4j); the recent ones, up to a hundred, are
-        read only when batches were missed (a restart, several batches between two looks) or
-        once the query has ended (`final`)."""
+        """What the flow's copy did since the last look (`progress.FlowProgress`), to its
+        status and its metrics."""
         running = self.queries.get(flow)
         if running is None:
             return
+        status = self.flows[flow]
+        if isinstance(running, loop.LoopQuery):
+            made = running.reports()
+        else:
+            made = self._query_progress(flow, running, final)
+        for progress in made:
+            status.add(progress, time.time(), time.monotonic())
+            self.figures.progress(flow, progress)
+
+    def _query_progress(
+        self, flow: str, running: StreamingQuery, final: bool
+    ) -> list[FlowProgress]:
+        """The batches a Spark query finished since the last look. A look asks for the last
+        batch's progress only (one object across py4j); the recent ones, up to a hundred, are
+        read only when batches were missed (a restart, several batches between two looks) or
+        once the query has ended (`final`)."""
         status = self.flows[flow]
         reported: list[Any]
         if final:
@@ -286,36 +292,27 @@ class Replicator:
         else:
             last = running.lastProgress
             if last is None:
-                return
+                return []
             batch = int(last.get("batchId", -1))
             seen = status.seen.get(str(last.get("runId")))
             if seen is not None and batch <= seen:
-                return  # nothing new
+                return []  # nothing new
             reported = (
                 [last] if seen is not None and batch == seen + 1 else list(running.recentProgress)
             )
+        found = []
         for progress in reported:
             run_id, batch = str(progress.get("runId")), int(progress.get("batchId", -1))
             if batch <= status.seen.get(run_id, -1):
                 continue
-            if not batch_ran(progress):  # a look that found no data, under the next batch's id
+            made = from_query(progress, self.topics.get(flow, []))
+            if made is None:  # a look that found no data, under the next batch's id
                 status.seen[run_id] = batch - 1
                 status.lag = lag(progress)
                 continue
             status.seen[run_id] = batch
-            metrics = progress_metrics(progress, query.METRICS)
-            # a copy loop's report names its topics: one may have joined since the last look
-            topics = progress.get("topics", self.topics.get(flow, []))
-            inputs = int(progress.get("numInputRows") or 0)
-            rows, size = counted(metrics, inputs)
-            status.records += rows
-            status.bytes += size
-            status.lag = lag(progress)
-            status.processed.update(processed(progress))
-            self.figures.batch(flow, metrics, topics, inputs, duration(progress))
-            if rows:
-                status.last_batch_at = time.time()
-                status.window.append((time.monotonic(), rows, size))
+            found.append(made)
+        return found
 
     def ended(self) -> dict[str, str | None]:
         """The copies that ended since the last look, each with its error (None: it finished,

@@ -4,19 +4,19 @@ The loop (`CopyLoop` and `CopyTask` in topo's jar, docs/engine.md) runs in the d
 long-lived threads, each a Kafka consumer of some of the flow's source partitions feeding a
 producer to the target, with topo's loop rules and stamps applied in between. Its positions are
 committed to the flow's progress group on the target (inside each transaction for exactly-once),
-not to a Spark checkpoint. `LoopQuery` gives the driver what it reads of a `StreamingQuery`
-(`isActive`, `lastProgress`, `recentProgress`, `exception()`, `stop()`), its progress in the
-same shape, and `update()`: a topic or partition the driver finds joins the running loop.
+not to a Spark checkpoint. `LoopQuery` is the running loop as the driver drives it; what the
+loop did reaches Python as its own versioned report (`CopyLoop.report()`), read into the same
+`progress.FlowProgress` a Spark query's progress is read into.
 """
 
 import json
-from collections import deque
 from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from topology import naming
+from topology.progress import FlowProgress, read_loop_report
 from topology.spark import resumed
 from topology.spark.query import QueryPlan
 from topology.telemetry.names import LATENCY_BUCKETS
@@ -32,7 +32,6 @@ PRODUCER = {
     "linger.ms": "5",
     "batch.size": "262144",  # a bulk copy sends fewer, larger requests; linger bounds the wait
 }
-RECENT = 100  # reports kept for `recentProgress`, as Spark keeps
 
 
 class LoopFailed(Exception):
@@ -40,10 +39,14 @@ class LoopFailed(Exception):
 
 
 class LoopQuery:
+    """A running copy loop, as the driver drives it: `isActive`, `exception()`, `stop()`,
+    `halt()`, `update()` (a topic or partition the driver finds joins it), and `reports()`,
+    what it did since the last look (`progress.FlowProgress`, read from the loop's own
+    versioned report)."""
+
     def __init__(self, java: Any, name: str) -> None:
         self._java = java
         self.name = name
-        self._recent: deque[dict[str, Any]] = deque(maxlen=RECENT)
         self._given: tuple[dict[str, str], dict[str, int]] | None = None
 
     @property
@@ -51,15 +54,10 @@ class LoopQuery:
         """True until every thread has ended (stopped, done, or failed)."""
         return bool(self._java.isActive())
 
-    @property
-    def lastProgress(self) -> dict[str, Any] | None:
-        self._take()
-        return self._recent[-1] if self._recent else None
-
-    @property
-    def recentProgress(self) -> list[dict[str, Any]]:
-        self._take()
-        return list(self._recent)
+    def reports(self) -> list[FlowProgress]:
+        """What the loop did since the last call (nothing when nothing moved)."""
+        text = self._java.report()
+        return [] if text is None else [read_loop_report(str(text))]
 
     def exception(self) -> LoopFailed | None:
         failure = self._java.failure()
@@ -80,11 +78,6 @@ class LoopQuery:
         if given != self._given:
             self._java.update(json.dumps(given[0]), json.dumps(given[1]))
             self._given = given
-
-    def _take(self) -> None:
-        text = self._java.report()
-        if text is not None:
-            self._recent.append(json.loads(text))
 
 
 def checkpoint_offsets(spark: SparkSession, checkpoint: str) -> dict[str, dict[str, int]] | None:

@@ -26,7 +26,7 @@ from topology.telemetry.names import LATENCY_BUCKETS
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
-METRICS = "topo"  # the name of the observed metrics in each batch's progress
+METRICS = figures.OBSERVED  # the name of the observed metrics in each batch's progress
 SIZE_COLUMN = "topo_size"  # each record's key and value bytes, for the observed figures
 TOPIC_COLUMN = "topo_topic_index"  # its topic's place in observed_topics, for the same
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions

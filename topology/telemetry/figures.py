@@ -1,8 +1,8 @@
 """The running replication's numbers, as the metrics endpoint and the history need them.
 
-Pure (no I/O, no clock of its own): the driver hands it what it learns (each micro-batch's
-observed metrics and progress, restarts, errors, the changes it made, checkpoint rounds,
-heartbeat latencies) with the time, and `snapshot()` gives a consistent copy for a scrape or a
+Pure (no I/O, no clock of its own): the driver hands it what it learns (each copy's progress,
+`progress.FlowProgress`, whichever engine copies; restarts, errors, the changes it made,
+checkpoint rounds, heartbeat latencies) with the time, and `snapshot()` gives a consistent copy for a scrape or a
 history sample. Counters only grow, for the driver's life; they start at 0 with each driver, as
 Prometheus counters do. Thread-safe: the main loop, the offsets round and the telemetry thread
 write, the HTTP server reads.
@@ -12,10 +12,14 @@ import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from topology.telemetry.names import BATCH_BUCKETS, LATENCY_BUCKETS
 
+if TYPE_CHECKING:
+    from topology.progress import FlowProgress
+
+OBSERVED = "topo"  # the name of the observed metrics in each Spark batch's progress
 # Without per-topic figures (metrics off), a query observes its records and bytes alone:
 OBSERVED_RECORDS = "records"
 OBSERVED_BYTES = "bytes"
@@ -184,42 +188,24 @@ class Figures:
         self._errors: dict[str, int] = {}  # not of one flow: kind -> count
         self._lock = threading.Lock()
 
-    def batch(
-        self,
-        flow: str,
-        observed: Mapping[str, Any],
-        topics: Sequence[str],
-        rows: int,
-        duration_s: float | None,
-    ) -> None:
-        """A micro-batch that ran: its observed metrics (per topic when `topics`, the query's
-        source topics in the order the query numbered them), else its input rows only."""
+    def progress(self, flow: str, made: "FlowProgress") -> None:
+        """What the flow's copy did since its last report (`progress.FlowProgress`, whichever
+        engine copies): per topic, and its latencies when measured."""
         with self._lock:
             figures = self._flows[flow]
-            if duration_s is not None:
-                figures.batches.observe([duration_s])
-            packed = observed.get(OBSERVED_FIGURES)
-            values = unpacked(packed, len(topics)) if packed else None
-            if values is None or not values.topics:  # per flow only: metrics off, real-time
-                everything = figures.topic(ALL_TOPICS)  # mode (nothing observed) or too many
-                records, size = counted(observed, rows)  # topics to count each
-                everything.records += records
-                everything.bytes += size
-            else:
-                for name, (records, size, latency_ms, newest) in zip(
-                    topics, values.topics, strict=True
-                ):
-                    if not records:
-                        continue
-                    topic = figures.topic(name)
-                    topic.records += records
-                    topic.bytes += size
-                    topic.latency_count += records
-                    topic.latency_sum += latency_ms / 1000
-                    if newest is not None:
-                        topic.newest_ms = max(newest, topic.newest_ms or 0)
-            if values is not None:
-                figures.latency.add(values.buckets, values.records, values.latency_ms / 1000)
+            if made.interval_s is not None:
+                figures.batches.observe([made.interval_s])
+            for name, copied in made.topics.items():
+                topic = figures.topic(name)
+                topic.records += copied.records
+                topic.bytes += copied.bytes
+                if name != ALL_TOPICS:
+                    topic.latency_count += copied.records
+                    topic.latency_sum += copied.latency_ms / 1000
+                if copied.newest_ms is not None:
+                    topic.newest_ms = max(copied.newest_ms, topic.newest_ms or 0)
+            if made.latency_known:
+                figures.latency.add(made.buckets, made.records, made.latency_ms / 1000)
 
     def lag(self, flow: str, per_topic: Mapping[str, int]) -> None:
         """The lag of each topic the query reads now; a topic it no longer reads has none."""

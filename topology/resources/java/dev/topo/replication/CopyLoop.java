@@ -5,13 +5,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -34,7 +35,6 @@ public final class CopyLoop {
   static final long EARLIEST = -2;
   static final long LATEST = -1;
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final int FIGURED_TOPICS_MAX = 50; // as the Spark query's OBSERVED_TOPICS_MAX
 
   /** The configuration, parsed and checked ({@link LoopConfig#parse}). */
   final LoopConfig config;
@@ -58,10 +58,10 @@ public final class CopyLoop {
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private int version;
-  private long batch = -1;
+  private long sequence;
   private long reportedAt = System.currentTimeMillis();
-  private Map<String, Map<String, Long>> lastEnds = Collections.emptyMap();
-  private Map<String, Map<String, Long>> lastLatest = Collections.emptyMap();
+  private Map<TopicPartition, Long> lastPositions = Collections.emptyMap();
+  private Map<TopicPartition, Long> lastEnds = Collections.emptyMap();
 
   /** A task's partitions and the topic map, as of one version of the assignment. */
   static final class Assignment {
@@ -251,55 +251,95 @@ public final class CopyLoop {
   }
 
   /**
-   * What happened since the last report, in the shape of a Spark query's progress (JSON), or null
-   * when nothing did: no record read, no position or end moved.
+   * What happened since the last report, as the loop's own versioned record (JSON, format {@link
+   * #REPORT_FORMAT}; {@code topology/progress.py} reads it), or null when nothing did: no record
+   * read, no position or end moved. Per source partition: its position (every record before it was
+   * copied or filtered out, and committed), the source's end as the consumer knows it, and what was
+   * copied since the last report; the flow's latency buckets; each slot's state.
    */
   public synchronized String report() throws Exception {
-    Map<String, Map<String, Long>> ends = new TreeMap<>();
-    Map<String, Map<String, Long>> latest = new TreeMap<>();
+    Map<TopicPartition, Long> positions = new HashMap<>();
+    Map<TopicPartition, Long> ends = new HashMap<>();
     long read = 0;
     for (CopyTask task : tasks) {
       read += task.polled.getAndSet(0);
-      task.done.forEach((partition, offset) -> put(ends, partition, offset));
-      task.latest.forEach((partition, offset) -> put(latest, partition, offset));
+      positions.putAll(task.done);
+      ends.putAll(task.latest);
     }
-    ends.forEach(
-        (topic, at) ->
-            at.forEach(
-                (p, offset) ->
-                    latest
-                        .computeIfAbsent(topic, t -> new TreeMap<>())
-                        .merge(p, offset, Math::max)));
-    if (read == 0 && figures.records() == 0 && ends.equals(lastEnds) && latest.equals(lastLatest)) {
+    positions.forEach((partition, at) -> ends.merge(partition, at, Math::max));
+    if (read == 0
+        && figures.records() == 0
+        && positions.equals(lastPositions)
+        && ends.equals(lastEnds)) {
       return null;
     }
-    List<String> order = new ArrayList<>(new TreeMap<>(topics).keySet());
-    if (order.size() > FIGURED_TOPICS_MAX) {
-      order = Collections.emptyList();
+    LoopFigures.Taken taken = figures.take();
+    List<String> slots = new ArrayList<>();
+    for (Thread thread : threads) {
+      slots.add(thread.isAlive() ? "running" : (failure != null ? "failed" : "stopped"));
     }
     long now = System.currentTimeMillis();
-    Map<String, Object> progress = new LinkedHashMap<>();
-    progress.put("runId", runId);
-    progress.put("batchId", ++batch);
-    progress.put("numInputRows", read);
-    // No batch duration (no triggerExecution): a loop has no batches; "addBatch" only says, as a
-    // query's progress does, that something ran
-    progress.put("durationMs", Map.of("addBatch", now - reportedAt));
-    Map<String, Object> source = new LinkedHashMap<>();
-    source.put("endOffset", ends);
-    source.put("latestOffset", latest);
-    progress.put("sources", List.of(source));
-    progress.put("observedMetrics", Map.of("topo", Map.of("figures", figures.take(order))));
-    progress.put("topics", order);
+    String report =
+        record(runId, ++sequence, now - reportedAt, taken, positions, ends, slots, failure);
     reportedAt = now;
+    lastPositions = positions;
     lastEnds = ends;
-    lastLatest = latest;
-    return JSON.writeValueAsString(progress);
+    return report;
   }
 
-  private static void put(
-      Map<String, Map<String, Long>> into, TopicPartition partition, long offset) {
-    into.computeIfAbsent(partition.topic(), t -> new TreeMap<>())
-        .put(Integer.toString(partition.partition()), offset);
+  /** The report's record (JSON), from what {@link #report} gathered. */
+  static String record(
+      String run,
+      long sequence,
+      long intervalMs,
+      LoopFigures.Taken taken,
+      Map<TopicPartition, Long> positions,
+      Map<TopicPartition, Long> ends,
+      List<String> slotStates,
+      String failure)
+      throws Exception {
+    Set<TopicPartition> named = new TreeSet<>(BY_TOPIC_AND_PARTITION);
+    named.addAll(positions.keySet());
+    named.addAll(taken.partitions.keySet());
+    List<Map<String, Object>> partitions = new ArrayList<>();
+    for (TopicPartition partition : named) {
+      long[] copied =
+          taken.partitions.getOrDefault(partition, new long[] {0, 0, 0, Long.MIN_VALUE});
+      Map<String, Object> item = new LinkedHashMap<>();
+      item.put("topic", partition.topic());
+      item.put("partition", partition.partition());
+      item.put("position", positions.get(partition));
+      item.put("end", ends.get(partition));
+      item.put("records", copied[LoopFigures.RECORDS]);
+      item.put("bytes", copied[LoopFigures.BYTES]);
+      item.put("latency_sum_ms", copied[LoopFigures.LATENCY]);
+      long newest = copied[LoopFigures.NEWEST];
+      item.put("newest_timestamp_ms", newest == Long.MIN_VALUE ? null : newest);
+      partitions.add(item);
+    }
+    List<Map<String, Object>> slots = new ArrayList<>();
+    for (int i = 0; i < slotStates.size(); i++) {
+      Map<String, Object> slot = new LinkedHashMap<>();
+      slot.put("slot", i);
+      slot.put("state", slotStates.get(i));
+      slot.put("failure", "failed".equals(slotStates.get(i)) ? failure : null);
+      slots.add(slot);
+    }
+    Map<String, Object> report = new LinkedHashMap<>();
+    report.put("format", REPORT_FORMAT);
+    report.put("run", run);
+    report.put("sequence", sequence);
+    report.put("interval_ms", intervalMs);
+    report.put("latency_sum_ms", taken.latency);
+    report.put("latency_buckets", taken.buckets);
+    report.put("partitions", partitions);
+    report.put("slots", slots);
+    return JSON.writeValueAsString(report);
   }
+
+  /** The version of {@link #report}'s record: {@code topology/progress.py} refuses another. */
+  static final int REPORT_FORMAT = 1;
+
+  private static final Comparator<TopicPartition> BY_TOPIC_AND_PARTITION =
+      Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
 }

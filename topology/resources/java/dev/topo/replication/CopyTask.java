@@ -203,7 +203,7 @@ final class CopyTask implements Runnable {
         newest = Math.max(newest, timestamp);
       }
       if (copied > 0) {
-        loop.figures.add(partition.topic(), copied, size, latencies, copied, newest);
+        loop.figures.add(partition, copied, size, latencies, copied, newest);
       }
       pending.put(partition, consumer.position(partition));
     }

@@ -1,0 +1,86 @@
+"""One typed progress value, whichever engine copies: the copy loop's versioned report (the very
+record `CopyLoopReportTest.java` checks its Java side against) and a Spark query's batch, read
+into `progress.FlowProgress`, and fed to `topo status` and the metrics alike."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from topology.jobprogress import FlowStatus
+from topology.jobs import JobSpec
+from topology.progress import ReportError, Slot, TopicCopied, from_query, read_loop_report
+from topology.telemetry.figures import ALL_TOPICS, Figures
+
+VECTOR = Path(__file__).parents[1] / "java" / "loop-report.json"
+FLOW = "east->west"
+
+
+def loop_report() -> str:
+    return VECTOR.read_text()
+
+
+def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
+    made = read_loop_report(loop_report(), buckets=3)
+    assert (made.run, made.sequence, made.interval_s) == ("run-1", 7, None)
+    assert (made.records, made.bytes, made.latency_ms, made.buckets) == (3, 340, 2105, (1, 2, 2))
+    assert made.topics == {
+        "orders": TopicCopied(2, 300, 105, 1_700_000_000_000),
+        "clicks": TopicCopied(1, 40, 2000, 1_700_000_000_500),
+    }
+    # a partition without a committed position yet has none (and no lag counted for it)
+    assert made.positions == {("orders", 0): 42, ("orders", 1): 10}
+    assert made.ends == {("orders", 0): 50, ("orders", 1): 10}
+    assert made.lag == 8
+    assert made.slots == (
+        Slot(0, "running"),
+        Slot(1, "failed", "KafkaException: the target refused a write"),
+    )
+
+
+def test_a_report_of_another_format_or_shape_is_refused_in_one_line() -> None:
+    good = json.loads(loop_report())
+    for data, says in (
+        ({**good, "format": 2}, "copy loop report format 2 is not 1"),
+        ({**good, "partitions": [{"topic": "t"}]}, "malformed copy loop report"),
+        ({**good, "latency_buckets": [1]}, "1 latency buckets, not 3"),
+    ):
+        with pytest.raises(ReportError, match=says):
+            read_loop_report(json.dumps(data), buckets=3)
+    with pytest.raises(ReportError, match="not JSON"):
+        read_loop_report("{", buckets=3)
+
+
+def _spec() -> JobSpec:
+    return JobSpec(FLOW, "east", "west", {"include": [".*"], "exclude": []}, "prefix", ".",
+                   True, True, "at-least-once", "earliest", None)  # fmt: skip
+
+
+def test_status_and_metrics_are_fed_from_the_same_value() -> None:
+    made = read_loop_report(loop_report(), buckets=3)
+    status = FlowStatus(_spec())
+    status.add(made, at=100.0, monotonic=5.0)
+    status.add(made, at=101.0, monotonic=6.0)
+    assert (status.records, status.bytes, status.lag) == (6, 680, 8)
+    assert status.processed == {("orders", 0): 42, ("orders", 1): 10}
+    figures = Figures("o", {}, {FLOW: ("east", "west")}, 0.0)
+    figures.progress(FLOW, made)
+    flow = figures.snapshot(1.0).flows[FLOW]
+    assert flow.records == 3 and flow.bytes == 340
+    assert flow.topics["orders"].newest_ms == 1_700_000_000_000
+    assert flow.topics["clicks"].latency_sum == 2.0
+
+
+def test_a_spark_batch_is_read_into_the_same_value_and_an_idle_trigger_is_not() -> None:
+    ran = {
+        "runId": "q", "batchId": 4, "numInputRows": 5,
+        "durationMs": {"addBatch": 30, "triggerExecution": 250},
+        "observedMetrics": {"topo": {"records": 4, "bytes": 400}},
+        "sources": [{"endOffset": {"orders": {"0": 9}}, "latestOffset": {"orders": {"0": 12}}}],
+    }  # fmt: skip
+    made = from_query(ran, ["orders"])
+    assert made is not None
+    assert (made.records, made.bytes, made.interval_s, made.lag) == (4, 400, 0.25, 3)
+    assert made.topics == {ALL_TOPICS: TopicCopied(4, 400)} and not made.latency_known
+    idle = {"runId": "q", "batchId": 5, "durationMs": {"latestOffset": 3}}
+    assert from_query(idle, ["orders"]) is None
