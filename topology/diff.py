@@ -216,6 +216,7 @@ def _settings(settings: FlowSettings) -> dict[str, Any]:
     return {
         "naming": settings.naming.value,
         "separator": settings.separator,
+        "internal_separator": settings.internal_separator,
         "topics": settings.topics.to_dict(),
         "groups": settings.groups.to_dict(),
         "replication_factor": settings.replication_factor,

@@ -89,6 +89,9 @@ class FlowSettings:
     groups: NameFilter
     naming: Naming = Naming.PREFIX
     separator: str = "."
+    # MM2's replication.policy.internal.topic.separator.enabled: internal topics' names joined
+    # by the separator (true, MM2's default) or by `.`
+    internal_separator: bool = True
     replication_factor: int | None = None
     sync: Sync = Sync()
     emit: Emit = Emit()

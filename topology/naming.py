@@ -37,23 +37,42 @@ OFFSETS_GROUPS = "topo-offsets-"  # topology/kafka/offsets.py: the copies' sourc
 RUNS_GROUPS = "topo-runs-"  # topology/kafka/runlog.py: the running replication's state
 
 
-def checkpoints_topic(source: str, separator: str) -> str:
-    """MM2's name: `<source>.checkpoints.internal` on the target, in MM2's format (MM2 and its
-    client, `RemoteClusterUtils`, read it)."""
-    return f"{source}{separator}checkpoints.internal"
+def internal_separator(separator: str, enabled: bool = True) -> str:
+    """What joins the words of an internal topic's name: MM2's DefaultReplicationPolicy uses
+    the separator (`replication.policy.internal.topic.separator.enabled`, true by default), or
+    `.` when that is turned off (MM2 before 3.0 always did)."""
+    return separator if enabled else "."
+
+
+def checkpoints_topic(source: str, separator: str, internal: bool = True) -> str:
+    """MM2's name, in MM2's format, on the target: DefaultReplicationPolicy.checkpointsTopic,
+    `<source>.checkpoints.internal`, or `primary__checkpoints__internal` under the separator
+    `__` (`internal`: MM2's internal-topic separator setting). MM2 and its client,
+    `RemoteClusterUtils`, read it there."""
+    join = internal_separator(separator, internal)
+    return f"{source}{join}checkpoints{join}internal"
 
 
 def topo_checkpoints_topic(source: str, separator: str) -> str:
     """topo's own checkpoints, on the target: MM2's fields and what they leave out (the source
     topic, whether the translation is exact, whether everything before it had been copied),
-    which `topo failover` and `topo offsets` read. It ends in `.internal` whatever the
-    separator, so that no flow copies it (`kafka_rules.is_internal_topic`)."""
-    return f"topo-checkpoints{separator}{source}.internal"
+    which `topo failover` and `topo offsets` read. Named like the offset-syncs topic, the
+    words joined by the separator; it ends in `<separator>internal`, which no flow copies
+    (`is_internal`)."""
+    return f"topo-checkpoints{separator}{source}{separator}internal"
 
 
 def offset_syncs_topic(source: str, separator: str) -> str:
     """Where the replication job records source -> target offset pairs, on the target."""
     return f"topo-offset-syncs{separator}{source}{separator}internal"
+
+
+def is_internal(name: str, separator: str, internal: bool = True) -> bool:
+    """MM2's ReplicationPolicy.isInternalTopic under this separator: Kafka's and Connect's
+    internal topics, and names ending in `<internal separator>internal` (MM2's and topo's own
+    under a separator other than `.`: `primary__checkpoints__internal`)."""
+    join = internal_separator(separator, internal)
+    return kafka_rules.is_internal_topic(name) or name.endswith(f"{join}internal")
 
 
 def heartbeats_copy(source: str, separator: str) -> str:
@@ -85,7 +104,11 @@ def internal_topics(edge: Edge, runs: bool) -> list[tuple[str, str, str]]:
         ]
     if edge.settings.emit.checkpoints:
         wanted += [
-            (edge.target, checkpoints_topic(edge.source, separator), "checkpoints"),
+            (
+                edge.target,
+                checkpoints_topic(edge.source, separator, edge.settings.internal_separator),
+                "checkpoints",
+            ),
             (edge.target, topo_checkpoints_topic(edge.source, separator), "topo-checkpoints"),
         ]
     return wanted
@@ -106,7 +129,7 @@ def remote_name(edge: Edge, name: str, source: observed.Cluster) -> str | None:
     """The name source topic `name` gets on the edge's target, or None when the edge does not
     copy it. The planner and the replication job ask the same question of each topic."""
     settings = edge.settings
-    if kafka_rules.is_internal_topic(name):
+    if is_internal(name, settings.separator, settings.internal_separator):
         return None
     hops = name.split(settings.separator)
     if is_heartbeats(name, settings.separator):

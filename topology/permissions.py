@@ -298,7 +298,7 @@ def _running(
         log = naming.topo_checkpoints_topic(source, settings.separator)
         needs.topic(target, log, "WRITE READ", "writing and reading back checkpoints")
         # READ too: topo's checkpoints from before topo wrote MM2's format are read back there
-        log = naming.checkpoints_topic(source, settings.separator)
+        log = naming.checkpoints_topic(source, settings.separator, settings.internal_separator)
         needs.topic(target, log, "WRITE READ", "writing checkpoints in MM2's format")
     if translating:
         why = "translating consumer offsets"

@@ -271,6 +271,7 @@ class _Resolver:
             groups=self._filter(raw.get("groups", {}), (*where, "groups"), base.groups),
             naming=Naming(raw.get("naming", base.naming.value)),
             separator=raw.get("separator", base.separator),
+            internal_separator=raw.get("internal_separator", base.internal_separator),
             replication_factor=raw.get("replication_factor", base.replication_factor),
             sync=Sync(**{**vars(base.sync), **_known(Sync, sync)}),
             emit=Emit(**{**vars(base.emit), **_known(Emit, emit)}),

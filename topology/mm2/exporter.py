@@ -27,6 +27,7 @@ _MM2_DEFAULTS = {
     "groups.exclude": ", ".join(vocabulary.TOPO_DEFAULTS[("groups", "exclude")]),
     "replication.policy.class": vocabulary.DEFAULT_POLICY,
     "replication.policy.separator": ".",
+    "replication.policy.internal.topic.separator.enabled": "true",
     "sync.topic.configs.enabled": "true",
     "sync.topic.acls.enabled": "true",
     "refresh.topics.enabled": "true",
@@ -38,7 +39,12 @@ _MM2_DEFAULTS = {
 }
 _ALWAYS_WRITTEN = {"replication.factor"}
 _FLOW_ONLY = {"consumer.auto.offset.reset"}  # MM2 ignores top-level consumer.* settings
-_PREFER_GLOBAL = {"replication.factor", "replication.policy.class", "replication.policy.separator"}
+_PREFER_GLOBAL = {
+    "replication.factor",
+    "replication.policy.class",
+    "replication.policy.separator",
+    "replication.policy.internal.topic.separator.enabled",
+}
 
 
 # A line break in a name would end a property (or a comment) early: the rest would be read as
@@ -181,7 +187,18 @@ class _Exporter:
         written = dict(section.pairs)  # what the topology's structured settings wrote
         for key, value in cluster.client.items():
             text = _text(value)
-            if f"{name}.{key}" not in written:
+            if vocabulary.is_worker_setting(key):
+                # MM2 reads `<alias>.client.id` as its Connect worker's, never its clients':
+                # they take it per role (and `topo import mm2` reads the three back as one).
+                for role in ("admin", "consumer", "producer"):
+                    section.add(
+                        f"{name}.{role}.{key}",
+                        text,
+                        f"client.{key}: MM2's clients take it per role"
+                        if role == "admin"
+                        else None,
+                    )
+            elif f"{name}.{key}" not in written:
                 section.add(f"{name}.{key}", text)
             elif written[f"{name}.{key}"] != text:
                 self._conflict(cluster, key)
@@ -247,6 +264,8 @@ class _Exporter:
         With one flow only the naming policy and replication factor go there (MM2's workers
         read the policy at the top level); the rest reads better on the flow itself.
         """
+        if not settings:  # no flows: clusters only, and nothing shared
+            return {}
         first = next(iter(settings.values()))
         return {
             key: value
@@ -444,6 +463,7 @@ def _settings(settings: FlowSettings) -> dict[str, str]:
             vocabulary.IDENTITY_POLICY if identity else vocabulary.DEFAULT_POLICY
         ),
         "replication.policy.separator": settings.separator,
+        "replication.policy.internal.topic.separator.enabled": _text(settings.internal_separator),
         "replication.factor": str(factor) if factor is not None else "-1",
         "sync.topic.configs.enabled": _text(settings.sync.configs),
         "sync.topic.acls.enabled": _text(settings.sync.acls),

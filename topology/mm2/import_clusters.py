@@ -109,6 +109,7 @@ class _ClusterImport:
         security = self._security()
         if security:
             entry["security"] = security
+        self._same_for_every_role()
         for name, prop in sorted(self.props.items(), key=lambda item: item[1].line):
             self._other(name, prop)
         if self.client:
@@ -407,6 +408,24 @@ class _ClusterImport:
         return tls
 
     # -- everything else -------------------------------------------------------------------
+
+    def _same_for_every_role(self) -> None:
+        """`<alias>.admin.X`, `.consumer.X` and `.producer.X` all set, to one value: one
+        client property X, which topo gives all its clients. `topo export mm2` writes a
+        client property MM2 would read as its Connect worker's (`client.id`) that way, so
+        export and import give back what they started from."""
+        roles = ("admin.", "consumer.", "producer.")
+        for name in [n for n in self.props if n.startswith("admin.")]:
+            base = name.removeprefix("admin.")
+            found = [self.props.get(role + base) for role in roles]
+            if base in self.props or any(p is None for p in found):
+                continue
+            if len({p.value for p in found if p is not None}) != 1:
+                continue
+            for role in roles:
+                del self.props[role + base]
+            first = min((p for p in found if p is not None), key=lambda p: p.line)
+            self._client(base, first)
 
     def _other(self, name: str, prop: Property) -> None:
         if name == "consumer.auto.offset.reset":

@@ -62,6 +62,9 @@ BOOLEAN_SETTINGS: dict[str, SettingPath] = {
     "refresh.topics.enabled": ("sync", "partitions"),
     "emit.heartbeats.enabled": ("emit", "heartbeats"),
     "emit.checkpoints.enabled": ("emit", "checkpoints"),
+    # DefaultReplicationPolicy's: its internal topics' names (checkpoints) joined by the
+    # separator, or by `.` when false
+    "replication.policy.internal.topic.separator.enabled": ("internal_separator",),
 }
 REPLICATION_FACTOR = "replication.factor"
 POLICY_CLASS = "replication.policy.class"
@@ -84,6 +87,7 @@ SETTING_PATHS: tuple[SettingPath, ...] = (
     ("groups", "exclude"),
     ("naming",),
     ("separator",),
+    ("internal_separator",),
     ("replication_factor",),
     ("sync", "configs"),
     ("sync", "partitions"),
@@ -104,6 +108,7 @@ TOPO_DEFAULTS: dict[SettingPath, Any] = {
     ("groups", "exclude"): ("console-consumer-.*", "connect-.*", "__.*"),
     ("naming",): "prefix",
     ("separator",): ".",
+    ("internal_separator",): True,
     ("replication_factor",): None,
     ("sync", "configs"): True,
     ("sync", "partitions"): True,
@@ -135,7 +140,6 @@ UNMAPPED_SETTINGS = frozenset(
         "emit.offset-syncs.enabled",
         "offset-syncs.topic.location",
         "heartbeats.replication.enabled",
-        "replication.policy.internal.topic.separator.enabled",
         "consumer.poll.timeout.ms",
         "admin.timeout.ms",
         "use.incremental.alter.configs",

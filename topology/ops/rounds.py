@@ -82,7 +82,9 @@ class Checkpointer:
         source, target = clusters[edge.source], clusters[edge.target]
         logs = (
             topo_checkpoints_topic(edge.source, edge.settings.separator),
-            checkpoints_topic(edge.source, edge.settings.separator),
+            checkpoints_topic(
+                edge.source, edge.settings.separator, edge.settings.internal_separator
+            ),
         )
         writer = self.adapter.log_writer(self.configs[edge.target])
         written = self._previous(edge, logs[0])
