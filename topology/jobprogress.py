@@ -1,7 +1,7 @@
 """A replication job's numbers, from Spark's progress reports: records, bytes, lag, rates.
 
 Pure: the driver hands each finished batch's progress report (a dict) to a FlowStatus, and
-writes `to_dict()` into status.json for `topo status`.
+publishes `to_dict()` in its status for `topo status`.
 """
 
 import ast

@@ -3,9 +3,8 @@
 One folder per topology (named by its owner name) under `paths.state_dir()`:
 
     driver.json    what runs here: pids (`topo run`, spark-submit, the driver program), mode,
-                   runner, the topology file and each job's spec
+                   runner, the jobs document's digest and each job's spec
     jobs.json      the jobs document the driver runs (`topo run` writes it)
-    status.json    written by the running driver every second: per flow state and numbers
     driver.log     the background supervisor's, the driver's and Spark's output
     checkpoints/   Spark checkpoints, one folder per edge (unless `engine.checkpoints` puts
                    them elsewhere); they survive restarts and crashes
@@ -27,7 +26,6 @@ from topology import paths
 from topology.lab.process import is_zombie
 
 DRIVER = "driver.json"
-STATUS = "status.json"
 LOG = "driver.log"
 CHECKPOINTS = "checkpoints"
 
@@ -98,8 +96,3 @@ def alive(pid: int) -> bool:
     except PermissionError:
         return True
     return not is_zombie(pid)
-
-
-def status(owner: str) -> dict[str, Any] | None:
-    data = read_json(folder(owner) / STATUS)
-    return data if isinstance(data, dict) else None

@@ -348,7 +348,7 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     records.produce(src, grown)
     wait_for(dst, f"src.{first}", 11)
 
-    deadline = time.monotonic() + 30  # status.json is rewritten every second: let it catch up
+    deadline = time.monotonic() + 30  # the status is published every two seconds: let it catch up
     status = topology.status()
     while status["flows"][0]["records"] < 20 and time.monotonic() < deadline:
         time.sleep(1)
@@ -370,7 +370,7 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     time.sleep(2)
     killed = kill_driver(topology.prefix)
     producing.join()
-    restarted = wait_for_restart(topology.prefix, killed)
+    restarted = wait_for_restart(topology, killed)
     assert restarted.launcher_pid == killed.launcher_pid  # the same supervisor
     everything = records.read_topic(src, first)
     copied = wait_for(dst, f"src.{first}", len(everything))
@@ -401,17 +401,20 @@ def kill_driver(owner: str) -> jobstate.Driver:
     return driver
 
 
-def wait_for_restart(owner: str, killed: jobstate.Driver, timeout: float = 150) -> jobstate.Driver:
-    """The driver `topo run` started after `killed`, once it has started its program."""
+def wait_for_restart(
+    topology: Topology, killed: jobstate.Driver, timeout: float = 150
+) -> jobstate.Driver:
+    """The driver `topo run` started after `killed`, once `topo status` says it runs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        driver = jobstate.running_driver(owner)
+        driver = jobstate.running_driver(topology.prefix)
         if driver is not None and driver.driver_pid not in (None, killed.driver_pid):
-            status = jobstate.status(owner) or {}
-            if status.get("state") == "running":
+            status = topology.status()
+            reported = status.get("driver") or {}
+            if status["running"] and reported.get("pid") == driver.driver_pid:
                 return driver
         time.sleep(1)
-    raise AssertionError(f"the driver of {owner} was not restarted in {timeout:.0f}s")
+    raise AssertionError(f"the driver of {topology.prefix} was not restarted in {timeout:.0f}s")
 
 
 def kill_while_streaming(topology: Topology, topic: str) -> None:
@@ -424,7 +427,7 @@ def kill_while_streaming(topology: Topology, topic: str) -> None:
     time.sleep(2)
     killed = kill_driver(topology.prefix)
     producing.join()
-    wait_for_restart(topology.prefix, killed)
+    wait_for_restart(topology, killed)
 
 
 def _add_partition(config: dict[str, str], topic: str, total: int) -> None:

@@ -13,8 +13,9 @@ second one exits with LEASE_HELD (`topo run` waits and tries again). In continuo
   sync configs and ACLs; never a delete) is executed and recorded, for `topo status`; a new
   topic joins a running copy loop, a query whose topic list changed is restarted, so a topic
   created after apply is copied in seconds;
-- every second writes heartbeats and `status.json`, renews its lease and looks for a stop
-  request (`topo stop`, from any machine); every 2 s publishes its status to topo-runs.internal;
+- every second writes heartbeats and its status; its lease thread (`spark/lease_keeper.py`)
+  renews its lease, looks for a stop request (`topo stop`, from any machine) and publishes
+  that status to topo-runs.internal every 2 s;
 - restarts a query that fails (a cluster down, say) from its checkpoint after a backoff;
 - serves its metrics, health, readiness and history over HTTP (`spark/watched.py`,
   docs/metrics.md), in either mode unless `engine.metrics` is false;
@@ -580,8 +581,9 @@ class Replicator:
         return found
 
     def write_status(self, state: str) -> None:
-        """status.json here, and the snapshot the lease thread publishes: built on this (the
-        main) thread only, as the flows' numbers change here."""
+        """The status the lease thread publishes to topo-runs.internal (what `topo status`
+        reads, from any machine): built on this (the main) thread only, as the flows' numbers
+        change here."""
         for flow, status in self.flows.items():
             run = self.leader.flows[flow]
             status.state, status.restarts = run.state, run.restarts
@@ -591,9 +593,7 @@ class Replicator:
             followed = set(self.topics.get(flow, ()))
             partitions = sum(1 for topic, _partition in status.processed if topic in followed)
             self.figures.topics(flow, status.topics, partitions)
-        document = self.status_document(state)
-        self.snapshot = document
-        jobstate.write_json(self.folder / jobstate.STATUS, document)
+        self.snapshot = self.status_document(state)
 
 
 def _jobs(file: str) -> JobsDocument:

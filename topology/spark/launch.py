@@ -174,9 +174,7 @@ class SparkDriver:
 def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], None]) -> SparkDriver:
     """Start the continuous driver on `jobs` (output inherited: `topo run` logs to stdout),
     recorded in driver.json for `topo stop` on this machine."""
-    folder = private_folder(submission.owner)
     args = command(submission, "continuous", report, write_jobs(submission.owner, jobs))
-    (folder / jobstate.STATUS).unlink(missing_ok=True)
     try:
         # Its own process group (a Ctrl-C at `topo run`'s terminal reaches `topo run`, which
         # stops the driver cleanly), in `topo run`'s session (whose CPU is the replicator's).

@@ -2,10 +2,10 @@
 
 Pure (no I/O, no clock of its own): the driver hands it what it learns (each copy's progress,
 `progress.FlowProgress`, whichever engine copies; restarts, errors, the changes it made,
-checkpoint rounds, heartbeat latencies) with the time, and `snapshot()` gives a consistent copy for a scrape or a
-history sample. Counters only grow, for the driver's life; they start at 0 with each driver, as
-Prometheus counters do. Thread-safe: the main loop, the offsets round and the telemetry thread
-write, the HTTP server reads.
+checkpoint rounds, heartbeat latencies) with the time, and `snapshot()` gives a consistent copy
+for a scrape or a history sample. Counters only grow, for the driver's life; they start at 0
+with each driver, as Prometheus counters do. Thread-safe: the main loop, the offsets round and
+the telemetry thread write, the HTTP server reads.
 """
 
 import copy
