@@ -22,7 +22,7 @@ $(INSTALLED): pyproject.toml
 	@touch $@
 
 $(JARS): $(INSTALLED) topology/resources/maven/*.xml
-	$(BIN)/python -m topology.maven kafka-broker spark-kafka mirror-maker
+	$(BIN)/python -m topology.host.maven kafka-broker spark-kafka mirror-maker
 	@touch $@
 
 QUICKSTART := examples/quickstart.yaml

@@ -29,7 +29,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from topology import analysis, checks, graph, patterns, reach, resolve, schema, source
+from topology.core import analysis, checks, patterns, reach, resolve, schema, source
+from topology.core import flow_graph as graph
 
 REGIONS = ["use1", "usw2", "euw1", "euc1", "aps1", "apse2", "sae1", "cac1", "afs1", "mes1"]
 EDGES_PER_REGION = 19  # plus one hub: 200 clusters

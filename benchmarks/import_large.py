@@ -26,10 +26,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from topology.analysis import analyse
-from topology.mm2 import properties, yaml_out
-from topology.mm2.import_header import header
-from topology.mm2.importer import import_properties
+from topology.core.analysis import analyse
+from topology.core.mm2 import properties, yaml_out
+from topology.core.mm2.import_header import header
+from topology.core.mm2.importer import import_properties
 
 FLOW = (
     "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.servers = b:9092\n"

@@ -174,7 +174,7 @@ class _Waited(threading.Thread):
 def start_topo(file: Path) -> Life:
     """`topo apply` in the background: it starts `topo run` (a new session) and returns once
     the driver runs; the apply process's own CPU is counted beside that session's."""
-    from topology import jobstate
+    from topology.host import jobstate
 
     name = file.stem
     log = file.with_suffix(".apply.log")
@@ -663,7 +663,7 @@ def main() -> None:
     os.environ["TOPO_STATE_DIR"] = str(root / "state")
     import logging
 
-    from topology import maven
+    from topology.host import maven
     from topology.lab import manager, mirrormaker
 
     bench._QUIET = logging.getLogger("bench.librdkafka")

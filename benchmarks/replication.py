@@ -94,7 +94,7 @@ def kafka_tools() -> Tools:
     """java and a classpath holding kafka-producer-perf-test: the lab broker's jars plus
     `kafka-tools` of the same Kafka version (the broker set lacks it), resolved with mvn once
     into topo's jar cache."""
-    from topology import maven, paths
+    from topology.host import maven, paths
     from topology.lab import process
 
     broker = maven.resolve("kafka-broker")
@@ -299,7 +299,7 @@ class Batches:
 
 def _checkpoint_files(kind: str) -> dict[tuple[str, int], float]:
     """(query folder, batch id) -> the file's modification time."""
-    from topology import jobstate
+    from topology.host import jobstate
 
     found = {}
     for path in (jobstate.folder(NAME) / jobstate.CHECKPOINTS).glob(f"*/{kind}/[0-9]*"):
@@ -403,7 +403,7 @@ class OnceResult:
 
 
 def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: int) -> OnceResult:
-    from topology import jobstate
+    from topology.host import jobstate
 
     log = file.parent / "apply-once.log"
     ids_before = batch_ids()
@@ -534,7 +534,7 @@ def continuous_latency(
     file: Path, tools: Tools, source: dict[str, str], target: dict[str, str], rate: int,
     seconds: int, warmup: int, brokers: list[int],
 ) -> LatencyResult:  # fmt: skip
-    from topology import jobstate
+    from topology.host import jobstate
 
     applied = subprocess.run([*TOPO, "apply", str(file), "--auto-approve"], capture_output=True,
                              text=True, check=False)  # fmt: skip
@@ -660,7 +660,7 @@ def topo_json(*args: str) -> dict[str, Any]:
 
 
 def driver_log_tail(lines: int = 40) -> str:
-    from topology import jobstate
+    from topology.host import jobstate
 
     try:
         text = (jobstate.folder(NAME) / jobstate.LOG).read_text(errors="replace")

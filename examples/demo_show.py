@@ -3,7 +3,7 @@
 Run by `make demo` after the traffic stopped. It waits (up to a minute) until every record of
 `orders` on east has its copy in `east.orders` on west, prints the newest few copies, and
 checks every one: same partition, key, value and headers, plus the headers topo adds (asked
-of topo's own reference, `topology.jobs.copied_headers`, so the check cannot drift from the
+of topo's own reference, `topology.core.jobs.copied_headers`, so the check cannot drift from the
 engine), and the source record's timestamp (not the time it was copied).
 """
 
@@ -12,8 +12,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from topology import jobs
-from topology.analysis import analyse
+from topology.core import jobs
+from topology.core.analysis import analyse
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import manager

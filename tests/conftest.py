@@ -149,7 +149,7 @@ def _stop_replication(state: Path) -> None:
     """Kill every replication driver a test left running, before its clusters go away."""
     import signal
 
-    from topology import jobstate
+    from topology.host import jobstate
 
     for driver_file in state.glob(f"*/{jobstate.DRIVER}"):
         driver = jobstate.recorded_driver(driver_file.parent.name)

@@ -8,10 +8,10 @@ import pytest
 
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
+from topology.core.naming import STATE_TOPIC
+from topology.core.observed import Acl
+from topology.core.plan.values import Action, Change, Resource
 from topology.kafka import changes, inventory, records
-from topology.naming import STATE_TOPIC
-from topology.observed import Acl
-from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka
 

@@ -18,11 +18,11 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 )
 
 from tests.integration.test_inventory import ensure_state_topic, free_port
-from topology.errors import KafkaUnavailableError, TopoError
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.observed import Acl, Owned, acl_key
+from topology.core.plan.values import Action, Change, Resource
 from topology.kafka import changes, inventory, records
 from topology.lab import manager
-from topology.observed import Acl, Owned, acl_key
-from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka
 OWNER = "itest-changes"

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from topology.telemetry.figures import OBSERVED_FIGURES, unpacked
-from topology.telemetry.names import LATENCY_BUCKETS
+from topology.core.progress import LATENCY_BUCKETS, OBSERVED_FIGURES, unpacked
 
 pytest.importorskip("pyspark")
 

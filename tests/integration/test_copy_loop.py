@@ -25,7 +25,7 @@ from tests.integration.test_replication import (
     varied,
     wait_for,
 )
-from topology import jobstate
+from topology.host import jobstate
 from topology.kafka import records
 from topology.kafka.records import Record
 

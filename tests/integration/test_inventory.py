@@ -13,12 +13,12 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
-from topology.errors import KafkaUnavailableError, TopoError
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.naming import STATE_TOPIC
+from topology.core.observed import Owned
+from topology.core.plan.values import Action, Change, Resource
 from topology.kafka import changes, inventory, records
 from topology.kafka.records import Record
-from topology.naming import STATE_TOPIC
-from topology.observed import Owned
-from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka
 OWNER = "itest-inventory"

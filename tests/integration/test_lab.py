@@ -9,7 +9,7 @@ import pytest
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
-from topology.errors import KafkaUnavailableError, LabError
+from topology.core.errors import KafkaUnavailableError, LabError
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import manager, process, state

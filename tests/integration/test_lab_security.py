@@ -7,7 +7,7 @@ import pytest
 
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import manager, state, tls

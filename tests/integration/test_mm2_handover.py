@@ -28,11 +28,11 @@ from tests.integration.test_offsets import (  # noqa: F401 (mm2_reads: a fixture
     mm2_reads,
 )
 from tests.integration.test_replication import Topology, expected, varied, wait_for
-from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.core.mm2 import wire
 from topology.kafka import records
 from topology.kafka.records import Record
 from topology.lab import mirrormaker
-from topology.mm2 import wire
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 TOPO_HEADERS = {PROVENANCE_HEADER, OFFSETS_HEADER}

@@ -24,7 +24,7 @@ from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import run_topo
 from tests.integration.test_offsets import consume_part
 from tests.integration.test_replication import Topology, varied
-from topology import naming
+from topology.core import naming
 from topology.kafka import records
 from topology.spark.topojar import jdk_tool
 
@@ -36,7 +36,7 @@ def mm2_jvm() -> Iterator[Any]:
     """A JVM with MM2's jars, driven from Python (py4j), stopped with the module."""
     from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
 
-    from topology import maven
+    from topology.host import maven
 
     classpath = os.pathsep.join(str(jar) for jar in maven.resolve("mirror-maker"))
     port = launch_gateway(classpath=classpath, die_on_exit=True, java_path=jdk_tool("java"))

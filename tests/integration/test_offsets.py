@@ -22,10 +22,10 @@ from jsonschema import Draft202012Validator
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import Topology, varied
-from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.core.mm2 import wire
 from topology.kafka import client, heartbeats, records
 from topology.kafka.records import Headers, Record
-from topology.mm2 import wire
 from topology.spark.topojar import jdk_tool
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -435,7 +435,7 @@ def test_identity_active_active_with_writes_on_both_sides_loses_nothing(
 def mm2_reads(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[list[str]]]:
     """tests/java/Mm2Reads.java, compiled against MM2's own jars (connect-mirror-client at the
     lab's Kafka version): what MM2's client library makes of the records topo writes."""
-    from topology import maven
+    from topology.host import maven
 
     classpath = os.pathsep.join(str(jar) for jar in maven.resolve("mirror-maker"))
     classes = tmp_path_factory.mktemp("mm2-reads")

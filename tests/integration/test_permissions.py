@@ -2,8 +2,9 @@
 `topo plan` as a user granted every ACL docs/security.md lists but one stops with exactly the
 kafka-acls.sh line for that one; granted all of them, it plans.
 
-The lists below are written out from docs/security.md, not derived by topology.permissions, so
-a mistake there shows here. They are for this file's topology: a mirror `psrc -> pdst` of one
+The lists below are written out from docs/security.md, not derived by
+topology.core.permission_needs, so a mistake there shows here. They are for this file's
+topology: a mirror `psrc -> pdst` of one
 topic on the session's secured lab pair, every `sync` and `emit` on, and, for one case,
 exactly-once delivery.
 """

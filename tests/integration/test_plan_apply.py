@@ -17,9 +17,9 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import run_topo
-from topology import observed
+from topology.core import observed
+from topology.core.plan.values import Action, Change, Resource
 from topology.kafka import changes, inventory, records
-from topology.plan.model import Action, Change, Resource
 
 pytestmark = pytest.mark.kafka
 
@@ -225,9 +225,9 @@ FLAKY_CLUSTER = "itest-flaky"
 def test_a_cluster_lost_during_apply_is_reported_and_a_rerun_converges(
     setup: Setup, lab_dir: Path
 ) -> None:
-    from topology import apply as applying
-    from topology.apply import Outcome
     from topology.cli import live
+    from topology.core.plan import execute as applying
+    from topology.core.plan.execute import Outcome
     from topology.lab import manager
 
     manager.up([manager.UpRequest(FLAKY_CLUSTER)])

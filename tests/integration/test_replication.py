@@ -24,8 +24,8 @@ from jsonschema import Draft202012Validator
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
 from tests.helpers import RECENT_MS, run_topo
-from topology import jobstate
-from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
+from topology.host import jobstate
 from topology.kafka import records
 from topology.kafka.records import Headers, Record
 

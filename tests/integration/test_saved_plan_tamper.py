@@ -40,10 +40,10 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
 
 from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER, SecuredLab
 from tests.helpers import run_topo
+from topology.core.mm2 import yaml_out
+from topology.core.observed import Acl
+from topology.core.plan.values import fingerprint_of
 from topology.kafka import inventory, records
-from topology.mm2 import yaml_out
-from topology.observed import Acl
-from topology.plan.model import fingerprint_of
 
 pytestmark = pytest.mark.kafka
 
@@ -51,7 +51,7 @@ EVIL = "User:evil"
 READER = "User:app"  # granted READ on the secured source topic: the ACL the topology syncs
 # `topo` with the comparison against a fresh plan switched off: what is left is the guard.
 GUARD_ONLY = (
-    "from topology.plan import saved\n"
+    "from topology.core.plan import saved\n"
     "saved.first_difference = lambda ours, fresh: None\n"
     "from topology.cli import main\n"
     "main()\n"

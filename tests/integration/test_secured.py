@@ -25,10 +25,10 @@ from tests.integration.test_replication import (
     varied,
     wait_for,
 )
-from topology import jobstate
+from topology.core.mm2 import yaml_out
+from topology.core.naming import RUNS_TOPIC
+from topology.host import jobstate
 from topology.kafka import inventory, records
-from topology.mm2 import yaml_out
-from topology.naming import RUNS_TOPIC
 
 if TYPE_CHECKING:
     from tests.spark_cluster import StandaloneSpark

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from tests.helpers import RECENT_MS
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import client, records, transactional
 from topology.kafka.transactional import Row, Written, committed_progress, write_exactly_once
 

@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from topology.analysis import analyse
-from topology.mm2 import yaml_out
-from topology.mm2.exporter import export
-from topology.mm2.importer import import_properties
-from topology.model import Topology
+from topology.core.analysis import analyse
+from topology.core.mm2 import yaml_out
+from topology.core.mm2.exporter import export
+from topology.core.mm2.importer import import_properties
+from topology.core.model import Topology
 
 SAMPLES = Path(__file__).parent / "samples"
 
@@ -103,7 +103,7 @@ def effective_mm2(text: str) -> dict[str, Any]:
     """What MM2 does with a config, written independently of the importer: per enabled flow
     the settings topo maps (flow over global over MM2's default), per cluster its connection.
     Secret values are reduced to whether they are set: an import moves them elsewhere."""
-    from topology.mm2 import properties
+    from topology.core.mm2 import properties
 
     entries, problems = properties.parse(text)
     assert problems == []

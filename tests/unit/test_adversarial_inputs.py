@@ -13,15 +13,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import run_topo
-from topology import budget, graph, naming, resolve, secrets, source
-from topology.analysis import analyse
-from topology.errors import KafkaUnavailableError
-from topology.mm2.exporter import export
-from topology.mm2.importer import import_properties
-from topology.observed import Cluster
+from topology.core import budget, naming, resolve, secrets, source
+from topology.core import flow_graph as graph
+from topology.core.analysis import analyse
+from topology.core.errors import KafkaUnavailableError
+from topology.core.mm2.exporter import export
+from topology.core.mm2.importer import import_properties
+from topology.core.observed import Cluster
+from topology.core.plan import saved
+from topology.core.reach import MAX_ARRIVALS
 from topology.ops.failover import Offsets
-from topology.plan import saved
-from topology.reach import MAX_ARRIVALS
 
 # -- 1. the analysis stays near linear in the file's size ----------------------------------------
 

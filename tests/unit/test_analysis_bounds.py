@@ -2,8 +2,8 @@
 diagnostic where one is due. pytest-timeout stops a regression; benchmarks/analyse_large.py
 times the same shapes (`--bad`)."""
 
-from topology.analysis import analyse
-from topology.reach import MAX_ARRIVALS
+from topology.core.analysis import analyse
+from topology.core.reach import MAX_ARRIVALS
 
 HEADER = """\
 version: 1
@@ -127,7 +127,8 @@ def test_a_hub_with_regex_filters_that_reject_onward_edges_is_analysed_in_full()
 
 
 def test_the_step_budget_has_its_own_message() -> None:
-    from topology import checks, graph, reach, resolve, source
+    from topology.core import checks, reach, resolve, source
+    from topology.core import flow_graph as graph
 
     text = _mesh(12, "prefix").replace(
         "naming: prefix", "naming: prefix\n    topics: {include: ['x.*']}"

@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from ruamel.yaml.compat import StringIO
 
-from topology import source
-from topology.analysis import Analysis, analyse
-from topology.diagnostics import CODES, Severity
-from topology.model import NameFilter
+from topology.core import source
+from topology.core.analysis import Analysis, analyse
+from topology.core.diagnostics import CODES, Severity
+from topology.core.model import NameFilter
 
 FILE = "prop/topology.yaml"
 GOLDEN = Path(__file__).parent.parent / "golden"

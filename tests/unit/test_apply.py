@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from topology import apply as applying
-from topology.apply import Outcome
-from topology.errors import KafkaUnavailableError
-from topology.plan import saved
-from topology.plan.model import Action, Change, Plan, Resource
+from topology.core.errors import KafkaUnavailableError
+from topology.core.plan import execute as applying
+from topology.core.plan import saved
+from topology.core.plan.execute import Outcome
+from topology.core.plan.values import Action, Change, Plan, Resource
 
 
 def topic(cluster: str, name: str) -> Change:

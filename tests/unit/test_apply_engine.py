@@ -3,10 +3,10 @@ would start replication; let through when it only stops it or changes cluster re
 
 import pytest
 
-from topology import analysis
 from topology.cli.apply import _refuse_without_engine
 from topology.cli.live import Loaded
-from topology.plan.model import Action, Change, Plan, Resource
+from topology.core import analysis
+from topology.core.plan.values import Action, Change, Plan, Resource
 from topology.spark import installed
 
 PAIR = """\

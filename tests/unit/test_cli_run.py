@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from topology import runstate
-from topology.analysis import analyse
 from topology.cli import run
 from topology.cli.live import Loaded
-from topology.jobs import document
+from topology.core import runstate
+from topology.core.analysis import analyse
+from topology.core.jobs import document
 
 BEFORE = """version: 1
 name: orders

@@ -284,8 +284,8 @@ def test_validate_refuses_the_jaas_setting_plan_would_refuse(tmp_path: Path, cli
 
 
 def test_thousands_of_unknown_keys_are_reported_up_to_a_limit_then_counted() -> None:
-    from topology.analysis import analyse
-    from topology.schema import MAX_UNKNOWN_KEYS
+    from topology.core.analysis import analyse
+    from topology.core.schema import MAX_UNKNOWN_KEYS
 
     text = VALID_TEXT + "".join(f"extra{i}: 1\n" for i in range(5_000))
     unknown = [d for d in analyse(text, "t.yaml").diagnostics if d.code == "T101"]
@@ -297,7 +297,7 @@ def test_thousands_of_unknown_keys_are_reported_up_to_a_limit_then_counted() -> 
 
 
 def test_a_megabyte_value_is_quoted_briefly_in_its_diagnostic() -> None:
-    from topology.analysis import analyse
+    from topology.core.analysis import analyse
 
     text = VALID_TEXT.replace("version: 1", "version: 1\nname: " + "x" * 1_000_000)
     [problem] = analyse(text, "t.yaml").diagnostics

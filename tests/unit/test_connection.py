@@ -1,13 +1,14 @@
-"""topology.connection: a resolved cluster as librdkafka settings, secrets resolved on the way."""
+"""topology.core.connection: a resolved cluster as librdkafka settings, secrets resolved on
+the way."""
 
 from pathlib import Path
 
 import pytest
 
-from topology.connection import client_config
-from topology.diagnostics import Span
-from topology.model import Cluster, Sasl, Security, Tls
-from topology.secrets import SecretError
+from topology.core.connection import client_config
+from topology.core.diagnostics import Span
+from topology.core.model import Cluster, Sasl, Security, Tls
+from topology.core.secrets import SecretError
 
 SPAN = Span("topology.yaml", 1, 1)
 PLAINTEXT = Security()
@@ -144,7 +145,7 @@ CERT = "-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n"
 
 
 def test_java_mutual_tls_gets_the_certificate_and_key_inline_never_a_file() -> None:
-    from topology.connection import java_client_config
+    from topology.core.connection import java_client_config
 
     files = {Path("/c/alice.crt"): CERT, Path("/c/alice.key"): KEY}
     java = java_client_config(
@@ -170,7 +171,7 @@ def test_java_mutual_tls_gets_the_certificate_and_key_inline_never_a_file() -> N
 
 
 def test_java_mutual_tls_passes_the_key_password_of_an_encrypted_key() -> None:
-    from topology.connection import java_client_config
+    from topology.core.connection import java_client_config
 
     encrypted = KEY.replace("PRIVATE KEY", "ENCRYPTED PRIVATE KEY")
     files = {Path("c.crt"): CERT, Path("k.pem"): encrypted}
@@ -186,7 +187,7 @@ def test_java_mutual_tls_passes_the_key_password_of_an_encrypted_key() -> None:
 
 
 def test_java_mutual_tls_refuses_a_pkcs1_key_with_how_to_convert_it() -> None:
-    from topology.connection import JavaClientError, java_client_config
+    from topology.core.connection import JavaClientError, java_client_config
 
     rsa = KEY.replace("PRIVATE KEY", "RSA PRIVATE KEY")
     files = {Path("c.crt"): CERT, Path("k.pem"): rsa}
@@ -198,7 +199,7 @@ def test_java_mutual_tls_refuses_a_pkcs1_key_with_how_to_convert_it() -> None:
 
 
 def test_java_oauthbearer_unsecured_tokens_name_the_principal_in_jaas() -> None:
-    from topology.connection import java_client_config
+    from topology.core.connection import java_client_config
 
     java = java_client_config(
         {
@@ -221,7 +222,7 @@ def test_java_oauthbearer_unsecured_tokens_name_the_principal_in_jaas() -> None:
 
 
 def test_java_oauthbearer_oidc_uses_kafkas_login_handler_and_client_credentials() -> None:
-    from topology.connection import OAUTH_LOGIN_HANDLER, java_client_config
+    from topology.core.connection import OAUTH_LOGIN_HANDLER, java_client_config
 
     java = java_client_config(
         {

@@ -6,11 +6,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.unit.test_planner import topology
-from topology.jobs import specs_of
+from topology.core.jobs import specs_of
+from topology.core.progress import LATENCY_BUCKETS
 from topology.spark import loop
 from topology.spark.query import QueryPlan
 from topology.spark.resumed import checkpoint_offsets
-from topology.telemetry.names import LATENCY_BUCKETS
 
 TOPOLOGY = """
 version: 1

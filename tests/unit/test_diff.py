@@ -8,8 +8,8 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.helpers import run_topo
-from topology.analysis import analyse
-from topology.diff import diff
+from topology.core.analysis import analyse
+from topology.core.topology_diff import diff
 
 CASES = Path(__file__).parent.parent / "diff"
 SCHEMA = json.loads(
@@ -86,7 +86,7 @@ def test_exit_codes() -> None:
 
 
 def test_an_inline_secret_is_never_in_its_wrappers_text() -> None:
-    from topology.diff import _InlineSecret
+    from topology.core.topology_diff import _InlineSecret
 
     assert "hunter2" not in repr(_InlineSecret("hunter2")) + str(_InlineSecret("hunter2"))
     assert _InlineSecret("a") != _InlineSecret("b")  # a changed secret is still a change

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from topology.diagnostics import CODES
+from topology.core.diagnostics import CODES
 
 ROOT = Path(__file__).parent.parent.parent
 SCHEMA = json.loads((ROOT / "schemas" / "topology.schema.json").read_text())

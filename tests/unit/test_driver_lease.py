@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 
 import pytest
 
-from topology import analysis, runstate
-from topology.errors import KafkaUnavailableError
+from topology.core import analysis, runstate
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import runlog
 from topology.spark import lease_keeper
 from topology.spark.launch import SUPERVISOR_PID

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import run_topo
-from topology.analysis import analyse
+from topology.core.analysis import analyse
 from topology.lab.spec import default_port
 
 EXAMPLES = Path(__file__).parent.parent.parent / "examples"

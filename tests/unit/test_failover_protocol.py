@@ -18,18 +18,18 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from topology import analysis
-from topology.errors import ActiveGroupError, KafkaUnavailableError, TopoError
+from topology.core import analysis
+from topology.core.errors import ActiveGroupError, KafkaUnavailableError, TopoError
+from topology.core.mm2 import positions, wire
+from topology.core.model import Topology
+from topology.core.naming import checkpoints_topic, offset_syncs_topic, topo_checkpoints_topic
+from topology.core.observed import Cluster, Group, Topic
+from topology.core.offsets import checkpoints
+from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey, Progress
+from topology.core.render.offsets import moves_text
 from topology.kafka.offsets import GroupState
-from topology.mm2 import positions, wire
-from topology.model import Topology
-from topology.naming import checkpoints_topic, offset_syncs_topic, topo_checkpoints_topic
-from topology.observed import Cluster, Group, Topic
-from topology.offsets import checkpoints
-from topology.offsets.checkpoints import Checkpoint, CheckpointKey, Progress
 from topology.ops.failover import Move, Offsets
 from topology.ops.rounds import Checkpointer
-from topology.render.offsets import moves_text
 
 TOPOLOGY = """
 version: 1

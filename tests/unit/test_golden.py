@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from topology.analysis import Analysis, analyse
-from topology.diagnostics import CODES
+from topology.core.analysis import Analysis, analyse
+from topology.core.diagnostics import CODES
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 CASES = sorted(p.name for p in GOLDEN.iterdir() if (p / "topology.yaml").is_file())

@@ -5,9 +5,9 @@ import re
 
 import pytest
 
-from topology import analysis
-from topology.connection import java_client_config
-from topology.jobs import (
+from topology.core import analysis
+from topology.core.connection import java_client_config
+from topology.core.jobs import (
     JobsFormatError,
     copied_headers,
     document,
@@ -18,8 +18,8 @@ from topology.jobs import (
     specs_of,
     stamped,
 )
-from topology.model import Topology
-from topology.model_data import WRITTEN_OUT, LiteralSecretError
+from topology.core.model import Topology
+from topology.core.model_data import WRITTEN_OUT, LiteralSecretError
 
 MESH = """
 version: 1
@@ -115,7 +115,7 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
 
 
 def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
-    from topology.jobprogress import lag, progress_metrics
+    from topology.core.flow_status import lag, progress_metrics
 
     progress = {"sources": [{"endOffset": "{'orders': {'0': 16, '1': 10}}",
                              "latestOffset": "{'orders': {'0': 20, '1': 10}}"}]}  # fmt: skip
@@ -126,7 +126,7 @@ def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
 
 
 def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() -> None:
-    from topology.jobprogress import lag_to_ends
+    from topology.core.flow_status import lag_to_ends
 
     read = {("orders", 0): 16, ("orders", 1): 10, ("users", 0): 5}
     ends = {("orders", 0): 20, ("orders", 1): 12, ("users", 0): 5, ("gone", 0): 9}
@@ -138,7 +138,7 @@ def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() 
 
 
 def test_only_a_batch_that_ran_counts_as_seen() -> None:
-    from topology.jobprogress import batch_ran
+    from topology.core.flow_status import batch_ran
 
     ran = {"batchId": 7, "durationMs": {"addBatch": 12, "latestOffset": 3, "walCommit": 4}}
     # Spark's report of a trigger that found no data carries the next batch's id (not run).

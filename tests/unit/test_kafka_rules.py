@@ -1,8 +1,8 @@
-"""topology.kafka_rules: the topic names and bootstrap addresses Kafka accepts."""
+"""topology.core.kafka_rules: the topic names and bootstrap addresses Kafka accepts."""
 
 import pytest
 
-from topology.kafka_rules import (
+from topology.core.kafka_rules import (
     MAX_TOPIC_NAME,
     bootstrap_problem,
     is_internal_topic,

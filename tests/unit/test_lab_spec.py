@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topology.errors import LabError
+from topology.core.errors import LabError
 from topology.lab.spec import (
     PORT_BASE,
     Credentials,

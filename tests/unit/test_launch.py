@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from topology import jobstate, model_data
-from topology.jobs import JobsDocument, read_document
-from topology.model import Engine
+from topology.core import model_data
+from topology.core.jobs import JobsDocument, read_document
+from topology.core.model import Engine
+from topology.host import jobstate
 from topology.spark import installed, launch
 
 JOBS = JobsDocument(
@@ -154,8 +155,8 @@ def test_the_driver_is_given_the_jobs_document_it_runs(submission: launch.Submis
 def test_the_driver_runs_the_jobs_document_alone_and_refuses_one_changed_or_of_another_format(
     tmp_path: Path,
 ) -> None:
-    from topology import analysis
-    from topology.jobs import JobsFormatError, document
+    from topology.core import analysis
+    from topology.core.jobs import JobsFormatError, document
     from topology.spark import driver
 
     text = 'version: 1\nname: orders\nclusters:\n  a: {bootstrap: "h:1"}\n  b: {bootstrap: "h:2"}\n'

@@ -27,7 +27,7 @@ def banned_in(path: str, names: tuple[str, ...]) -> set[str]:
 @pytest.mark.parametrize(
     ("path", "allowed"),
     [
-        ("topology/model.py", set()),
+        ("topology/core/model.py", set()),
         ("topology/lab/manager.py", set()),
         ("topology/review/github.py", set()),
         ("topology/kafka/admin.py", {"confluent_kafka"}),
@@ -42,9 +42,9 @@ def test_each_edge_library_is_allowed_in_one_place_only(path: str, allowed: set[
 
 # What each folder may import of topo's own edge packages; everything else in PACKAGES is banned.
 MAY_IMPORT = {
-    "topology/model.py": set(),  # the pure core
-    "topology/plan/planner.py": set(),
-    "topology/offsets/route.py": set(),
+    "topology/core/model.py": set(),  # the pure core
+    "topology/core/plan/planner.py": set(),
+    "topology/core/offsets/route.py": set(),
     "topology/kafka/inventory.py": {"topology.kafka"},
     "topology/ops/rounds.py": {"topology.ops"},  # its adapters are passed in
     "topology/spark/driver.py": {"topology.kafka", "topology.ops", "topology.spark"},
@@ -66,6 +66,18 @@ def test_each_layer_imports_only_the_layers_below_it(
     assert banned_in(path, (package,)) == (set() if allowed else {package})
 
 
+# The core imports the core only: beyond the packages above, none of the other edges either.
+CORE_ONLY = ("topology.host", "topology.lab", "topology.review", "topology.dashboard",
+             "topology.telemetry")  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ["topology/core/jobs.py", "topology/core/plan/saved.py",
+                                  "topology/core/mm2/importer.py"])  # fmt: skip
+def test_the_core_imports_no_edge_of_its_own(path: str) -> None:
+    assert banned_in(path, (*PACKAGES, *CORE_ONLY)) == {*PACKAGES, *CORE_ONLY}
+    assert banned_in("topology/spark/loop.py", CORE_ONLY) == set()  # an edge may
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -77,7 +89,7 @@ def test_each_layer_imports_only_the_layers_below_it(
 )
 def test_every_spelling_of_an_import_is_caught(line: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--stdin-filename", "topology/model.py",
+        [sys.executable, "-m", "ruff", "check", "--stdin-filename", "topology/core/model.py",
          "--output-format", "concise", "--select", "TID251", "-"],
         input=f"{line}\n", capture_output=True, text=True, cwd=ROOT, check=False,
     )  # fmt: skip

@@ -4,7 +4,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from topology import runstate
+from topology.core import runstate
 from topology.ops.lease import Leaseholder, holder_id
 
 

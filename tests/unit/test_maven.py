@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from topology import maven
-from topology.errors import ToolMissingError, TopoError
+from topology.core.errors import ToolMissingError, TopoError
+from topology.host import maven
 
 ROOT = Path(__file__).resolve().parents[2]
 POM = "{http://maven.apache.org/POM/4.0.0}"

@@ -8,9 +8,9 @@ from syrupy.assertion import SnapshotAssertion
 
 from tests.helpers import run_topo
 from tests.mm2.normal import SAMPLES, imported, topology_of
-from topology.analysis import analyse
-from topology.mm2 import properties
-from topology.mm2.exporter import ExportResult, export
+from topology.core.analysis import analyse
+from topology.core.mm2 import properties
+from topology.core.mm2.exporter import ExportResult, export
 
 ENV_PROVIDER = "org.apache.kafka.common.config.provider.EnvVarConfigProvider"
 DIR_PROVIDER = "org.apache.kafka.common.config.provider.DirectoryConfigProvider"

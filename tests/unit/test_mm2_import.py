@@ -9,11 +9,11 @@ from syrupy.assertion import SnapshotAssertion
 
 from tests.helpers import run_topo
 from tests.mm2.normal import SAMPLES, topology_of
-from topology.analysis import analyse
-from topology.diagnostics import Severity
-from topology.mm2 import yaml_out
-from topology.mm2.import_header import header
-from topology.mm2.importer import ImportResult, import_properties
+from topology.core.analysis import analyse
+from topology.core.diagnostics import Severity
+from topology.core.mm2 import yaml_out
+from topology.core.mm2.import_header import header
+from topology.core.mm2.importer import ImportResult, import_properties
 
 SAMPLE_NAMES = sorted(path.stem for path in SAMPLES.glob("*.properties"))
 # The literal passwords in the samples: they must never come out of an import.
@@ -816,7 +816,7 @@ def test_cli_refuses_a_config_topo_would_not_run(tmp_path: Path) -> None:
 
 
 def test_the_closing_line_names_the_cluster_or_flow_in_error() -> None:
-    from topology.mm2 import import_check
+    from topology.core.mm2 import import_check
 
     text = (
         "version: 1\nclusters:\n  east: {bootstrap: 'h:1', client: {sasl.jaas.config: x}}\n"

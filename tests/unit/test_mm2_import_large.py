@@ -9,12 +9,12 @@ measures (docs/benchmarks.md records its numbers).
 from pathlib import Path
 
 from tests.helpers import run_topo
-from topology.analysis import analyse
-from topology.diagnostics import Severity, error
-from topology.mm2 import import_check, properties, yaml_out
-from topology.mm2.import_context import SHOWN_PER_CODE, brief, folded
-from topology.mm2.import_header import header
-from topology.mm2.importer import import_properties
+from topology.core.analysis import analyse
+from topology.core.diagnostics import Severity, error
+from topology.core.mm2 import import_check, properties, yaml_out
+from topology.core.mm2.import_context import SHOWN_PER_CODE, brief, folded
+from topology.core.mm2.import_header import header
+from topology.core.mm2.importer import import_properties
 
 FLOW = (
     "clusters = a, b\na.bootstrap.servers = a:9092\nb.bootstrap.servers = b:9092\n"

@@ -4,9 +4,9 @@ startingOffsets a handover gives Spark."""
 
 import json
 
-from topology.mm2 import positions
-from topology.mm2.positions import Handover
-from topology.model import Mm2State
+from topology.core.mm2 import positions
+from topology.core.mm2.positions import Handover
+from topology.core.model import Mm2State
 
 
 def _key(

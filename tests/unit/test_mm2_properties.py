@@ -3,7 +3,7 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from topology.mm2 import properties
+from topology.core.mm2 import properties
 
 
 def pairs(text: str) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from tests.mm2.normal import (
     normal,
     topology_of,
 )
-from topology.model import FlowKind
+from topology.core.model import FlowKind
 
 EXPRESSIBLE = {
     "dr-pair": """\

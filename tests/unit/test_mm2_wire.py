@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from topology.mm2 import wire
+from topology.core.mm2 import wire
 
 
 def test_a_heartbeat_is_two_aliases_then_a_version_and_its_time() -> None:

@@ -17,10 +17,10 @@ from ruamel.yaml import YAML
 from ruamel.yaml.parser import Parser
 
 from tests.mm2.normal import SAMPLES
-from topology.mm2 import properties, yaml_out
-from topology.mm2.import_header import header
-from topology.mm2.importer import import_properties
-from topology.source import parse
+from topology.core.mm2 import properties, yaml_out
+from topology.core.mm2.import_header import header
+from topology.core.mm2.importer import import_properties
+from topology.core.source import parse
 
 
 def _ruamel(pure: bool) -> Callable[[str], Any]:

@@ -1,12 +1,12 @@
-"""topology.offsets.checkpoints: the checkpoint and progress records and the rules for writing
-them; and the `topo-offsets` header of topology.jobs that every copy carries. Pure values."""
+"""topology.core.offsets.checkpoints: the checkpoint and progress records and the rules for writing
+them; and the `topo-offsets` header of topology.core.jobs that every copy carries. Pure values."""
 
 import json
 
 import pytest
 
-from topology.jobs import OFFSETS_HEADER, hop_offsets, stamped_offsets
-from topology.offsets.checkpoints import (
+from topology.core.jobs import OFFSETS_HEADER, hop_offsets, stamped_offsets
+from topology.core.offsets.checkpoints import (
     Checkpoint,
     Progress,
     decode_checkpoint,

@@ -1,12 +1,12 @@
-"""topology.offsets.route: which topic a group's topic is on another cluster, and by which flows
-its records got there, on plain observed clusters."""
+"""topology.core.offsets.route: which topic a group's topic is on another cluster, and by
+which flows its records got there, on plain observed clusters."""
 
 import pytest
 
-from topology import analysis
-from topology.model import Topology
-from topology.observed import Cluster, Owned, Topic
-from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
+from topology.core import analysis
+from topology.core.model import Topology
+from topology.core.observed import Cluster, Owned, Topic
+from topology.core.offsets.route import Hop, NoRoute, Route, Unstamped, route
 
 TWO = """
 version: 1

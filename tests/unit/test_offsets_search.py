@@ -1,4 +1,4 @@
-"""topology.offsets.search: exact offset translation over one fake partition, no broker.
+"""topology.core.offsets.search: exact offset translation over one fake partition, no broker.
 
 A fake partition is a list of target records: each one either a copy stamped with its source
 offset, or a record of another origin (None). The probes read it the way the Kafka reader
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from topology.offsets.search import downstream_position, merged_position, upstream_position
+from topology.core.offsets.search import downstream_position, merged_position, upstream_position
 
 Stamp = int | None  # a copy's source offset, or None for a record of another origin
 

@@ -6,12 +6,12 @@ from typing import Any
 
 import pytest
 
-from topology import analysis, runstate
-from topology.errors import TopoError
-from topology.jobs import JobsDocument, document
-from topology.model import Topology
+from topology.core import analysis, runstate
+from topology.core.errors import TopoError
+from topology.core.jobs import JobsDocument, document
+from topology.core.model import Topology
+from topology.core.runstate import Book, FlowState
 from topology.ops.publish import Publisher, Started, Startup, started
-from topology.runstate import Book, FlowState
 
 OWNER = "orders"
 T0 = 1_700_000_000.0

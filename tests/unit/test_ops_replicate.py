@@ -1,8 +1,8 @@
 """The replication driver's decisions (topology.ops.replicate), over fake clocks, fake copies
 and fake lease answers: no Spark, no Kafka."""
 
+from topology.core.runstate import FlowState
 from topology.ops.replicate import Action, Do, Leader, Tick, backoff
-from topology.runstate import FlowState
 
 FLOW = "east->west"
 ORDERS = {"orders": "east.orders"}

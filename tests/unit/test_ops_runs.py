@@ -3,13 +3,13 @@ from records the way the run log feeds them."""
 
 from typing import Any
 
-from topology import analysis, runstate
-from topology.jobs import JobsDocument, document, job_views
-from topology.model import Topology
+from topology.core import analysis, runstate
+from topology.core.jobs import JobsDocument, document, job_views
+from topology.core.model import Topology
+from topology.core.runstate import TTL_MS, Book
 from topology.ops import runs
 from topology.ops.runs import LEASE_MARGIN_S
 from topology.ops.supervise import Wanted
-from topology.runstate import TTL_MS, Book
 
 OWNER = "prod"
 T0 = 1_700_000_000.0  # unix seconds: the broker's time of the first record

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from topology import runstate
-from topology.jobs import JobSpec
+from topology.core import runstate
+from topology.core.jobs import JobSpec
+from topology.core.runstate import Book, Entry
 from topology.ops import status
 from topology.ops.status import STALE_AFTER
-from topology.runstate import Book, Entry
 
 SCHEMA = json.loads(
     (Path(__file__).resolve().parents[2] / "schemas" / "status.schema.json").read_text()

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
+from topology.core.observed import Acl, Owned, acl_key
 from topology.kafka.changes import (
     acl_binding,
     acl_from_binding,
@@ -12,7 +13,6 @@ from topology.kafka.changes import (
     ownership_record,
     tombstone,
 )
-from topology.observed import Acl, Owned, acl_key
 
 READ = Acl("TOPIC", "east.orders", "LITERAL", "User:alice", "*", "READ", "ALLOW")
 

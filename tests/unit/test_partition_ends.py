@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from confluent_kafka import KafkaError, KafkaException, TopicPartition
 
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka.ends import PartitionEnds
 
 

@@ -1,11 +1,11 @@
-"""topology.patterns: which filters are literal names, and a name each regex matches."""
+"""topology.core.patterns: which filters are literal names, and a name each regex matches."""
 
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from topology import patterns
-from topology.patterns import (
+from topology.core import patterns
+from topology.core.patterns import (
     Matcher,
     SlowPatternError,
     engine,
@@ -302,7 +302,7 @@ def test_leading_literal_is_text_every_match_starts_with(pattern: str, lead: str
 
 
 def test_validate_says_invalid_only_of_what_is_no_regex_at_all() -> None:
-    from topology.analysis import analyse
+    from topology.core.analysis import analyse
 
     text = (
         "version: 1\nclusters:\n"

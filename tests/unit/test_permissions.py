@@ -12,13 +12,13 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin._acl import AclOperation  # admin re-exports it without declaring it
 
-from topology import analysis, permissions
 from topology.cli import live
-from topology.kafka import permissions as asking
-from topology.model import Topology
-from topology.naming import RUNS_TOPIC, STATE_TOPIC
-from topology.observed import Acl, Cluster, Group, Owned, Topic
-from topology.permissions import (
+from topology.core import analysis
+from topology.core import permission_needs as permissions
+from topology.core.model import Topology
+from topology.core.naming import RUNS_TOPIC, STATE_TOPIC
+from topology.core.observed import Acl, Cluster, Group, Owned, Topic
+from topology.core.permission_needs import (
     CLUSTER,
     CLUSTER_NAME,
     GROUP,
@@ -29,8 +29,9 @@ from topology.permissions import (
     Access,
     Permission,
 )
-from topology.plan.model import Plan
-from topology.plan.planner import plan as make_plan
+from topology.core.plan.planner import plan as make_plan
+from topology.core.plan.values import Plan
+from topology.kafka import permissions as asking
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -765,7 +766,7 @@ def test_a_permission_only_a_later_change_needs_is_a_warning(
 def test_reading_refused_is_explained_with_the_permission_reading_lacks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from topology.errors import KafkaUnavailableError
+    from topology.core.errors import KafkaUnavailableError
     from topology.kafka import inventory
 
     monkeypatch.setenv("EAST_PASSWORD", "x")
@@ -797,7 +798,7 @@ def test_reading_refused_is_explained_with_the_permission_reading_lacks(
 
 
 def test_a_failure_that_is_no_refusal_is_raised_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
-    from topology.errors import KafkaUnavailableError
+    from topology.core.errors import KafkaUnavailableError
     from topology.kafka import inventory
 
     monkeypatch.setenv("EAST_PASSWORD", "x")

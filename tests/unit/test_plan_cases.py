@@ -13,10 +13,10 @@ import pytest
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
 
-from topology.analysis import analyse
 from topology.cli.plan import Format, render
-from topology.observed import cluster_from_dict
-from topology.plan.planner import plan
+from topology.core.analysis import analyse
+from topology.core.observed import cluster_from_dict
+from topology.core.plan.planner import plan
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(path for path in (ROOT / "tests/plan").iterdir() if path.is_dir())

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from topology import apply as applying
-from topology.analysis import analyse
-from topology.model import Topology
-from topology.naming import STATE_TOPIC
-from topology.observed import Acl, Cluster, Owned, Topic, cluster_from_dict
-from topology.plan import guard
-from topology.plan.guard import GuardError
-from topology.plan.model import Action, Change, Plan, Resource
-from topology.plan.planner import plan
+from topology.core.analysis import analyse
+from topology.core.model import Topology
+from topology.core.naming import STATE_TOPIC
+from topology.core.observed import Acl, Cluster, Owned, Topic, cluster_from_dict
+from topology.core.plan import execute as applying
+from topology.core.plan import guard
+from topology.core.plan.guard import GuardError
+from topology.core.plan.planner import plan
+from topology.core.plan.values import Action, Change, Plan, Resource
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = sorted(path for path in (ROOT / "tests/plan").iterdir() if path.is_dir())

@@ -10,15 +10,15 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from tests.unit.test_planner import topology
-from topology.jobs import carry_starts, document, job_views, read_document
-from topology.mm2.positions import Handover, Names
-from topology.model import Topology
-from topology.observed import Cluster, Topic
-from topology.plan.handover import starts
-from topology.plan.model import Plan, Resource
-from topology.plan.planner import PlanError, plan
-from topology.plan.saved import first_difference
-from topology.render import plan_markdown, plan_text
+from topology.core.jobs import carry_starts, document, job_views, read_document
+from topology.core.mm2.positions import Handover, Names
+from topology.core.model import Topology
+from topology.core.observed import Cluster, Topic
+from topology.core.plan.handover import starts
+from topology.core.plan.planner import PlanError, plan
+from topology.core.plan.saved import first_difference
+from topology.core.plan.values import Plan, Resource
+from topology.core.render import plan_markdown, plan_text
 
 SCHEMA = Draft202012Validator(
     json.loads((Path(__file__).parents[2] / "schemas" / "plan.schema.json").read_text())
@@ -168,7 +168,7 @@ def test_the_jobs_document_carries_the_positions_to_the_job() -> None:
 
 
 def test_the_guard_compares_positions_not_the_records_waiting() -> None:
-    from topology.plan.guard import compared
+    from topology.core.plan.guard import compared
 
     change = next(c for c in _plan(_handover(p0=100, p1=80)).changes if c.resource is Resource.FLOW)
     shown = compared(change.to_dict())
@@ -196,7 +196,7 @@ flows:
 
 
 def test_mm2_on_a_connect_cluster_is_named_per_flow_with_its_clusters_filled_in() -> None:
-    from topology.mm2.positions import names_of
+    from topology.core.mm2.positions import names_of
 
     loaded = topology(CONNECT_CLUSTER)
     west, north = (names_of(loaded.edge(name)) for name in ("east->west", "east->north"))
@@ -210,7 +210,7 @@ def test_mm2_on_a_connect_cluster_is_named_per_flow_with_its_clusters_filled_in(
 
 
 def test_an_unknown_mm2_key_is_one_located_error() -> None:
-    from topology import analysis
+    from topology.core import analysis
 
     text = CONNECT_CLUSTER.replace("offsets_topic:", "offset_topic:")
     result = analysis.analyse(text, "topology.yaml")

@@ -1,6 +1,6 @@
 """The plan document: its schema, and its text and markdown renderings (snapshots).
 
-Plans are built here from `topology.plan.model` values, so these tests need no planner and no
+Plans are built here from `topology.core.plan.values` values, so these tests need no planner and no
 broker; every one is checked against schemas/plan.schema.json before it is rendered.
 """
 
@@ -14,9 +14,17 @@ import pytest
 from jsonschema import Draft202012Validator
 from syrupy.assertion import SnapshotAssertion
 
-from topology.observed import Acl
-from topology.plan.model import Action, Change, Note, NoteLevel, Plan, Resource, plan_from_dict
-from topology.render import plan_markdown, plan_text
+from topology.core.observed import Acl
+from topology.core.plan.values import (
+    Action,
+    Change,
+    Note,
+    NoteLevel,
+    Plan,
+    Resource,
+    plan_from_dict,
+)
+from topology.core.render import plan_markdown, plan_text
 
 SCHEMA = json.loads(
     (Path(__file__).parent.parent.parent / "schemas" / "plan.schema.json").read_text()

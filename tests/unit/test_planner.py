@@ -2,14 +2,14 @@
 
 import pytest
 
-from topology import analysis, naming
-from topology.jobs import job_views
-from topology.model import Topology
-from topology.naming import RUNS_TOPIC, STATE_TOPIC
-from topology.observed import Acl, Cluster, Owned, Topic
-from topology.plan.model import Action, Change, Plan, Resource
-from topology.plan.planner import PlanError, plan
-from topology.render.plan_text import render as render_text
+from topology.core import analysis, naming
+from topology.core.jobs import job_views
+from topology.core.model import Topology
+from topology.core.naming import RUNS_TOPIC, STATE_TOPIC
+from topology.core.observed import Acl, Cluster, Owned, Topic
+from topology.core.plan.planner import PlanError, plan
+from topology.core.plan.values import Action, Change, Plan, Resource
+from topology.core.render.plan_text import render as render_text
 
 MIRROR = """
 version: 1

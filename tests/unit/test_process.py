@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from topology.errors import ToolMissingError
+from topology.core.errors import ToolMissingError
 from topology.lab import process
 
 

@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from topology.jobprogress import FlowStatus
-from topology.jobs import JobSpec
-from topology.progress import ReportError, Slot, TopicCopied, from_query, read_loop_report
-from topology.telemetry.figures import ALL_TOPICS, Figures
+from topology.core.flow_status import FlowStatus
+from topology.core.jobs import JobSpec
+from topology.core.progress import (
+    ALL_TOPICS,
+    ReportError,
+    Slot,
+    TopicCopied,
+    from_query,
+    read_loop_report,
+)
+from topology.telemetry.figures import Figures
 
 VECTOR = Path(__file__).parents[1] / "java" / "loop-report.json"
 FLOW = "east->west"

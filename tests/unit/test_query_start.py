@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from tests.unit.test_planner import topology
-from topology.jobs import specs_of
+from topology.core.jobs import specs_of
 from topology.spark.query import QueryPlan, _starting
 
 TOPOLOGY = """

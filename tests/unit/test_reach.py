@@ -1,12 +1,12 @@
-"""topology.reach: which topic names arrive on each cluster, and by which chain of edges.
+"""topology.core.reach: which topic names arrive on each cluster, and by which chain of edges.
 
 Each topology is written as a user would write it and analysed; the arrivals are then compared
 exactly, as (names, route) pairs, so any name too many or too few fails the test.
 """
 
-from topology import reach
-from topology.analysis import Analysis, analyse
-from topology.reach import MAX_ARRIVALS, Arrival
+from topology.core import reach
+from topology.core.analysis import Analysis, analyse
+from topology.core.reach import MAX_ARRIVALS, Arrival
 
 CLUSTERS = """\
 version: 1

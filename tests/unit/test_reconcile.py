@@ -9,16 +9,16 @@ import pytest
 
 from tests.unit.test_plan_guard import PAYROLL, delete_topic
 from tests.unit.test_planner import OWNED_INTERNAL, WEST_INTERNAL, cluster, internal, mine, topology
-from topology.errors import StalePlanError, TopoError
-from topology.jobs import job_views
-from topology.model import Topology
-from topology.naming import STATE_TOPIC
-from topology.observed import Cluster, Owned, Topic
+from topology.core.errors import StalePlanError, TopoError
+from topology.core.jobs import job_views
+from topology.core.model import Topology
+from topology.core.naming import STATE_TOPIC
+from topology.core.observed import Cluster, Owned, Topic
+from topology.core.plan import planner
+from topology.core.plan.guard import GuardError
+from topology.core.plan.values import Action, Change, Plan, Resource
 from topology.ops import reconcile
 from topology.ops.reconcile import Applied
-from topology.plan import planner
-from topology.plan.guard import GuardError
-from topology.plan.model import Action, Change, Plan, Resource
 
 SHA = "0" * 64
 NOW = 1_700_000_000.0
@@ -498,7 +498,7 @@ class Readers:
         return _handover(p0=100, p1=80)
 
     def accesses(self, needed: Any, clusters: Mapping[str, Cluster]) -> dict[str, Any]:
-        from topology.permissions import Access
+        from topology.core.permission_needs import Access
 
         return {name: self.access.get(name, Access(name, authorizer=False)) for name in clusters}
 
@@ -534,7 +534,7 @@ def test_a_flow_taking_over_from_mm2_reads_its_positions_unless_it_runs_or_copie
 
 
 def test_the_permissions_a_plan_needs_and_lacks_are_its_findings() -> None:
-    from topology.permissions import Access
+    from topology.core.permission_needs import Access
 
     loaded = topology()
     clusters = {"east": cluster("east", Topic("orders", 1, 1)), "west": cluster("west")}
@@ -552,7 +552,7 @@ def test_the_permissions_a_plan_needs_and_lacks_are_its_findings() -> None:
 
 
 def test_a_refused_read_asks_the_named_cluster_what_reading_lacks() -> None:
-    from topology.permissions import Access
+    from topology.core.permission_needs import Access
 
     loaded = topology()
     read = Readers(access={"west": Access("west", cluster_operations=frozenset())})

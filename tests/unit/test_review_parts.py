@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from topology.diagnostics import Span, error
+from topology.core.diagnostics import Span, error
 from topology.review.annotations import workflow_commands
 from topology.review.comment import MARKER, body, fenced, fit
 from topology.review.findings import FileReview, review_file

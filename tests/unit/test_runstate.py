@@ -1,12 +1,12 @@
-"""The run-state records of topo-runs.internal and their replay (topology.runstate)."""
+"""The run-state records of topo-runs.internal and their replay (topology.core.runstate)."""
 
 import json
 from typing import Any
 
 import pytest
 
-from topology import runstate
-from topology.runstate import TTL_MS, Book, LeaseState, next_claim
+from topology.core import runstate
+from topology.core.runstate import TTL_MS, Book, LeaseState, next_claim
 
 
 class Log:

@@ -18,11 +18,12 @@ from typing import Any
 
 import pytest
 
-from topology.analysis import analyse
-from topology.jobs import job_views
-from topology.observed import Acl, Cluster, Topic, cluster_from_dict
-from topology.plan import saved
-from topology.plan.model import (
+from topology.core.analysis import analyse
+from topology.core.jobs import job_views
+from topology.core.observed import Acl, Cluster, Topic, cluster_from_dict
+from topology.core.plan import saved
+from topology.core.plan.planner import plan as make_plan
+from topology.core.plan.values import (
     FINGERPRINTED,
     FORMAT_VERSION,
     Note,
@@ -30,7 +31,6 @@ from topology.plan.model import (
     Plan,
     fingerprint_of,
 )
-from topology.plan.planner import plan as make_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "tests/plan/orphans-deleted"
@@ -566,7 +566,7 @@ def test_the_guard_also_stands_between_a_fresh_plan_and_the_clusters(topo: Topo)
     """With a topology file: a planner gone wrong (here, made to add a delete) is refused before
     confirmation and before the first change."""
     from topology.cli import live
-    from topology.plan.model import Action, Change, Resource
+    from topology.core.plan.values import Action, Change, Resource
 
     honest = live.make_plan
 

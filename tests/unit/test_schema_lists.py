@@ -1,7 +1,7 @@
 """Long include/exclude lists are schema-checked by topo's own pass, not item by item by
 jsonschema (200,000 names took seconds); a wrong item is still reported at its index."""
 
-from topology import schema, source
+from topology.core import schema, source
 
 HEAD = """\
 version: 1

@@ -1,12 +1,13 @@
-"""topology.secrets: `${env:NAME}` and `${file:path}` references, found offline, resolved late."""
+"""topology.core.secrets: `${env:NAME}` and `${file:path}` references, found offline,
+resolved late."""
 
 from pathlib import Path
 
 import pytest
 
-from topology.analysis import analyse
-from topology.errors import TopoError
-from topology.secrets import (
+from topology.core.analysis import analyse
+from topology.core.errors import TopoError
+from topology.core.secrets import (
     Reference,
     SecretError,
     _one_typo_away,

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from topology.analysis import analyse
-from topology.diagnostics import Span, error, warning
-from topology.render.diagnostics import as_json, as_text, redacted
+from topology.core.analysis import analyse
+from topology.core.diagnostics import Span, error, warning
+from topology.core.render.diagnostics import as_json, as_text, redacted
+from topology.core.source import parse
 from topology.review.annotations import workflow_commands
 from topology.review.comment import body
 from topology.review.findings import review_file
 from topology.review.selection import Change
-from topology.source import parse
 
 GOLDEN = Path(__file__).parent.parent / "golden"
 PASSWORDS = ("hunter2", "changeit", "k3y-Material", "mirror:hunter3")

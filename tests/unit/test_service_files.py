@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import typer.main
 
-from topology import paths
 from topology.cli import app
+from topology.host import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT_FILE = ROOT / "deploy" / "systemd" / "topo-run@.service"
@@ -162,7 +162,7 @@ def test_the_image_keeps_state_in_a_volume_and_the_jars_where_they_were_resolved
     assert any(environment["TOPO_STATE_DIR"].startswith(v) for vs in volumes for v in vs)
     # The build stage resolves the jars into its TOPO_CACHE_DIR; the image must read them there.
     build = _instructions()[: len(_instructions()) - len(stage)]
-    assert "python -m topology.maven spark-kafka" in " ".join(rest for _, rest in build)
+    assert "python -m topology.host.maven spark-kafka" in " ".join(rest for _, rest in build)
     assert _environment(build)["TOPO_CACHE_DIR"] == environment["TOPO_CACHE_DIR"]
 
 

@@ -1,4 +1,4 @@
-"""topology.source: YAML text to plain data, with the place of every key and value."""
+"""topology.core.source: YAML text to plain data, with the place of every key and value."""
 
 from collections.abc import Callable
 from pathlib import Path
@@ -7,9 +7,9 @@ import pytest
 from ruamel.yaml import YAML
 from ruamel.yaml.parser import Parser
 
-from topology import source
-from topology.diagnostics import Note, Span
-from topology.source import Document, parse
+from topology.core import source
+from topology.core.diagnostics import Note, Span
+from topology.core.source import Document, parse
 
 FILE = "t.yaml"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from topology.errors import KafkaUnavailableError, TopoError
+from topology.core.errors import KafkaUnavailableError, TopoError
 from topology.ops.supervise import FATAL, LEASE_HELD, Backoff, Wanted, describe_exit, supervise
 
 NONE = Wanted(jobs=None, generation=None)

@@ -9,21 +9,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from topology.progress import from_query
+from topology.core.progress import LATENCY_BUCKETS, OBSERVED, counted, from_query, unpacked
 from topology.telemetry import logline
 from topology.telemetry.collector import FiguresCollector
-from topology.telemetry.figures import (
-    OBSERVED,
-    Figures,
-    Histogram,
-    counted,
-    difference,
-    quantile,
-    unpacked,
-)
+from topology.telemetry.figures import Figures, Histogram, difference, quantile
 from topology.telemetry.health import readiness
 from topology.telemetry.history import History, document
-from topology.telemetry.names import CATALOGUE, LATENCY_BUCKETS, series_names
+from topology.telemetry.names import CATALOGUE, series_names
 
 FLOW = "east->west"
 

@@ -26,7 +26,7 @@ from topology.cli import (
     stop,
     validate,
 )
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 app = typer.Typer(
     name="topo",

@@ -24,17 +24,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from topology import apply as applying
-from topology import jobstate
-from topology.apply import Outcome
-from topology.errors import StalePlanError, TopoError
-from topology.plan.model import Action, Change, Plan, Resource
+from topology.core.errors import StalePlanError, TopoError
+from topology.core.plan import execute as applying
+from topology.core.plan.execute import Outcome
+from topology.core.plan.values import Action, Change, Plan, Resource
+from topology.host import jobstate
 
 if TYPE_CHECKING:
     from topology.cli.live import Loaded
-    from topology.jobs import JobsDocument
+    from topology.core.jobs import JobsDocument
+    from topology.core.observed import Cluster
     from topology.kafka.runlog import RunLog
-    from topology.observed import Cluster
     from topology.ops.publish import Publisher
     from topology.ops.reconcile import Planned
     from topology.spark.launch import Supervisor
@@ -98,7 +98,7 @@ def apply(
 ) -> None:
     """Apply a topology (plan, confirm, execute) or a saved plan (check it is current, execute)."""
     from topology.cli.files import read_text
-    from topology.plan import saved
+    from topology.core.plan import saved
 
     text = read_text(target)
     if saved.looks_like_plan(text):
@@ -140,8 +140,8 @@ def _fresh_plan(file: str, allow_delete: bool, once: bool) -> _Prepared:
 
 def _current_saved_plan(text: str, file: str, allow_delete: bool, once: bool) -> _Prepared:
     from topology.cli import live
+    from topology.core.plan import saved
     from topology.ops import reconcile
-    from topology.plan import saved
 
     plan = saved.read(text, file)  # complete, this format, fingerprint matches: or refused
     _confirmed(plan, file, allow_delete)
@@ -164,7 +164,7 @@ def _confirmed(plan: Plan, file: str, allow_delete: bool) -> None:
     """A saved plan's `allow_delete` is the file's claim, and anyone who can write the file can
     set it (the fingerprint is no signature): `--allow-delete` must say the same. Checked before
     anything connects."""
-    from topology.plan.saved import SavedPlanError
+    from topology.core.plan.saved import SavedPlanError
 
     if plan.allow_delete and not allow_delete:
         deletes = _deletes(plan)
@@ -194,9 +194,9 @@ def _verified_topology(plan: Plan, plan_file: str) -> "Loaded":
     """The topology the plan was made from, its bytes read once: hashed and compared with the
     plan's SHA-256 first, parsed only when they match, so a plan naming another file never gets
     that file's content shown (a parse error quotes the line it is on)."""
-    from topology.analysis import analyse
     from topology.cli.live import Loaded
     from topology.cli.report import show
+    from topology.core.analysis import analyse
 
     path, data = _matching_topology(plan, plan_file)
     try:
@@ -236,7 +236,7 @@ def _read_topology_bytes(path: str, plan: Plan, plan_file: str) -> bytes:
     """The file's bytes; a missing, unreadable, special (a FIFO, a device) or oversized file is
     one line, and nothing of it is read but its size. An unreadable path is not repeated: it
     is the plan's to say, and could be anything (too long, not text)."""
-    from topology.plan.saved import SavedPlanError
+    from topology.core.plan.saved import SavedPlanError
 
     named = plan.topology_file
     try:
@@ -297,7 +297,7 @@ def _refuse_without_engine(plan: Plan, loaded: "Loaded", once: bool) -> None:
     """Replication needs the `spark` extra: say so before the first change, not halfway. A
     flow change (re)starts the driver with every flow the topology has; with none left it only
     stops the running one, which needs no Spark."""
-    from topology.jobs import specs_of
+    from topology.core.jobs import specs_of
     from topology.spark import installed
 
     flows = sum(1 for change in plan.changes if change.resource is Resource.FLOW)
@@ -343,9 +343,9 @@ class _Jobs:
 
     def _document(self) -> "JobsDocument":
         """The topology's jobs, with where each flow the plan starts from MM2's positions
-        resumes (topology/plan/handover.py)."""
-        from topology.jobs import document
-        from topology.plan.handover import starts
+        resumes (topology/core/plan/handover.py)."""
+        from topology.core.jobs import document
+        from topology.core.plan.handover import starts
 
         resumed = {
             change.name: starts(after["resume"])
@@ -431,8 +431,8 @@ class _Host:
         launch.stop(self.loaded.topology.name, report=_progress)
 
     def mm2_running(self, flow: str) -> str | None:
+        from topology.core.mm2.positions import names_of
         from topology.kafka import mm2_state
-        from topology.mm2.positions import names_of
 
         edge = self.loaded.topology.edge(flow)
         names = names_of(edge)

@@ -25,10 +25,10 @@ def dashboard(
     ] = None,
 ) -> None:
     """Serve a live dashboard of the replication (throughput, latency, lag, errors...)."""
-    from topology import jobstate
     from topology.cli import live
+    from topology.core.errors import TopoError
     from topology.dashboard.server import Dashboard, Source
-    from topology.errors import TopoError
+    from topology.host import jobstate
 
     loaded = live.load(file)
     owner = loaded.topology.name

@@ -24,13 +24,13 @@ def diff(
     ),
 ) -> None:
     """Compare two topologies offline. Exit 0: same; 2: different; 1: an error (as in head)."""
-    from topology.analysis import analyse
     from topology.cli.files import read_text
     from topology.cli.report import show
-    from topology.diagnostics import Severity
-    from topology.diff import diff as compare
-    from topology.render import diff as render
-    from topology.render import graph as render_graph
+    from topology.core.analysis import analyse
+    from topology.core.diagnostics import Severity
+    from topology.core.render import diff_report as render
+    from topology.core.render import graph_formats as render_graph
+    from topology.core.topology_diff import diff as compare
 
     analyses = [analyse(read_text(file), file) for file in (base, head)]
     unreadable = [a for a in analyses if a.graph is None]

@@ -32,14 +32,14 @@ def mm2(
     the topology has errors, or when MM2 could not hold it faithfully (two settings writing one
     property differently, a name with a line break): nothing is written.
     """
-    from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
     from topology.cli.report import show
-    from topology.mm2.exporter import export
-    from topology.render import diagnostics as render
+    from topology.core.analysis import analyse
+    from topology.core.mm2.exporter import export
+    from topology.core.render import diagnostics as render
 
     if positions and file == "-":
-        from topology.errors import TopoError
+        from topology.core.errors import TopoError
 
         raise TopoError("--positions reads the topology's clusters: give the topology file, not -")
     analysis = analyse(read_text(file), file)
@@ -79,12 +79,12 @@ def _write_positions(file: str) -> None:
     is written: refused while topo or MM2 runs a flow of the topology (the one would move on,
     the other overwrite them), and where MM2 is further on than topo (it ran after topo)."""
     from topology.cli import live
-    from topology.errors import TopoError
-    from topology.jobs import specs_of
+    from topology.core.errors import TopoError
+    from topology.core.jobs import specs_of
+    from topology.core.mm2.positions import further_on, names_of, offset_record
+    from topology.core.naming import offset_syncs_topic
     from topology.kafka import mm2_state
     from topology.kafka.offsets import read_progress
-    from topology.mm2.positions import further_on, names_of, offset_record
-    from topology.naming import offset_syncs_topic
 
     loaded = live.load(file)
     configs = live.client_configs(loaded)

@@ -34,8 +34,8 @@ def failover(
     as_json: JsonOption = False,
 ) -> None:
     """Commit consumer groups' translated offsets on another cluster (failover, failback)."""
-    from topology.errors import TopoError
-    from topology.render.offsets import moves_text
+    from topology.core.errors import TopoError
+    from topology.core.render.offsets import moves_text
 
     if every == bool(groups):
         raise TopoError("name the groups with --group, or pass --all (not both)")
@@ -61,8 +61,8 @@ def offsets(
     as_json: JsonOption = False,
 ) -> None:
     """Show consumer groups' committed offsets and their translations, without committing."""
-    from topology.errors import TopoError
-    from topology.render.offsets import moves_text
+    from topology.core.errors import TopoError
+    from topology.core.render.offsets import moves_text
 
     if not groups:
         raise TopoError("name at least one group with --group")
@@ -79,7 +79,7 @@ def offsets(
 def _offsets(file: str, origin: str | None, destination: str | None) -> "Offsets":
     """The topology's clusters read, after the cluster names are checked."""
     from topology.cli import live
-    from topology.errors import TopoError
+    from topology.core.errors import TopoError
     from topology.kafka.offsets_port import KafkaOffsets
     from topology.ops.failover import Offsets
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-from topology.errors import TopoError
-from topology.secrets import read_secret_file
+from topology.core.errors import TopoError
+from topology.core.secrets import read_secret_file
 
 # Folders `${file:...}` secrets may be read from, separated by os.pathsep; unset: anywhere.
 # The review action sets it for `topo plan` on a pull request (the repository, and the folders

@@ -19,10 +19,10 @@ def graph(
     ),
 ) -> None:
     """Draw the clusters and flows; json also lists the remote topics each cluster receives."""
-    from topology.analysis import analyse
     from topology.cli.files import read_text
     from topology.cli.report import show
-    from topology.render import graph as render
+    from topology.core.analysis import analyse
+    from topology.core.render import graph_formats as render
 
     analysis = analyse(read_text(file), file)
     show(analysis.diagnostics, analysis.document)

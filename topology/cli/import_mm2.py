@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
-    from topology.mm2.import_context import EnvVar
+    from topology.core.mm2.import_context import EnvVar
 
 import_app = typer.Typer(
     help="Turn another tool's replication config into a topology file.", no_args_is_help=True
@@ -28,15 +28,15 @@ def mm2(
 
     Exit 0 when imported (warnings included), 1 when the config has errors.
     """
-    from topology.analysis import analyse
     from topology.cli.files import read_text, write_text
     from topology.cli.report import show
-    from topology.mm2 import import_check, yaml_out
-    from topology.mm2.import_context import folded
-    from topology.mm2.import_header import header
-    from topology.mm2.importer import import_properties
-    from topology.render import diagnostics as render
-    from topology.source import Document
+    from topology.core.analysis import analyse
+    from topology.core.mm2 import import_check, yaml_out
+    from topology.core.mm2.import_context import folded
+    from topology.core.mm2.import_header import header
+    from topology.core.mm2.importer import import_properties
+    from topology.core.render import diagnostics as render
+    from topology.core.source import Document
 
     result = import_properties(read_text(file), file)
     shown = Document(file, result.shown_text, None)  # secrets masked: lines are printed
@@ -81,7 +81,7 @@ def _tell_env_vars(variables: Sequence["EnvVar"]) -> None:
         "Set these environment variables where topo runs (the secrets are not in the file):",
         err=True,
     )
-    from topology.diagnostics import one_line
+    from topology.core.diagnostics import one_line
 
     # Names and purposes quote the properties' names: control characters (a terminal's escape,
     # a NUL) are written as escapes, as the warnings write them.

@@ -56,7 +56,7 @@ def up(
     ] = None,
 ) -> None:
     """Start clusters (running ones are left alone); print `NAME HOST:PORT` for each."""
-    from topology.errors import TopoError
+    from topology.core.errors import TopoError
     from topology.lab import manager
     from topology.lab.spec import SCRAM_MECHANISM
 
@@ -91,8 +91,8 @@ def connect(
 ) -> None:
     """Print the topology `clusters:` entry that reaches a lab cluster as a user (secrets as
     `${file:...}` references, never values)."""
+    from topology.core.mm2 import yaml_out
     from topology.lab import manager
-    from topology.mm2 import yaml_out
 
     entry = manager.topology_entry(
         name, user, mechanism=mechanism.upper() if mechanism else None, mtls=mtls or None

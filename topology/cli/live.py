@@ -21,19 +21,19 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from topology import __version__
-from topology.errors import KafkaUnavailableError, TopoError
-from topology.model import Topology
-from topology.observed import Cluster
-from topology.plan.model import Plan
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.model import Topology
+from topology.core.observed import Cluster
+from topology.core.plan.values import Plan
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
-    from topology.jobs import JobSpec
-    from topology.mm2.positions import Handover
-    from topology.model import Edge
-    from topology.permissions import Access, Findings, Missing, Permission
-    from topology.runstate import Book
+    from topology.core.jobs import JobSpec
+    from topology.core.mm2.positions import Handover
+    from topology.core.model import Edge
+    from topology.core.permission_needs import Access, Findings, Missing, Permission
+    from topology.core.runstate import Book
 
 OBSERVE_TIMEOUT = 15.0
 REFUSAL_TIMEOUT = 10.0  # asking a cluster that refused to be read what topo may do there
@@ -48,9 +48,9 @@ class Loaded:
 
 def load(file: str) -> Loaded:
     """The analysed topology; its diagnostics shown, and an error if any is an error."""
-    from topology.analysis import analyse
     from topology.cli.files import read_text
     from topology.cli.report import show
+    from topology.core.analysis import analyse
 
     text = read_text(file)
     analysis = analyse(text, file)
@@ -76,7 +76,7 @@ class ClientConfigs(dict[str, dict[str, str]]):
 def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
     """Each cluster's client settings, secrets resolved now (never printed, never planned)."""
     from topology.cli.files import secret_file_reader
-    from topology.connection import client_config
+    from topology.core.connection import client_config
 
     base = Path(loaded.file).parent
     read = secret_file_reader()  # TOPO_SECRET_FILE_ROOTS: the review action's bound
@@ -116,7 +116,7 @@ class _Readers:
         self.topology = configs.topology
 
     def principal(self, name: str) -> str | None:
-        from topology import permissions
+        from topology.core import permission_needs as permissions
 
         return permissions.principal_matched(self.topology.clusters[name], self.configs[name])
 
@@ -126,8 +126,8 @@ class _Readers:
         return read_progress(self.configs[cluster], topic, flow).keys()
 
     def handover(self, spec: "JobSpec", edge: "Edge", topics: "Collection[str]") -> "Handover":
+        from topology.core.mm2.positions import names_of
         from topology.kafka import mm2_state
-        from topology.mm2.positions import names_of
 
         return mm2_state.handover(spec.flow, spec.source, names_of(edge),
                                   self.configs[spec.source], self.configs[spec.target],
@@ -197,7 +197,7 @@ def _summary(findings: "Findings") -> str:
 def run_book(loaded: Loaded, configs: dict[str, dict[str, str]] | None = None) -> "Book | None":
     """What topo-runs.internal on the home cluster says about this topology (its jobs, lease,
     status, stop requests); None before the first apply made the topic, or without flows."""
-    from topology.errors import TopicNotFoundError
+    from topology.core.errors import TopicNotFoundError
     from topology.kafka.runlog import RunLog
 
     home = loaded.topology.home

@@ -18,7 +18,7 @@ class Format(StrEnum):
 
 def render(data: dict[str, Any], output: Format) -> str:
     """The plan document as text, markdown or JSON; every form reads the same dict."""
-    from topology.render import plan_markdown, plan_text
+    from topology.core.render import plan_markdown, plan_text
 
     if output is Format.JSON:
         return json.dumps(data, indent=2) + "\n"
@@ -28,7 +28,7 @@ def render(data: dict[str, Any], output: Format) -> str:
 
 
 def _jobs(topology: Any, topics: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
-    from topology.jobs import specs_of
+    from topology.core.jobs import specs_of
 
     return [{**spec.to_dict(), "digest": spec.digest, "topics_now": topics.get(spec.flow, {})}
             for spec in specs_of(topology)]  # fmt: skip
@@ -70,7 +70,7 @@ def plan(
     result = live.make_plan(loaded, clusters, allow_delete, configs)
     data = result.to_dict()
     if show_jobs:
-        from topology.plan.planner import replicated_topics
+        from topology.core.plan.planner import replicated_topics
 
         data["jobs"] = _jobs(loaded.topology, replicated_topics(loaded.topology, clusters))
     typer.echo(render(data, output), nl=False)

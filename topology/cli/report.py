@@ -4,9 +4,9 @@ from collections.abc import Iterable
 
 import typer
 
-from topology.diagnostics import Diagnostic
-from topology.render.diagnostics import as_text
-from topology.source import Document
+from topology.core.diagnostics import Diagnostic
+from topology.core.render.diagnostics import as_text
+from topology.core.source import Document
 
 
 def show(diagnostics: Iterable[Diagnostic], document: Document) -> None:

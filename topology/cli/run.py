@@ -43,7 +43,7 @@ def run(
     ] = "text",
 ) -> None:
     """Run the replication in the foreground: supervise the driver on the published jobs."""
-    from topology.errors import TopoError
+    from topology.core.errors import TopoError
     from topology.telemetry import logline
 
     if log_format not in logline.FORMATS:
@@ -100,7 +100,7 @@ class _Runs:
     """What `topo run` reads from topo-runs.internal, and how it starts a driver."""
 
     def __init__(self, loaded: "Loaded", log: "RunLog") -> None:
-        from topology.jobs import job_views
+        from topology.core.jobs import job_views
 
         self.loaded = loaded
         self.log = log
@@ -121,9 +121,9 @@ class _Runs:
         (a deployment of the applied revision is picked up without a restart). When it
         cannot be read or has errors, the published jobs are checked against the file as it
         last read well."""
-        from topology.analysis import analyse
-        from topology.errors import TopoError
-        from topology.jobs import job_views
+        from topology.core.analysis import analyse
+        from topology.core.errors import TopoError
+        from topology.core.jobs import job_views
 
         file = Path(self.loaded.file)
         try:

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from topology.jobs import JobSpec
-    from topology.model import Topology
+    from topology.core.jobs import JobSpec
+    from topology.core.model import Topology
 
 
 def status(
@@ -26,7 +26,7 @@ def status(
 ) -> None:
     """Show how replication is doing: per flow state, records, bytes, lag, rate, latency."""
     from topology.cli import live
-    from topology.jobs import specs_of
+    from topology.core.jobs import specs_of
     from topology.kafka import inventory
     from topology.ops import runs
     from topology.ops import status as report
@@ -60,9 +60,9 @@ def _latencies(
     """Per flow topo (with its heartbeats on) or MM2 runs: the latency of the recent
     heartbeats read from its copy on the target (a flow whose target cannot be read, or with
     none, has no entry)."""
-    from topology.errors import TopoError
+    from topology.core.errors import TopoError
+    from topology.core.naming import heartbeats_copy
     from topology.kafka import heartbeats
-    from topology.naming import heartbeats_copy
     from topology.ops.status import latency
 
     found = {}
@@ -85,11 +85,11 @@ def _run_by_mm2(
 ) -> dict[str, tuple[str, ...]]:
     """Per flow whose pair MirrorMaker 2 copies now: the parts of its source connector that
     run, by MM2's status topic on the target (a migration's MM2, or one beside topo)."""
-    from topology.errors import TopoError
+    from topology.core.errors import TopoError
+    from topology.core.mm2.positions import names_of
+    from topology.core.mm2.positions import running as running_parts
     from topology.kafka import mm2_state
     from topology.kafka.mm2_state import Pair
-    from topology.mm2.positions import names_of
-    from topology.mm2.positions import running as running_parts
 
     found = {}
     read: dict[tuple[str, str], list[Pair]] = {}  # (target, status topic) -> its records

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 if TYPE_CHECKING:
     from topology.kafka.runlog import RunLog

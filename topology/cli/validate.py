@@ -20,11 +20,11 @@ def validate(
     strict: Annotated[bool, typer.Option("--strict", help="Fail on warnings too.")] = False,
 ) -> None:
     """Check files against the schema, Kafka's rules and the graph rules; report every problem."""
-    from topology.analysis import analyse
     from topology.cli.files import read_text
     from topology.cli.report import show
-    from topology.diagnostics import Severity
-    from topology.render import diagnostics as render
+    from topology.core.analysis import analyse
+    from topology.core.diagnostics import Severity
+    from topology.core.render import diagnostics as render
 
     failed = False
     reports = []

@@ -36,12 +36,12 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ResourceType,
 )
 
-from topology import observed
-from topology.errors import KafkaUnavailableError, TopoError
+from topology.core import observed
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.naming import STATE_TOPIC
+from topology.core.observed import Acl, Owned
+from topology.core.plan.values import Action, Change, Resource
 from topology.kafka import client
-from topology.naming import STATE_TOPIC
-from topology.observed import Acl, Owned
-from topology.plan.model import Action, Change, Resource
 
 # -- ownership records ----------------------------------------------------------------------
 

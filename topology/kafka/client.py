@@ -8,7 +8,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 
 # librdkafka logs each refused connection while a broker starts or stops. Those lines would
 # interleave with topo's own output, and every failure reaches the caller as an exception.

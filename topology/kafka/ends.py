@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import client
 
 

@@ -1,7 +1,7 @@
 """Heartbeats: what each replication job writes every second, and how status reads them back.
 
 A heartbeat is a small record in a cluster's `heartbeats` topic, in MM2's own format
-(topology/mm2/wire.py): key (source alias, target alias: the flow that wrote it), value (its
+(topology/core/mm2/wire.py): key (source alias, target alias: the flow that wrote it), value (its
 emit time). MM2 and tools built on its client read them; topo reads MM2's heartbeats too, and
 the JSON ones topo wrote before it used MM2's format. Like MM2's, they are copied onward under
 a prefix (`east.heartbeats` on west), whatever the flow's topic filter says. Every heartbeat
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 from confluent_kafka import Producer
 
-from topology.errors import TopicNotFoundError
+from topology.core.errors import TopicNotFoundError
+from topology.core.mm2 import wire
+from topology.core.naming import HEARTBEATS
 from topology.kafka import client, records
-from topology.mm2 import wire
-from topology.naming import HEARTBEATS
 
 HISTORY = 20  # records read back per partition: the recent latencies status shows
 

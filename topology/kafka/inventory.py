@@ -36,11 +36,11 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     TopicMetadata,
 )
 
-from topology import observed
-from topology.errors import KafkaUnavailableError, TopoError
+from topology.core import observed
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.naming import OBSERVE_GROUPS, STATE_TOPIC
 from topology.kafka import client
 from topology.kafka.changes import acl_from_binding, owned_from_record
-from topology.naming import OBSERVE_GROUPS, STATE_TOPIC
 
 # Kafka's own bookkeeping: never replicated, so never observed.
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})

@@ -1,6 +1,6 @@
 """Reads a MirrorMaker 2 flow's state off its clusters for a handover (`start: mm2`): its
 committed source positions from MM2's offsets topic and whether it runs from its status
-topic, both on the target, and the source partitions' ends (topology/mm2/positions.py says
+topic, both on the target, and the source partitions' ends (topology/core/mm2/positions.py says
 what they mean)."""
 
 from collections.abc import Collection
@@ -9,11 +9,11 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from topology.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core.mm2 import positions
+from topology.core.mm2.positions import Handover, Names
 from topology.kafka import client, records
 from topology.kafka.ends import PartitionEnds
-from topology.mm2 import positions
-from topology.mm2.positions import Handover, Names
 
 
 def handover(

@@ -17,13 +17,13 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
-from topology.errors import ActiveGroupError, KafkaUnavailableError, TopicNotFoundError
-from topology.jobs import OFFSETS_HEADER, hop_offsets
+from topology.core.errors import ActiveGroupError, KafkaUnavailableError, TopicNotFoundError
+from topology.core.jobs import OFFSETS_HEADER, hop_offsets
+from topology.core.mm2 import wire
+from topology.core.naming import OFFSETS_GROUPS
+from topology.core.offsets import checkpoints
+from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey
 from topology.kafka import client, records
-from topology.mm2 import wire
-from topology.naming import OFFSETS_GROUPS
-from topology.offsets import checkpoints
-from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 BACK_STEP = 500  # records read per step when looking backwards for a copy
 

@@ -3,11 +3,11 @@
 never imports the application layer, so the protocol is not named here; mypy checks the match
 where the application layer is given a `KafkaOffsets`.)"""
 
-from topology import observed
+from topology.core import observed
+from topology.core.mm2 import wire
+from topology.core.mm2.positions import Names
+from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey
 from topology.kafka import inventory, mm2_state, offsets
-from topology.mm2 import wire
-from topology.mm2.positions import Names
-from topology.offsets.checkpoints import Checkpoint, CheckpointKey
 
 
 class KafkaOffsets:

@@ -13,8 +13,8 @@ permission than topo needs anyway.
   (a group that does not exist is described as dead, with its operations).
 
 What the broker cannot be asked about without using it (transactional ids; topics that do not
-exist yet) is judged by `topology.permissions` from the ACL bindings the cluster returned when
-it was observed. A cluster without an authorizer is not asked at all.
+exist yet) is judged by `topology.core.permission_needs` from the ACL bindings the cluster
+returned when it was observed. A cluster without an authorizer is not asked at all.
 """
 
 import time
@@ -31,17 +31,10 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     NewTopic,
 )
 
-from topology import observed
+from topology.core import observed
+from topology.core.naming import OBSERVE_GROUPS
+from topology.core.permission_needs import GROUP, PREFIXED, TOPIC, Access, Permission, probe_name
 from topology.kafka import client
-from topology.naming import OBSERVE_GROUPS
-from topology.permissions import (
-    GROUP,
-    PREFIXED,
-    TOPIC,
-    Access,
-    Permission,
-    probe_name,
-)
 
 _REFUSED = frozenset(
     {
@@ -240,7 +233,7 @@ def ask_for_reading(
 ) -> Access:
     """What the principal may do with what it can see on the cluster: its operations, every
     visible topic's, every listed group's. Asked when reading the cluster failed, to say which
-    permission was lacking (`topology.permissions.observing`)."""
+    permission was lacking (`topology.core.permission_needs.observing`)."""
     asker = _Asker(name, config, timeout)
     operations = asker.cluster_operations()
     try:

@@ -13,7 +13,7 @@ from confluent_kafka.admin._scram import (
     UserScramCredentialUpsertion,
 )
 
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import client, records
 
 # Starts with "__", so topo's default excludes and MM2's internal-topic rule both skip it.

@@ -21,9 +21,9 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
-from topology.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core.naming import READ_GROUPS
 from topology.kafka import client
-from topology.naming import READ_GROUPS
 
 Headers = tuple[tuple[str, bytes | None], ...]
 

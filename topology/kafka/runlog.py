@@ -13,10 +13,10 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
-from topology import runstate
-from topology.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core import runstate
+from topology.core.errors import KafkaUnavailableError, TopicNotFoundError
+from topology.core.naming import RUNS_GROUPS, RUNS_TOPIC
 from topology.kafka import client
-from topology.naming import RUNS_GROUPS, RUNS_TOPIC
 
 
 class RunLog:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from topology.errors import KafkaUnavailableError
+from topology.core.errors import KafkaUnavailableError
 from topology.kafka import client
 from topology.kafka.records import Headers
 

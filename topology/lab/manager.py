@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topology import maven
-from topology.errors import KafkaUnavailableError, LabError
+from topology.core.errors import KafkaUnavailableError, LabError
+from topology.host import maven
 from topology.lab import process, state, tls
 from topology.lab.spec import (
     ADMIN_USER,

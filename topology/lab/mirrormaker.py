@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology import maven
-from topology.errors import LabError
+from topology.core.errors import LabError
+from topology.host import maven
 from topology.lab import process
 
 ARTIFACTS = "mirror-maker"  # topology/resources/maven/mirror-maker.xml

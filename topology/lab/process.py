@@ -12,7 +12,7 @@ import time
 import uuid
 from pathlib import Path
 
-from topology.errors import LabError, ToolMissingError
+from topology.core.errors import LabError, ToolMissingError
 
 MIN_JAVA = 17
 BROKER_MAIN = "kafka.Kafka"

@@ -9,8 +9,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from topology.connection import LOGIN_MODULES, jaas_line
-from topology.errors import LabError
+from topology.core.connection import LOGIN_MODULES, jaas_line
+from topology.core.errors import LabError
 
 HOST = "127.0.0.1"
 ADMIN_USER = "admin"

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from topology import paths
+from topology.host import paths
 from topology.lab.spec import SCRAM_MECHANISM, LabCluster
 
 RECORD_FILE = "cluster.json"

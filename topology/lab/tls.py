@@ -10,7 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from topology.errors import LabError, ToolMissingError
+from topology.core.errors import LabError, ToolMissingError
 from topology.lab import state
 from topology.lab.spec import HOST, TlsFiles
 

@@ -14,11 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from topology import observed
-from topology.errors import KafkaUnavailableError, TopoError
-from topology.model import Topology
-from topology.naming import checkpoints_topic, topo_checkpoints_topic
-from topology.offsets import checkpoints
+from topology.core import observed
+from topology.core.errors import KafkaUnavailableError, TopoError
+from topology.core.model import Topology
+from topology.core.naming import checkpoints_topic, topo_checkpoints_topic
+from topology.core.offsets import checkpoints
 from topology.ops.ports import OffsetsAdapter
 from topology.ops.translate import Translation, Translator
 

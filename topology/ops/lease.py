@@ -13,8 +13,8 @@ import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from topology import runstate
-from topology.runstate import LEASE, LeaseState
+from topology.core import runstate
+from topology.core.runstate import LEASE, LeaseState
 
 POLL_S = runstate.RENEW_EVERY_S  # how often a waiting claimant reads the log again
 

@@ -24,7 +24,7 @@ Where topo has copied nothing there yet, MM2's committed position and the partit
 bound an `Unsure` tail (`Tail`).
 
 `Mm2Copies` gives a partition reader (topology/ops/ports.py) those stamps, so the exact search
-of topology/offsets/search.py runs across MM2's copies and topo's alike. Where MM2's copies do
+of topology/core/offsets/search.py runs across MM2's copies and topo's alike. Where MM2's copies do
 not tell, the search sees no stamp, as with records of another origin, and errs on the side of
 reading records again (docs/offsets.md says where).
 

@@ -7,18 +7,18 @@ in-memory fake. A cluster is named by its librdkafka settings (`config`), as the
 functions take it; `observe` also gets the cluster's name in the topology.
 
 Failures are `TopoError`s: `KafkaUnavailableError` when a cluster does not answer, and
-`topology.errors.ActiveGroupError` from `GroupsLike.commit` when the broker refuses a
+`topology.core.errors.ActiveGroupError` from `GroupsLike.commit` when the broker refuses a
 commit because the group has members.
 """
 
 from collections.abc import Iterable
 from typing import Protocol
 
-from topology import observed
-from topology.mm2.positions import Names
-from topology.mm2.wire import Checkpoint as MM2Checkpoint
-from topology.mm2.wire import OffsetSync
-from topology.offsets.checkpoints import Checkpoint, CheckpointKey
+from topology.core import observed
+from topology.core.mm2.positions import Names
+from topology.core.mm2.wire import Checkpoint as MM2Checkpoint
+from topology.core.mm2.wire import OffsetSync
+from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey
 
 
 class ReaderLike(Protocol):
@@ -107,7 +107,7 @@ class OffsetsAdapter(Protocol):
         self, config: dict[str, str], source: str, names: Names
     ) -> dict[tuple[str, int], int]:
         """Where MM2 resumes each partition of `source` it copied, by its offsets topic
-        (`names`) on this cluster (topology/mm2/positions.py); {} when it has none."""
+        (`names`) on this cluster (topology/core/mm2/positions.py); {} when it has none."""
         ...
 
     def reader(self, config: dict[str, str]) -> ReaderLike: ...

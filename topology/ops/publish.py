@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from topology.errors import TopoError
-from topology.jobs import JobsDocument, carry_starts
+from topology.core.errors import TopoError
+from topology.core.jobs import JobsDocument, carry_starts
+from topology.core.runstate import Book, FlowState
 from topology.ops.runs import lease_live, stop_request
-from topology.runstate import Book, FlowState
 
 STARTUP_TIMEOUT = 180.0  # seconds for a driver to report running on new jobs
 

@@ -22,16 +22,16 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from topology import apply as applying
-from topology import permissions
-from topology.errors import StalePlanError
-from topology.jobs import JobSpec, specs_of
-from topology.mm2.positions import Handover
-from topology.model import Edge, Topology
-from topology.naming import HEARTBEATS, offset_syncs_topic
-from topology.observed import Cluster
-from topology.plan import guard, planner, saved
-from topology.plan.model import Change, Plan
+from topology.core import permission_needs as permissions
+from topology.core.errors import StalePlanError
+from topology.core.jobs import JobSpec, specs_of
+from topology.core.mm2.positions import Handover
+from topology.core.model import Edge, Topology
+from topology.core.naming import HEARTBEATS, offset_syncs_topic
+from topology.core.observed import Cluster
+from topology.core.plan import execute as applying
+from topology.core.plan import guard, planner, saved
+from topology.core.plan.values import Change, Plan
 
 Observe = Callable[[], Mapping[str, Cluster]]
 RunChange = Callable[[Change], None]

@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from topology.runstate import FlowState
+from topology.core.runstate import FlowState
 
 BACKOFF_FIRST = 5.0
 BACKOFF_CAP = 60.0

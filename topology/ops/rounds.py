@@ -17,12 +17,12 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from topology import observed
-from topology.errors import ActiveGroupError, TopoError
-from topology.model import Edge, Topology
-from topology.naming import PROGRESS_GROUPS, checkpoints_topic, topo_checkpoints_topic
-from topology.offsets import checkpoints
-from topology.offsets.checkpoints import Checkpoint
+from topology.core import observed
+from topology.core.errors import ActiveGroupError, TopoError
+from topology.core.model import Edge, Topology
+from topology.core.naming import PROGRESS_GROUPS, checkpoints_topic, topo_checkpoints_topic
+from topology.core.offsets import checkpoints
+from topology.core.offsets.checkpoints import Checkpoint
 from topology.ops.ports import LogWriterLike, OffsetsAdapter
 from topology.ops.translate import Translation, Translator
 

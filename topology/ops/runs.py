@@ -13,9 +13,9 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from topology.jobs import JobsFormatError, read_document
+from topology.core.jobs import JobsFormatError, read_document
+from topology.core.runstate import TTL_MS, Book
 from topology.ops.supervise import Wanted
-from topology.runstate import TTL_MS, Book
 
 LEASE_MARGIN_S = 5.0  # beyond the lease's TTL, for clocks that disagree between machines
 

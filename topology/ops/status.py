@@ -16,8 +16,8 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from topology.jobs import JobSpec
-from topology.runstate import Entry
+from topology.core.jobs import JobSpec
+from topology.core.runstate import Entry
 
 STALE_AFTER = 15.0  # seconds without a status update: the driver is not making progress
 CHANGES_SHOWN = 10  # the newest changes the text shows (the document has all the driver kept)

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 # The driver's exit codes (spark/driver.py exits with them; this loop reads them).
 LEASE_HELD = 75  # another driver holds the topology's lease

@@ -1,6 +1,6 @@
 """Translate a group's committed offsets from one cluster to another, reading live clusters.
 
-The rules are pure (topology/offsets/route.py, search.py); this module does the reading: each
+The rules are pure (topology/core/offsets/route.py, search.py); this module does the reading: each
 partition's stamped copies, and each flow's recorded progress, which says whether everything the
 group had consumed has reached the destination yet (docs/offsets.md). It reads through an
 injected `ports.OffsetsAdapter` (the Kafka one in production, a fake in the unit tests).
@@ -10,14 +10,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from topology import observed
-from topology.mm2.positions import names_of
-from topology.mm2.positions import offset_syncs_topic as mm2_offset_syncs_topic
-from topology.mm2.wire import OffsetSync
-from topology.model import Topology
-from topology.naming import offset_syncs_topic
-from topology.offsets import search
-from topology.offsets.route import Hop, NoRoute, Route, Unstamped, route
+from topology.core import observed
+from topology.core.mm2.positions import names_of
+from topology.core.mm2.positions import offset_syncs_topic as mm2_offset_syncs_topic
+from topology.core.mm2.wire import OffsetSync
+from topology.core.model import Topology
+from topology.core.naming import offset_syncs_topic
+from topology.core.offsets import search
+from topology.core.offsets.route import Hop, NoRoute, Route, Unstamped, route
 from topology.ops.mm2_copies import Known, Mm2Copies, Stretch, Tail, Unsure, settled, stretches
 from topology.ops.ports import OffsetsAdapter
 

@@ -17,7 +17,7 @@ from functools import partial
 from pathlib import Path
 from typing import TextIO
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 from topology.review import comment
 from topology.review.annotations import workflow_commands
 from topology.review.event import PullRequest, pull_request

@@ -3,7 +3,7 @@ is also marked on the line it is about in the pull request's "Files changed" vie
 
 from collections.abc import Iterable
 
-from topology.diagnostics import Severity
+from topology.core.diagnostics import Severity
 from topology.review.findings import FileReview
 
 

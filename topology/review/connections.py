@@ -8,7 +8,7 @@ receive that value in clear. So the review plans a version whose connection sett
 base branch's only when a maintainer allows it.
 """
 
-from topology.model import Cluster, Topology
+from topology.core.model import Cluster, Topology
 
 
 def changed(base: Topology | None, head: Topology) -> tuple[str, ...]:

@@ -4,7 +4,7 @@
 from dataclasses import dataclass
 from typing import Any
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 
 @dataclass(frozen=True)

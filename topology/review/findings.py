@@ -6,12 +6,12 @@ module runs the same front end as `topo validate`, `topo diff` and `topo graph` 
 
 from dataclasses import dataclass, replace
 
-from topology.analysis import Analysis, analyse
-from topology.diagnostics import Diagnostic, Severity
-from topology.diff import diff
-from topology.render import diagnostics as render_diagnostics
-from topology.render import diff as render_diff
-from topology.render import graph as render_graph
+from topology.core.analysis import Analysis, analyse
+from topology.core.diagnostics import Diagnostic, Severity
+from topology.core.render import diagnostics as render_diagnostics
+from topology.core.render import diff_report as render_diff
+from topology.core.render import graph_formats as render_graph
+from topology.core.topology_diff import diff
 from topology.review import connections
 from topology.review.selection import Change
 

@@ -3,7 +3,7 @@
 import subprocess
 from pathlib import Path
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 from topology.review.selection import ChangedFile, parse_name_status
 
 

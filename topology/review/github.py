@@ -10,7 +10,7 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 _PAGE_SIZE = 100
 

@@ -42,27 +42,27 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from topology import jobstate
-from topology.connection import client_config, java_client_config
-from topology.errors import TopoError
-from topology.jobprogress import FlowStatus, first_line, lag
-from topology.jobs import JobsDocument, JobsFormatError, read_document
+from topology.core.connection import client_config, java_client_config
+from topology.core.errors import TopoError
+from topology.core.flow_status import FlowStatus, first_line, lag
+from topology.core.jobs import JobsDocument, JobsFormatError, read_document
+from topology.core.mm2.positions import starting_offsets
+from topology.core.model import Topology
+from topology.core.naming import offset_syncs_topic
+from topology.core.offsets import checkpoints
+from topology.core.plan.planner import replicated_topics
+from topology.core.progress import FlowProgress, from_query
+from topology.core.runstate import FlowState
+from topology.host import jobstate
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
 from topology.kafka.offsets import LogWriter
 from topology.kafka.offsets_port import KafkaOffsets
 from topology.kafka.topic_watch import TopicWatch
-from topology.mm2.positions import starting_offsets
-from topology.model import Topology
-from topology.naming import offset_syncs_topic
-from topology.offsets import checkpoints
 from topology.ops import reconcile
 from topology.ops.replicate import Action, Do, Leader, Tick
 from topology.ops.rounds import Checkpointer
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.plan.planner import replicated_topics
-from topology.progress import FlowProgress, from_query
-from topology.runstate import FlowState
 from topology.spark import loop, query, resumed
 from topology.spark.lease_keeper import LeaseKeeper
 from topology.spark.watched import Watched
@@ -531,7 +531,7 @@ class Replicator:
             before.update(changed)
 
     def offsets_round(self) -> None:
-        """Checkpoints and group offset sync for every flow (topology/offsets/rounds.py)."""
+        """Checkpoints and group offset sync for every flow (topology/core/offsets/rounds.py)."""
         try:
             clusters = inventory.observe_all(self.configs)
             done = self.checkpointer.run(clusters, self.report)

@@ -6,7 +6,7 @@ Asked without importing pyspark, which takes seconds and is exactly what a lean 
 
 import importlib.util
 
-from topology.errors import TopoError
+from topology.core.errors import TopoError
 
 EXTRA = "spark"
 INSTALL = f"pip install 'topo[{EXTRA}]'"

@@ -3,7 +3,7 @@
 from collections.abc import Callable
 from pathlib import Path
 
-from topology import maven
+from topology.host import maven
 
 CONNECTOR_JARS = "spark-kafka"
 

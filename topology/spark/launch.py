@@ -22,9 +22,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology import jobstate, paths
-from topology.errors import TopoError
-from topology.jobs import JobsDocument
+from topology.core.errors import TopoError
+from topology.core.jobs import JobsDocument
+from topology.host import jobstate, paths
 from topology.spark import installed
 from topology.spark.conf import BASE_CONF, with_driver_heap
 from topology.spark.jars import kafka_connector_jars

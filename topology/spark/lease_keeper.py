@@ -14,10 +14,10 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from topology import jobstate
-from topology.errors import TopoError
-from topology.jobprogress import first_line
-from topology.model import Topology
+from topology.core.errors import TopoError
+from topology.core.flow_status import first_line
+from topology.core.model import Topology
+from topology.host import jobstate
 from topology.spark.launch import SUPERVISOR_PID  # set by `topo run`: stop when it is gone
 
 if TYPE_CHECKING:

@@ -15,11 +15,10 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from topology import naming
-from topology.progress import FlowProgress, read_loop_report
+from topology.core import naming
+from topology.core.progress import LATENCY_BUCKETS, FlowProgress, read_loop_report
 from topology.spark import resumed
 from topology.spark.query import QueryPlan
-from topology.telemetry.names import LATENCY_BUCKETS
 
 # How often positions are committed: at-least-once after a flush (a restart copies at most this
 # much again); exactly-once, each transaction's span (how long a copy is invisible to readers).

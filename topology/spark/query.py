@@ -19,14 +19,13 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
-from topology import naming
-from topology.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
-from topology.telemetry import figures
-from topology.telemetry.names import LATENCY_BUCKETS
+from topology.core import naming, progress
+from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
+from topology.core.progress import LATENCY_BUCKETS
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
-METRICS = figures.OBSERVED  # the name of the observed metrics in each batch's progress
+METRICS = progress.OBSERVED  # the name of the observed metrics in each batch's progress
 SIZE_COLUMN = "topo_size"  # each record's key and value bytes, for the observed figures
 TOPIC_COLUMN = "topo_topic_index"  # its topic's place in observed_topics, for the same
 EXACTLY_ONCE_BATCH = "200000"  # records per micro-batch, over all partitions
@@ -102,8 +101,8 @@ def observed_figures(
     size = F.col(SIZE_COLUMN)
     if not detailed:
         return records, [
-            F.count(F.lit(1)).alias(figures.OBSERVED_RECORDS),
-            F.sum(size).alias(figures.OBSERVED_BYTES),
+            F.count(F.lit(1)).alias(progress.OBSERVED_RECORDS),
+            F.sum(size).alias(progress.OBSERVED_BYTES),
         ]
     topics = observed_topics(topic_map)
     if len(topics) > OBSERVED_TOPICS_MAX:
@@ -119,7 +118,7 @@ def observed_figures(
     records = records.withColumn(TOPIC_COLUMN, index.cast("int"))
     aggregate = _copy_figures(records.sparkSession, len(topics))
     found = F.call_function(aggregate, F.col(TOPIC_COLUMN), size, F.col("timestamp_ms"))
-    return records, [found.alias(figures.OBSERVED_FIGURES)]
+    return records, [found.alias(progress.OBSERVED_FIGURES)]
 
 
 def _copy_figures(spark: SparkSession, topics: int) -> str:

@@ -18,8 +18,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from urllib.parse import urlparse
 
-from topology import jobstate
-from topology.errors import TopoError
+from topology.core.errors import TopoError
+from topology.host import jobstate
 
 MARK = "topo-handover.json"
 

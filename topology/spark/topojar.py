@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-from topology import paths
-from topology.errors import ToolMissingError, TopoError
+from topology.core.errors import ToolMissingError, TopoError
+from topology.host import paths
 
 PACKAGE = "dev/topo/replication"
 SOURCES = (

@@ -10,14 +10,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from topology import jobstate
-from topology.errors import TopoError
-from topology.jobprogress import lag_to_ends
-from topology.jobs import JobSpec
+from topology.core.errors import TopoError
+from topology.core.flow_status import lag_to_ends
+from topology.core.jobs import JobSpec
+from topology.core.model import MetricsEndpoint
+from topology.core.naming import heartbeats_copy
+from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
-from topology.model import MetricsEndpoint
-from topology.naming import heartbeats_copy
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures
 from topology.telemetry.history import FORMAT, History

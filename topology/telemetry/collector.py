@@ -13,7 +13,7 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector
 
-from topology.runstate import FlowState
+from topology.core.runstate import FlowState
 from topology.telemetry.figures import FlowFigures, Histogram, Snapshot
 from topology.telemetry.names import BY_NAME
 

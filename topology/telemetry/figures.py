@@ -12,23 +12,13 @@ import copy
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from topology.telemetry.names import BATCH_BUCKETS, LATENCY_BUCKETS
+from topology.core.progress import ALL_TOPICS, LATENCY_BUCKETS
+from topology.telemetry.names import BATCH_BUCKETS
 
 if TYPE_CHECKING:
-    from topology.progress import FlowProgress
-
-OBSERVED = "topo"  # the name of the observed metrics in each Spark batch's progress
-# Without per-topic figures (metrics off), a query observes its records and bytes alone:
-OBSERVED_RECORDS = "records"
-OBSERVED_BYTES = "bytes"
-# With them, CopyFigures (topology/resources/java/.../CopyFigures.java) alone: the records, their
-# bytes, the latency sum (ms), one cumulative count per LATENCY_BUCKETS bound, then per topic (in
-# the query's order) its records, bytes, latency sum (ms) and newest source timestamp (ms, or empty)
-OBSERVED_FIGURES = "figures"
-PER_TOPIC = 4
-ALL_TOPICS = ""  # the topic label of counts Spark gives only per flow (real-time mode)
+    from topology.core.progress import FlowProgress
 
 
 @dataclass
@@ -122,49 +112,6 @@ class Snapshot:
         if topic.lag is None or topic.newest_ms is None:
             return None
         return max(0.0, self.time - topic.newest_ms / 1000)
-
-
-@dataclass(frozen=True)
-class Unpacked:
-    records: int
-    bytes: int
-    latency_ms: int
-    buckets: list[int]  # cumulative, one per LATENCY_BUCKETS bound
-    topics: list[tuple[int, int, int, int | None]]  # records, bytes, latency ms, newest ms
-
-
-def unpacked(packed: str, topics: int) -> Unpacked | None:
-    """CopyFigures' output read back; None when it does not have the expected shape. Its topics
-    are those of the query (`topics` of them), or none when it observed per flow only."""
-    fields = packed.split(",")
-    head = 3 + len(LATENCY_BUCKETS)
-    if len(fields) not in (head, head + PER_TOPIC * topics):
-        return None
-    try:
-        numbers = [int(field) if field else None for field in fields]
-    except ValueError:
-        return None
-    per_topic = [numbers[at : at + PER_TOPIC] for at in range(head, len(numbers), PER_TOPIC)]
-    return Unpacked(
-        records=numbers[0] or 0,
-        bytes=numbers[1] or 0,
-        latency_ms=numbers[2] or 0,
-        buckets=[n or 0 for n in numbers[3:head]],
-        topics=[(r or 0, b or 0, lat or 0, newest) for r, b, lat, newest in per_topic],
-    )
-
-
-def counted(observed: Mapping[str, Any], rows: int) -> tuple[int, int]:
-    """A batch's records and bytes copied, from its observed metrics; its input `rows` when it
-    observed nothing (real-time mode). (CopyFigures' first two numbers are read whatever
-    topics followed them: a batch of a query since restarted over other topics still counts.)"""
-    packed = observed.get(OBSERVED_FIGURES)
-    if packed:
-        head = packed.split(",", 2)[:2]
-        if len(head) == 2 and all(field.isdigit() for field in head):
-            return int(head[0]), int(head[1])
-    records = observed.get(OBSERVED_RECORDS)
-    return int(rows if records is None else records), int(observed.get(OBSERVED_BYTES) or 0)
 
 
 class Figures:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from topology.runstate import FlowState
+from topology.core.runstate import FlowState
 from topology.telemetry.figures import Snapshot
 
 READY_STATES = (FlowState.RUNNING.value,)

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 FLOW = ("flow", "source", "target")
 TOPIC = (*FLOW, "topic")
 # Upper bounds of the latency histograms' buckets, in seconds (Prometheus adds +Inf).
-LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
 BATCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
