@@ -337,8 +337,9 @@ class _Jobs:
         self.log: RunLog | None = None
         self.publisher: Publisher | None = None
         # Made before any change runs: a secret written in the file is refused now, not halfway.
-        starts = any(c.resource is Resource.FLOW and c.action is not Action.DELETE
-                     for c in plan.changes)  # fmt: skip
+        starts = any(
+            c.resource is Resource.FLOW and c.action is not Action.DELETE for c in plan.changes
+        )
         self.document = self._document() if once or starts else None
 
     def _document(self) -> "JobsDocument":
@@ -364,8 +365,14 @@ class _Jobs:
             topology = self.loaded.topology
             made = self.document if self.document is not None else self._document()
             jobs = replace(made, published_at=time.time())
-            publisher = Publisher(lambda: jobs, topology.engine.runner, topology.home, self._log,
-                                  _Host(self.loaded, self.configs), _progress)  # fmt: skip
+            publisher = Publisher(
+                lambda: jobs,
+                topology.engine.runner,
+                topology.home,
+                self._log,
+                _Host(self.loaded, self.configs),
+                _progress,
+            )
             self.publisher = publisher
         publisher.execute()
 
@@ -389,11 +396,11 @@ class _Jobs:
 
         jobs = self.document if self.document is not None else self._document()
         home = self.loaded.topology.home
-        Publisher(lambda: jobs, "none", home, self._log, _Host(self.loaded, self.configs),
-                  _progress).refuse_if_mm2_runs(jobs)  # fmt: skip
+        Publisher(
+            lambda: jobs, "none", home, self._log, _Host(self.loaded, self.configs), _progress
+        ).refuse_if_mm2_runs(jobs)
         submission = launch.submission(jobs, str(Path(self.loaded.file).parent))
-        typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...",
-                   err=True)  # fmt: skip
+        typer.echo(f"Copying what the sources hold now ({len(jobs.specs)} flow(s)) ...", err=True)
         code = launch.run_once(submission, jobs, report=_progress)
         typer.echo("Copy complete." if code == 0 else "Copy FAILED (see above).", err=True)
         return code
@@ -492,9 +499,13 @@ def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
             typer.echo(f"FAILED: {step.detail}", err=True)
 
     report = reconcile.execute(  # the guard checks every change before the first one runs
-        plan, prepared.planned, prepared.loaded.topology, execute, on_start=started,
+        plan,
+        prepared.planned,
+        prepared.loaded.topology,
+        execute,
+        on_start=started,
         on_done=finished,
-    )  # fmt: skip
+    )
     _summarise(report)
 
 

@@ -122,9 +122,14 @@ def _write_positions(file: str) -> None:
         writes.append((spec, names, entries))
     for spec, names, entries in writes:
         if not entries:
-            typer.echo(f"{spec.flow}: topo has copied nothing of it: MM2 starts it as it "
-                       "would a new flow", err=True)  # fmt: skip
+            typer.echo(
+                f"{spec.flow}: topo has copied nothing of it: MM2 starts it as it would a new flow",
+                err=True,
+            )
             continue
         topic = mm2_state.write_positions(configs[spec.target], names, entries)
-        typer.echo(f"{spec.flow}: wrote where topo stopped, {len(entries)} partition(s), to "
-                   f"{topic} on {spec.target}: MM2 resumes there", err=True)  # fmt: skip
+        typer.echo(
+            f"{spec.flow}: wrote where topo stopped, {len(entries)} partition(s), to "
+            f"{topic} on {spec.target}: MM2 resumes there",
+            err=True,
+        )

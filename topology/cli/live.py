@@ -129,9 +129,14 @@ class _Readers:
         from topology.core.mm2.positions import names_of
         from topology.kafka import mm2_state
 
-        return mm2_state.handover(spec.flow, spec.source, names_of(edge),
-                                  self.configs[spec.source], self.configs[spec.target],
-                                  topics)  # fmt: skip
+        return mm2_state.handover(
+            spec.flow,
+            spec.source,
+            names_of(edge),
+            self.configs[spec.source],
+            self.configs[spec.target],
+            topics,
+        )
 
     def accesses(
         self, needed: "Sequence[Permission]", clusters: Mapping[str, Cluster]
@@ -145,9 +150,12 @@ class _Readers:
         from topology.kafka import permissions as asking
 
         try:
-            return asking.ask_for_reading(cluster, self.configs[cluster],
-                                         principal=self.principal(cluster),
-                                         timeout=REFUSAL_TIMEOUT)  # fmt: skip
+            return asking.ask_for_reading(
+                cluster,
+                self.configs[cluster],
+                principal=self.principal(cluster),
+                timeout=REFUSAL_TIMEOUT,
+            )
         except TopoError:
             return None
 
@@ -159,16 +167,20 @@ def _report(findings: "Findings") -> None:
         typer.echo(line, err=True)
 
     if findings.errors:
-        say(f"topo's principal lacks {len(findings.errors)} permission(s) it needs; nothing was "
+        say(
+            f"topo's principal lacks {len(findings.errors)} permission(s) it needs; nothing was "
             "changed. Grant each with the line under it, as a Kafka administrator (add "
-            "--command-config with the administrator's client settings):")  # fmt: skip
+            "--command-config with the administrator's client settings):"
+        )
         for missing in findings.errors:
             _show(missing)
     if findings.warnings:
         if findings.errors:
             say("")
-        say(f"Warning: topo's principal lacks {len(findings.warnings)} permission(s) a later "
-            "change will need (until then nothing fails):")  # fmt: skip
+        say(
+            f"Warning: topo's principal lacks {len(findings.warnings)} permission(s) a later "
+            "change will need (until then nothing fails):"
+        )
         for missing in findings.warnings:
             _show(missing)
     for note in findings.notes:
@@ -243,10 +255,15 @@ def make_plan(
     settings = configs if isinstance(configs, ClientConfigs) else client_configs(loaded)
     assert isinstance(settings, ClientConfigs)
     checked = reconcile.checked_plan(
-        loaded.topology, loaded.sha256, clusters, running=running_jobs(loaded),
-        read=_Readers(settings), allow_delete=allow_delete, version=__version__,
+        loaded.topology,
+        loaded.sha256,
+        clusters,
+        running=running_jobs(loaded),
+        read=_Readers(settings),
+        allow_delete=allow_delete,
+        version=__version__,
         say=lambda line: typer.echo(line, err=True),
-    )  # fmt: skip
+    )
     _report(checked.findings)
     if checked.findings.errors:
         raise MissingPermissionsError(_summary(checked.findings))

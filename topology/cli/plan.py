@@ -30,8 +30,10 @@ def render(data: dict[str, Any], output: Format) -> str:
 def _jobs(topology: Any, topics: dict[str, dict[str, str]]) -> list[dict[str, Any]]:
     from topology.core.jobs import specs_of
 
-    return [{**spec.to_dict(), "digest": spec.digest, "topics_now": topics.get(spec.flow, {})}
-            for spec in specs_of(topology)]  # fmt: skip
+    return [
+        {**spec.to_dict(), "digest": spec.digest, "topics_now": topics.get(spec.flow, {})}
+        for spec in specs_of(topology)
+    ]
 
 
 def plan(

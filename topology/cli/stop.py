@@ -41,8 +41,10 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
             book = live.run_book(loaded)
         except TopoError as problem:
             unreadable = problem
-            progress(f"cannot read topo-runs.internal on {home} ({problem}); stopping only what "
-                     "runs on this machine")  # fmt: skip
+            progress(
+                f"cannot read topo-runs.internal on {home} ({problem}); stopping only what "
+                "runs on this machine"
+            )
     requested, stopped = False, True
     live_lease = book is not None and live.lease_live(book, owner)
     standing = book is not None and book.jobs(owner) is not None and not book.stop_applies(owner)
@@ -56,13 +58,17 @@ def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> Non
             requested = True
             if live_lease:
                 lease = book.lease(owner)
-                progress(f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
-                         f"topo-runs.internal on {home}")  # fmt: skip
+                progress(
+                    f"asked the driver ({lease.holder if lease else '?'}) to stop, through "
+                    f"topo-runs.internal on {home}"
+                )
                 stopped = _wait_for_release(log, owner)
             else:
-                progress(f"no driver holds the lease now; the stop request stays in "
-                         f"topo-runs.internal on {home}, so none starts again until the next "
-                         "`topo apply`")  # fmt: skip
+                progress(
+                    f"no driver holds the lease now; the stop request stays in "
+                    f"topo-runs.internal on {home}, so none starts again until the next "
+                    "`topo apply`"
+                )
     local = launch.stop(owner, report=progress)  # a supervisor here exits on its own
     if not (requested or local):
         if unreadable is not None:

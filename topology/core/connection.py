@@ -84,12 +84,21 @@ def _under(base: Path, path: str) -> Path:
 # librdkafka's names for what the Java client (Spark's Kafka connector) spells differently, or
 # does not know: they are translated below, never passed on.
 _LIBRDKAFKA_ONLY = {
-    "sasl.username", "sasl.password", "ssl.ca.location", "ssl.certificate.location",
-    "ssl.key.location", "ssl.key.password", "ssl.endpoint.identification.algorithm",
-    "enable.sasl.oauthbearer.unsecure.jwt", "sasl.oauthbearer.config",
-    "sasl.oauthbearer.method", "sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret",
-    "sasl.oauthbearer.scope", "sasl.oauthbearer.extensions",
-}  # fmt: skip
+    "sasl.username",
+    "sasl.password",
+    "ssl.ca.location",
+    "ssl.certificate.location",
+    "ssl.key.location",
+    "ssl.key.password",
+    "ssl.endpoint.identification.algorithm",
+    "enable.sasl.oauthbearer.unsecure.jwt",
+    "sasl.oauthbearer.config",
+    "sasl.oauthbearer.method",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.extensions",
+}
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 # Kafka's JAAS login module for each SASL mechanism (the lab's brokers use them too).
 LOGIN_MODULES = {

@@ -192,8 +192,9 @@ def _sasl(data: Mapping[str, Any]) -> Sasl:
 
 
 def _tls(data: Mapping[str, Any]) -> Tls:
-    return Tls(data["ca"], data["cert"], data["key"], data["key_password"],
-               bool(data["verify_hostname"]))  # fmt: skip
+    return Tls(
+        data["ca"], data["cert"], data["key"], data["key_password"], bool(data["verify_hostname"])
+    )
 
 
 def _filter(data: Mapping[str, Any]) -> NameFilter:

@@ -184,8 +184,11 @@ def _expanded_size(items: list[tuple[Any, Any]]) -> int:
     """About how many steps the pattern is once its counted repeats are written out."""
     size = 0
     for op, argument in items:
-        if op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT,
-                  sre_constants.POSSESSIVE_REPEAT):  # fmt: skip
+        if op in (
+            sre_constants.MAX_REPEAT,
+            sre_constants.MIN_REPEAT,
+            sre_constants.POSSESSIVE_REPEAT,
+        ):
             low, high, body = argument
             count = low if high == sre_constants.MAXREPEAT else high
             size += max(count, 1) * _expanded_size(list(body))

@@ -143,8 +143,15 @@ class _Needs:
 
     def readers(self, cluster: str, prefix: str, why: str) -> None:
         """DESCRIBE on the random group ids `prefix...` one of topo's readers is given."""
-        self.add(cluster, GROUP, prefix, ["DESCRIBE"], why, pattern_type=PREFIXED,
-                 instances=[probe_name(prefix)])  # fmt: skip
+        self.add(
+            cluster,
+            GROUP,
+            prefix,
+            ["DESCRIBE"],
+            why,
+            pattern_type=PREFIXED,
+            instances=[probe_name(prefix)],
+        )
 
     def all(self) -> tuple[Permission, ...]:
         return tuple(sorted(self._found.values()))
@@ -271,8 +278,9 @@ def _edge(
         why = "creating ACLs when the source's topics gain some (sync.acls)"
         needs.cluster(target, "ALTER", why, now=False)
     if runs:
-        _running(needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once,
-                 looped)  # fmt: skip
+        _running(
+            needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once, looped
+        )
 
 
 def _running(
@@ -324,8 +332,15 @@ def _running(
                 for partition in range(_partitions(clusters.get(source), topic))
             ]
             why = f"exactly-once: one transactional id per source partition of {edge.name}"
-        needs.add(target, TRANSACTIONAL_ID, prefix, ["WRITE", "DESCRIBE"], why,
-                  pattern_type=PREFIXED, instances=ids or [f"{prefix}topic.0"])  # fmt: skip
+        needs.add(
+            target,
+            TRANSACTIONAL_ID,
+            prefix,
+            ["WRITE", "DESCRIBE"],
+            why,
+            pattern_type=PREFIXED,
+            instances=ids or [f"{prefix}topic.0"],
+        )
         why = "exactly-once: the job's progress, committed in each transaction"
         needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
     elif looped:
@@ -613,10 +628,16 @@ def _answer(permission: Permission, access: Access) -> tuple[bool | None, str]:
         return None, "the broker cannot be asked, and topo has not read the ACLs"
     judged = f"the ACLs on {access.cluster}"
     answers = [
-        acls_allow(access.acls, access.principal, kind, n, operation,
-                   open_without_acls=access.open_without_acls)
+        acls_allow(
+            access.acls,
+            access.principal,
+            kind,
+            n,
+            operation,
+            open_without_acls=access.open_without_acls,
+        )
         for n in names
-    ]  # fmt: skip
+    ]
     if False in answers:
         return False, judged
     if None in answers:

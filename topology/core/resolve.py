@@ -95,25 +95,35 @@ class _Resolver:
         name = data.get("name") or _default_name(self.document.file)
         engine = self._engine(data.get("engine", {}))
         if engine.state_cluster is not None and engine.state_cluster not in clusters:
-            self._error("T201", f"engine: state_cluster {engine.state_cluster!r} is not one of "
-                        "the clusters", ("engine", "state_cluster"))  # fmt: skip
+            self._error(
+                "T201",
+                f"engine: state_cluster {engine.state_cluster!r} is not one of the clusters",
+                ("engine", "state_cluster"),
+            )
         return Topology(self.document.file, clusters, flows, name, engine), self.diagnostics
 
     def _engine(self, raw: dict[str, Any]) -> Engine:
         runner = raw.get("runner", "local")
         master = raw.get("master")
         if runner == "spark" and not master:
-            self._error("T209", "engine: the spark runner needs a master URL (spark://host:port)",
-                        ("engine", "runner"))  # fmt: skip
+            self._error(
+                "T209",
+                "engine: the spark runner needs a master URL (spark://host:port)",
+                ("engine", "runner"),
+            )
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
         # The copy loop runs in the driver; on a Spark cluster the queries' tasks spread the
         # copying over its executors, as they did before the loop existed.
         trigger = raw.get("trigger", "micro-batch" if runner == "spark" else "loop")
         return Engine(
-            runner, master or "local[*]", conf, trigger,
-            checkpoints=raw.get("checkpoints"), state_cluster=raw.get("state_cluster"),
+            runner,
+            master or "local[*]",
+            conf,
+            trigger,
+            checkpoints=raw.get("checkpoints"),
+            state_cluster=raw.get("state_cluster"),
             metrics=_metrics(raw.get("metrics", {})),
-        )  # fmt: skip
+        )
 
     # -- clusters -------------------------------------------------------------------------
 

@@ -159,8 +159,11 @@ def lease_record(
 ) -> dict[str, Any]:
     """A lease record's value; `at` (the writer's unix time, informative) as `renewed_at`."""
     record: dict[str, Any] = {
-        "holder": holder, "term": term, "claim": claim, "released": released,
-    }  # fmt: skip
+        "holder": holder,
+        "term": term,
+        "claim": claim,
+        "released": released,
+    }
     if at is not None:
         record["renewed_at"] = at
     return record

@@ -63,10 +63,20 @@ def _resolve_into(artifact_set: str, target: Path) -> None:
         log = scratch / "mvn.log"
         with log.open("w") as out:
             done = subprocess.run(
-                [mvn, "-B", "-f", str(scratch / "pom.xml"), COPY_GOAL,
-                 f"-DoutputDirectory={scratch / 'lib'}", "-DincludeScope=runtime"],
-                stdout=out, stderr=subprocess.STDOUT, cwd=scratch, check=False,
-            )  # fmt: skip
+                [
+                    mvn,
+                    "-B",
+                    "-f",
+                    str(scratch / "pom.xml"),
+                    COPY_GOAL,
+                    f"-DoutputDirectory={scratch / 'lib'}",
+                    "-DincludeScope=runtime",
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=scratch,
+                check=False,
+            )
         if done.returncode != 0:
             kept = target.parent / f"{artifact_set}-mvn-failure.log"
             shutil.copyfile(log, kept)

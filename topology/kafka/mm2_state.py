@@ -88,8 +88,12 @@ def write_positions(
                 isinstance(error, KafkaError) and error.code() == KafkaError.TOPIC_ALREADY_EXISTS
             ):
                 raise
-    settings = {**client.quiet(config), "acks": "all", "enable.idempotence": "true",
-                "partitioner": "murmur2_random"}  # fmt: skip
+    settings = {
+        **client.quiet(config),
+        "acks": "all",
+        "enable.idempotence": "true",
+        "partitioner": "murmur2_random",
+    }
     producer = Producer(settings)
     failures: list[str] = []
 

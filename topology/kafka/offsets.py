@@ -54,8 +54,11 @@ class PartitionReader:
 
     def bounds(self, topic: str, partition: int) -> tuple[int, int]:
         """The partition's first offset and its end (the next offset to be written)."""
-        with client.failures_named(self.config, f"reading {topic} [{partition}]'s offsets",
-                                   (self.last_error, self.consumer)):  # fmt: skip
+        with client.failures_named(
+            self.config,
+            f"reading {topic} [{partition}]'s offsets",
+            (self.last_error, self.consumer),
+        ):
             low, high = self.consumer.get_watermark_offsets(
                 TopicPartition(topic, partition), self.timeout
             )
@@ -87,8 +90,9 @@ class PartitionReader:
         end = offset
         while end > low:
             start = max(low, end - BACK_STEP)
-            found = [(o, s[cluster]) for o, s in self._read(topic, partition, start, end)
-                     if cluster in s]  # fmt: skip
+            found = [
+                (o, s[cluster]) for o, s in self._read(topic, partition, start, end) if cluster in s
+            ]
             if found:
                 return found[-1]
             end = start

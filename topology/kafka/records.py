@@ -83,10 +83,14 @@ def produce(config: dict[str, str], records: Iterable[Record], timeout: float = 
 
     for record in records:
         producer.produce(
-            record.topic, value=record.value, key=record.key, partition=record.partition,
-            headers=list(record.headers), timestamp=record.timestamp_ms or 0,
+            record.topic,
+            value=record.value,
+            key=record.key,
+            partition=record.partition,
+            headers=list(record.headers),
+            timestamp=record.timestamp_ms or 0,
             on_delivery=on_delivery,
-        )  # fmt: skip
+        )
     if producer.flush(timeout) or failures:
         raise KafkaUnavailableError(f"records not acknowledged: {failures[:3] or 'timed out'}")
 

@@ -208,9 +208,13 @@ class _PartitionCopy:
         while True:
             try:
                 producer.produce(
-                    row.topic, value=row.value, key=row.key, partition=row.partition,
-                    headers=list(row.headers), timestamp=row.timestamp_ms,
-                )  # fmt: skip
+                    row.topic,
+                    value=row.value,
+                    key=row.key,
+                    partition=row.partition,
+                    headers=list(row.headers),
+                    timestamp=row.timestamp_ms,
+                )
                 return
             except BufferError:  # the local queue is full: wait for deliveries to free it
                 producer.poll(0.1)

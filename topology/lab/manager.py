@@ -64,12 +64,16 @@ class LabStatus:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "name": self.name, "bootstrap": self.bootstrap,
-            "security_protocol": self.security_protocol, "pid": self.pid,
-            "running": self.running, "log_file": self.log_file,
+            "name": self.name,
+            "bootstrap": self.bootstrap,
+            "security_protocol": self.security_protocol,
+            "pid": self.pid,
+            "running": self.running,
+            "log_file": self.log_file,
             "sasl_mechanisms": list(self.sasl_mechanisms),
-            "mtls_bootstrap": self.mtls_bootstrap, "users": list(self.users),
-        }  # fmt: skip
+            "mtls_bootstrap": self.mtls_bootstrap,
+            "users": list(self.users),
+        }
 
 
 def config_path(name: str) -> Path:

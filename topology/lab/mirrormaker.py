@@ -133,13 +133,26 @@ def _spawn(
         raise LabError(f"no jars were resolved for {ARTIFACTS}")
     logs = folder / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    command = [process.java(), *HEAP_OPTS, *process.JVM_OPTS, f"-Dkafka.logs.dir={logs}",
-               f"-Dlog4j2.configurationFile={process.LOG4J_CONFIG}",
-               "-cp", f"{jars[0].parent}/*", main, *arguments]  # fmt: skip
+    command = [
+        process.java(),
+        *HEAP_OPTS,
+        *process.JVM_OPTS,
+        f"-Dkafka.logs.dir={logs}",
+        f"-Dlog4j2.configurationFile={process.LOG4J_CONFIG}",
+        "-cp",
+        f"{jars[0].parent}/*",
+        main,
+        *arguments,
+    ]
     with (folder / "console.log").open("ab") as console:
         started_at = time.time()
-        child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=console,
-                                 stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+        child = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=console,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     return MirrorMaker(child.pid, folder, started_at, child, started, what)
 
 

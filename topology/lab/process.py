@@ -20,8 +20,12 @@ STORAGE_TOOL = "kafka.tools.StorageTool"
 # Small enough that three brokers and a Spark driver fit easily in a laptop; measured in
 # docs/lab.md.
 HEAP_OPTS = ["-Xms128m", "-Xmx512m"]
-JVM_OPTS = ["-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:+ExitOnOutOfMemoryError",
-            "-Djava.awt.headless=true"]  # fmt: skip
+JVM_OPTS = [
+    "-XX:+UseG1GC",
+    "-XX:MaxGCPauseMillis=20",
+    "-XX:+ExitOnOutOfMemoryError",
+    "-Djava.awt.headless=true",
+]
 LOG4J_CONFIG = Path(__file__).resolve().parent.parent / "resources" / "lab" / "log4j2.properties"
 
 
@@ -72,8 +76,19 @@ def port_in_use(host: str, port: int) -> bool:
 
 def format_storage(java_bin: str, lib: Path, config: Path, log: Path) -> None:
     """Format the KRaft log dirs once (no secret on the command line: logins are made later)."""
-    command = [java_bin, *HEAP_OPTS, "-cp", f"{lib}/*", STORAGE_TOOL, "format",
-               "-t", new_cluster_id(), "-c", str(config), "--ignore-formatted"]  # fmt: skip
+    command = [
+        java_bin,
+        *HEAP_OPTS,
+        "-cp",
+        f"{lib}/*",
+        STORAGE_TOOL,
+        "format",
+        "-t",
+        new_cluster_id(),
+        "-c",
+        str(config),
+        "--ignore-formatted",
+    ]
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("a") as out:
         done = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False)
@@ -84,9 +99,17 @@ def format_storage(java_bin: str, lib: Path, config: Path, log: Path) -> None:
 def start_broker(java_bin: str, lib: Path, config: Path, logs: Path, console: Path) -> int:
     """Start a broker detached from this process (its own session) and return its pid."""
     logs.mkdir(parents=True, exist_ok=True)
-    command = [java_bin, *HEAP_OPTS, *JVM_OPTS, f"-Dkafka.logs.dir={logs}",
-               f"-Dlog4j2.configurationFile={LOG4J_CONFIG}", "-cp", f"{lib}/*",
-               BROKER_MAIN, str(config)]  # fmt: skip
+    command = [
+        java_bin,
+        *HEAP_OPTS,
+        *JVM_OPTS,
+        f"-Dkafka.logs.dir={logs}",
+        f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
+        "-cp",
+        f"{lib}/*",
+        BROKER_MAIN,
+        str(config),
+    ]
     # posix_spawn rather than Popen: the broker outlives this process by design, and a
     # Popen object would warn when collected while its child still runs.
     pid = os.posix_spawn(

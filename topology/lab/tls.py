@@ -46,12 +46,34 @@ def user_files(name: str, user: str) -> tuple[Path, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     folder.chmod(0o700)
     request = folder / f"{user}.csr"
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={user}",
-             "-keyout", str(key), "-out", str(request))  # fmt: skip
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        f"/CN={user}",
+        "-keyout",
+        str(key),
+        "-out",
+        str(request),
+    )
     key.chmod(0o600)
-    _openssl("x509", "-req", "-in", str(request), "-CA", str(ca_pem()),
-             "-CAkey", str(state.ca_dir() / "ca.key"), "-CAcreateserial", "-days", VALID_DAYS,
-             "-out", str(certificate))  # fmt: skip
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(request),
+        "-CA",
+        str(ca_pem()),
+        "-CAkey",
+        str(state.ca_dir() / "ca.key"),
+        "-CAcreateserial",
+        "-days",
+        VALID_DAYS,
+        "-out",
+        str(certificate),
+    )
     request.unlink()
     return certificate, key
 
@@ -61,9 +83,21 @@ def _ensure_ca() -> None:
     if ca_pem().exists() and (folder / "ca.key").exists():
         return
     folder.mkdir(parents=True, exist_ok=True)
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", VALID_DAYS,
-             "-subj", "/CN=topo lab CA", "-keyout", str(folder / "ca.key"),
-             "-out", str(ca_pem()))  # fmt: skip
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        VALID_DAYS,
+        "-subj",
+        "/CN=topo lab CA",
+        "-keyout",
+        str(folder / "ca.key"),
+        "-out",
+        str(ca_pem()),
+    )
     (folder / "ca.key").chmod(0o600)
 
 
@@ -75,15 +109,49 @@ def _make_broker_keystore(name: str, folder: Path, keystore: Path, password_file
     key, csr, cert = folder / "broker.key", folder / "broker.csr", folder / "broker.crt"
     extensions = folder / "san.cnf"
     extensions.write_text(f"subjectAltName=IP:{HOST},DNS:localhost\n")
-    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}.topo-lab",
-             "-keyout", str(key), "-out", str(csr))  # fmt: skip
-    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca_pem()),
-             "-CAkey", str(state.ca_dir() / "ca.key"), "-CAcreateserial", "-days", VALID_DAYS,
-             "-extfile", str(extensions), "-out", str(cert))  # fmt: skip
+    _openssl(
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        f"/CN={name}.topo-lab",
+        "-keyout",
+        str(key),
+        "-out",
+        str(csr),
+    )
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca_pem()),
+        "-CAkey",
+        str(state.ca_dir() / "ca.key"),
+        "-CAcreateserial",
+        "-days",
+        VALID_DAYS,
+        "-extfile",
+        str(extensions),
+        "-out",
+        str(cert),
+    )
     encrypted = folder / "broker.p8"
     # The password is read from its 0600 file: a command line is readable by every user.
-    _openssl("pkcs8", "-topk8", "-v1", "PBE-SHA1-3DES", "-in", str(key), "-out", str(encrypted),
-             "-passout", f"file:{password_file}")  # fmt: skip
+    _openssl(
+        "pkcs8",
+        "-topk8",
+        "-v1",
+        "PBE-SHA1-3DES",
+        "-in",
+        str(key),
+        "-out",
+        str(encrypted),
+        "-passout",
+        f"file:{password_file}",
+    )
     pem = encrypted.read_text() + cert.read_text() + ca_pem().read_text()
     state.write_private(keystore, pem)
     for scratch in (key, csr, cert, encrypted, extensions):

@@ -216,11 +216,21 @@ class Offsets:
         rows = []
         for c in written:
             if c.group == group:
-                rows.append(Translation(
-                    group, origin, c.topic, c.partition, c.upstream_offset, destination,
-                    c.target_topic, c.downstream_offset, c.exact, c.complete,
-                    f"checkpoint of {_age(c.at_ms)}",
-                ))  # fmt: skip
+                rows.append(
+                    Translation(
+                        group,
+                        origin,
+                        c.topic,
+                        c.partition,
+                        c.upstream_offset,
+                        destination,
+                        c.target_topic,
+                        c.downstream_offset,
+                        c.exact,
+                        c.complete,
+                        f"checkpoint of {_age(c.at_ms)}",
+                    )
+                )
         current = dict(here[group].offsets) if group in here else {}
         return Move(group, origin, destination, "checkpoints", rows, current)
 

@@ -167,9 +167,11 @@ class Mm2Copies:
         """Whether the record at `offset` is a copy from `cluster` whose offset there is known:
         one of MM2's that its syncs (or the source's records) tell, or one of topo's."""
         stretch = self._stretch(
-            topic, partition, cluster,
+            topic,
+            partition,
+            cluster,
             lambda known: next((i for i, s in enumerate(known) if s.end > offset), None),
-        )  # fmt: skip
+        )
         if stretch is not None and stretch.start <= offset:
             return True
         if self.reader.first_stamped(topic, partition, offset, cluster, offset + 1) is not None:
@@ -184,9 +186,11 @@ class Mm2Copies:
         self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
     ) -> tuple[int, int] | None:
         stretch = self._stretch(
-            topic, partition, cluster,
+            topic,
+            partition,
+            cluster,
             lambda known: next((i for i, s in enumerate(known) if s.end > offset), None),
-        )  # fmt: skip
+        )
         if stretch is None:
             return self.reader.first_stamped(topic, partition, offset, cluster, before)
         if stretch.start <= offset:
@@ -202,11 +206,13 @@ class Mm2Copies:
         self, topic: str, partition: int, offset: int, cluster: str, after: int | None = None
     ) -> tuple[int, int] | None:
         stretch = self._stretch(
-            topic, partition, cluster,
+            topic,
+            partition,
+            cluster,
             lambda known: next(
                 (i for i in range(len(known) - 1, -1, -1) if known[i].start < offset), None
             ),
-        )  # fmt: skip
+        )
         if stretch is None:
             return self.reader.last_stamped_before(topic, partition, offset, cluster, after)
         if offset <= stretch.end:

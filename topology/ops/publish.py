@@ -178,14 +178,16 @@ class Publisher:
         owner = jobs.owner
         local = self.host.local_supervisor()
         if local is not None:
-            self.progress(f"the supervisor on this machine (pid {local}) restarts its driver on "
-                          "them")  # fmt: skip
+            self.progress(
+                f"the supervisor on this machine (pid {local}) restarts its driver on them"
+            )
             self._wait(log, jobs, self.host.alive(local))
         elif lease_live(log.read(), owner, self.clock()):
             lease = log.read().lease(owner)
             holder = lease.holder if lease is not None else "?"
-            self.progress(f"the driver running elsewhere ({holder}) is restarted on them by its "
-                          "`topo run`")  # fmt: skip
+            self.progress(
+                f"the driver running elsewhere ({holder}) is restarted on them by its `topo run`"
+            )
             self._wait(log, jobs, lambda: None)
         elif self.runner == "external":
             self.progress("the `topo run` you supervise picks them up (docs/service.md)")
@@ -198,11 +200,14 @@ class Publisher:
                 raise
 
     def _wait(self, log: RunLog, jobs: JobsDocument, exited: Callable[[], int | None]) -> None:
-        found = wait_until_started(log, jobs.owner, jobs.published_at, exited, clock=self.clock,
-                                   sleep=self.sleep)  # fmt: skip
+        found = wait_until_started(
+            log, jobs.owner, jobs.published_at, exited, clock=self.clock, sleep=self.sleep
+        )
         if found.state is Startup.FAILED:
-            self.progress(f"running, but a flow could not start and is retried: {found.why} "
-                          "(topo status shows it)")  # fmt: skip
+            self.progress(
+                f"running, but a flow could not start and is retried: {found.why} "
+                "(topo status shows it)"
+            )
         else:
             self.progress("the driver reports its flows running")
 

@@ -285,8 +285,15 @@ def checked_plan(
     executes, with what MM2 left for the flows that take over from it, and the permissions
     the plan and the replication it starts need that the principal lacks."""
     found = handovers(topology, clusters, running, read, say)
-    planned = plan_now(topology, sha256, clusters, running=running, allow_delete=allow_delete,
-                       version=version, handovers=found)  # fmt: skip
+    planned = plan_now(
+        topology,
+        sha256,
+        clusters,
+        running=running,
+        allow_delete=allow_delete,
+        version=version,
+        handovers=found,
+    )
     needed = permissions.required(topology, planned.plan, clusters)
     accesses = read.accesses(needed, clusters)
     findings = permissions.missing(

@@ -166,8 +166,9 @@ class Leader:
             run.restarts += 1
             run.retry_at = None
             line = f"{flow}: restarting from where it stopped (attempt {run.restarts})"
-            actions.append(Action(Do.REPORT, flow, line=line, event="query.restart",
-                                  level="warning"))  # fmt: skip
+            actions.append(
+                Action(Do.REPORT, flow, line=line, event="query.restart", level="warning")
+            )
             if run.topics:
                 run.running = True
                 actions.append(Action(Do.START, flow, run.topics))

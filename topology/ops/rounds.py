@@ -124,9 +124,17 @@ class Checkpointer:
         for row in found:
             if row.position is None or row.destination_topic is None:
                 continue
-            new = Checkpoint(row.group, row.topic, row.partition, row.offset,
-                             row.destination_topic, row.position, row.exact, row.replicated,
-                             now)  # fmt: skip
+            new = Checkpoint(
+                row.group,
+                row.topic,
+                row.partition,
+                row.offset,
+                row.destination_topic,
+                row.position,
+                row.exact,
+                row.replicated,
+                now,
+            )
             emitted = checkpoints.to_emit(written.get(new.key), new)
             if emitted is not None:
                 writer.write(log, [checkpoints.encode_checkpoint(emitted)])

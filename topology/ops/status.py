@@ -142,12 +142,19 @@ def text(document: Mapping[str, Any], now: float) -> str:
     rows = [header]
     for flow in document["flows"]:
         latency_ms = flow["latency_ms"]
-        rows.append((
-            flow["flow"], flow["state"], str(flow["topics"]), f"{flow['records']:,}",
-            size(flow["bytes"]), "-" if flow["lag"] is None else f"{flow['lag']:,}",
-            f"{flow['records_per_second']:,.1f}", f"{flow['bytes_per_second'] / 1e6:.2f}",
-            _latency(latency_ms),
-        ))  # fmt: skip
+        rows.append(
+            (
+                flow["flow"],
+                flow["state"],
+                str(flow["topics"]),
+                f"{flow['records']:,}",
+                size(flow["bytes"]),
+                "-" if flow["lag"] is None else f"{flow['lag']:,}",
+                f"{flow['records_per_second']:,.1f}",
+                f"{flow['bytes_per_second'] / 1e6:.2f}",
+                _latency(latency_ms),
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     lines.append("")
     for row in rows:

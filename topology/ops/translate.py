@@ -87,8 +87,20 @@ class Translator:
             if isinstance(linked, Route):
                 found.append(self._one(group, linked, partition, offset))
             elif linked is not None:  # copied, but without source offsets: say why
-                found.append(Translation(group, origin, topic, partition, offset, destination,
-                                         None, None, replicated=False, note=linked))  # fmt: skip
+                found.append(
+                    Translation(
+                        group,
+                        origin,
+                        topic,
+                        partition,
+                        offset,
+                        destination,
+                        None,
+                        None,
+                        replicated=False,
+                        note=linked,
+                    )
+                )
         return found
 
     def route(self, origin: str, topic: str, destination: str) -> Route | str | None:
@@ -108,13 +120,23 @@ class Translator:
         return self._routes[key]
 
     def _one(self, group: str, linked: Route, partition: int, offset: int) -> Translation:
-        base = Translation(group, linked.origin, linked.topic, partition, offset,
-                           linked.destination, linked.destination_topic, None)  # fmt: skip
+        base = Translation(
+            group,
+            linked.origin,
+            linked.topic,
+            partition,
+            offset,
+            linked.destination,
+            linked.destination_topic,
+            None,
+        )
         where = self.clusters[linked.destination].topics.get(linked.destination_topic)
         if where is None or partition >= where.partitions:
-            return replace(base, replicated=False,
-                            note=f"{linked.destination_topic} [{partition}] is not on "
-                                 f"{linked.destination} yet")  # fmt: skip
+            return replace(
+                base,
+                replicated=False,
+                note=f"{linked.destination_topic} [{partition}] is not on {linked.destination} yet",
+            )
         if not linked.forward:
             return self._failback(base, linked, partition, offset)
         position, replicated, note = self._downstream(linked, partition, offset)
@@ -130,16 +152,24 @@ class Translator:
             back = linked.backward[0]
             window = (window[0], self.progress(back).get((back.source_topic, partition)))
         if window is None or window == (None, None):  # no records of the destination's own
-            return replace(base, position=position, exact=not untold, replicated=replicated,
-                           note=note)  # fmt: skip
+            return replace(
+                base, position=position, exact=not untold, replicated=replicated, note=note
+            )
         latest = self._latest(linked, partition, position)
         merged, repeats = search.merged_position((position, latest), window)
         if repeats:
-            mixed = (f"both clusters write {linked.topic} and order it differently: the group "
-                     f"may read up to {repeats} records again")  # fmt: skip
+            mixed = (
+                f"both clusters write {linked.topic} and order it differently: the group "
+                f"may read up to {repeats} records again"
+            )
             note = mixed if note is None else f"{note}; {mixed}"
-        return replace(base, position=merged, exact=not repeats and not untold,
-                       replicated=replicated, note=note)  # fmt: skip
+        return replace(
+            base,
+            position=merged,
+            exact=not repeats and not untold,
+            replicated=replicated,
+            note=note,
+        )
 
     def _downstream(
         self, linked: Route, partition: int, offset: int
@@ -155,11 +185,14 @@ class Translator:
             if reached is None or reached < needed:
                 replicated = False
                 done = "nothing recorded yet" if reached is None else f"up to {reached}"
-                note = (f"flow {hop.edge} has copied {hop.source_topic} [{partition}] {done}, "
-                        f"short of {needed}")  # fmt: skip
+                note = (
+                    f"flow {hop.edge} has copied {hop.source_topic} [{partition}] {done}, "
+                    f"short of {needed}"
+                )
                 break
-        position = self._position(linked.destination, linked.destination_topic, partition,
-                                  origin, offset)  # fmt: skip
+        position = self._position(
+            linked.destination, linked.destination_topic, partition, origin, offset
+        )
         return position, replicated, note
 
     def _position(self, cluster: str, topic: str, partition: int, origin: str, offset: int) -> int:
@@ -260,8 +293,11 @@ class Translator:
             self._resumes[hop.edge] = self.adapter.read_mm2_resumes(
                 self.configs[cluster], source, names_of(edge)
             )
-        syncs = [(s.upstream_offset, s.downstream_offset) for s in self._syncs[hop.edge]
-                 if (s.topic, s.partition) == (hop.source_topic, partition)]  # fmt: skip
+        syncs = [
+            (s.upstream_offset, s.downstream_offset)
+            for s in self._syncs[hop.edge]
+            if (s.topic, s.partition) == (hop.source_topic, partition)
+        ]
         if not syncs:
             return []
         self._stretches[key] = stretches(syncs, self._tail(hop, partition, syncs))

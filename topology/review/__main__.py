@@ -44,9 +44,13 @@ def plan_with_cli(path: str, repository: Path, secret_roots: Sequence[Path] = ()
     roots = os.pathsep.join(str(root) for root in (repository, *secret_roots))
     done = subprocess.run(
         [topo, "plan", path, "--format", "markdown"],
-        cwd=repository, capture_output=True, encoding="utf-8", errors="replace", check=False,
+        cwd=repository,
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        check=False,
         env={**os.environ, SECRET_FILE_ROOTS: roots},
-    )  # fmt: skip
+    )
     if done.returncode != 0:
         error = "\n".join(done.stderr.strip().splitlines()[-_PLAN_ERROR_LINES:])
         return PlanOutcome(error=error or f"topo plan exited with {done.returncode}")

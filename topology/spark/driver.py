@@ -116,10 +116,14 @@ class Replicator:
         self.leader = Leader(list(self.specs), once)  # every decision about the flows' copies
         self.started: dict[str, bool] = {}  # since the last tick: flow -> runs as a copy loop
         self.start_failed: dict[str, str] = {}  # since the last tick: flow -> why not
-        info = {"mode": "once" if once else "continuous", "runner": topology.engine.runner,
-                "host": socket.gethostname()}  # fmt: skip
-        self.watched = Watched(topology.name, info, self.specs, configs, folder, report,
-                               self.read_positions)  # fmt: skip
+        info = {
+            "mode": "once" if once else "continuous",
+            "runner": topology.engine.runner,
+            "host": socket.gethostname(),
+        }
+        self.watched = Watched(
+            topology.name, info, self.specs, configs, folder, report, self.read_positions
+        )
         self.figures = self.watched.figures
 
     # -- topics ---------------------------------------------------------------------------------
@@ -151,8 +155,11 @@ class Replicator:
             if applied.outcome == "done":
                 self.report(f"{what} ({applied.reason})", event="change")
             else:
-                self.report(f"could not {what}: {applied.detail or applied.outcome}",
-                            event="change", level="error")  # fmt: skip
+                self.report(
+                    f"could not {what}: {applied.detail or applied.outcome}",
+                    event="change",
+                    level="error",
+                )
         failed = followed.failed
         self.partitions = {
             name: {topic: shape.partitions for topic, shape in cluster.topics.items()}
@@ -251,8 +258,11 @@ class Replicator:
             self.new_handovers.add(flow)
         moved = handover.clear_older()
         if moved is not None:
-            self.report(f"{flow}: moved its checkpoint from before the handover to {moved}; it "
-                        "starts where MirrorMaker 2 stopped", level="warning")  # fmt: skip
+            self.report(
+                f"{flow}: moved its checkpoint from before the handover to {moved}; it "
+                "starts where MirrorMaker 2 stopped",
+                level="warning",
+            )
         handover.mark()
         counts = self.partitions.get(self.specs[flow].source, {})
         return starting_offsets(resume, {topic: counts.get(topic, 0) for topic in topic_map})
@@ -333,9 +343,14 @@ class Replicator:
 
     def step(self, maps: Mapping[str, Mapping[str, str]] | None = None) -> None:
         """One tick: what was seen goes to the leader (`ops.replicate`), its actions are taken."""
-        tick = Tick(time.monotonic(), maps=maps, ended=self.ended(),
-                    start_failed=dict(self.start_failed), started=dict(self.started),
-                    stop_asked=self.stopping)  # fmt: skip
+        tick = Tick(
+            time.monotonic(),
+            maps=maps,
+            ended=self.ended(),
+            start_failed=dict(self.start_failed),
+            started=dict(self.started),
+            stop_asked=self.stopping,
+        )
         self.start_failed.clear()
         self.started.clear()
         with self.lock:
@@ -409,8 +424,9 @@ class Replicator:
                 last_line = now
                 for status in self.flows.values():
                     lag = "" if status.lag is None else f", {status.lag} behind"
-                    self.report(f"{status.spec.flow}: {status.records} records{lag}",
-                                event="progress")  # fmt: skip
+                    self.report(
+                        f"{status.spec.flow}: {status.records} records{lag}", event="progress"
+                    )
             time.sleep(0.5)
         for flow in list(self.queries):
             self.stop_query(flow)
@@ -432,8 +448,13 @@ class Replicator:
         watches = {name: TopicWatch(self.configs[name]) for name in sources}
         emitter = Emitter(self.configs)
         shapes: dict[str, dict[str, int]] = {}
-        due = {"beat": 0.0, "watch": 0.0, "status": 0.0, "offsets": time.monotonic() + 5,
-               "follow": time.monotonic() + FOLLOW_EVERY}  # fmt: skip
+        due = {
+            "beat": 0.0,
+            "watch": 0.0,
+            "status": 0.0,
+            "offsets": time.monotonic() + 5,
+            "follow": time.monotonic() + FOLLOW_EVERY,
+        }
         while not self.stopping:
             now = time.monotonic()
             if now >= due["follow"]:
@@ -682,8 +703,11 @@ def main(argv: list[str]) -> int:
     except TopoError as problem:
         report(f"error: {problem}", event="error", level="error")
     except Exception as problem:  # Spark's own (a bad checkpoint URI, say): said, not hidden
-        report(f"error: {type(problem).__name__}: {first_line(str(problem))}", event="error",
-               level="error")  # fmt: skip
+        report(
+            f"error: {type(problem).__name__}: {first_line(str(problem))}",
+            event="error",
+            level="error",
+        )
     finally:
         run_state.finish(final)
         if final == "failed" and run_state.replicator is not None:

@@ -51,8 +51,9 @@ class Submission:
 
 def submission(jobs: JobsDocument, base: str) -> Submission:
     engine = jobs.topology().engine
-    return Submission(jobs.owner, str(Path(base).resolve()), engine.runner, engine.master,
-                      dict(engine.spark_conf))  # fmt: skip
+    return Submission(
+        jobs.owner, str(Path(base).resolve()), engine.runner, engine.master, dict(engine.spark_conf)
+    )
 
 
 def _spark_submit() -> str:
@@ -80,11 +81,30 @@ def command(
     paths.write_private(settings, "".join(lines))
     # --load-spark-defaults: a properties file would otherwise replace the machine's
     # spark-defaults.conf (SPARK_CONF_DIR) instead of adding to it, as --conf did.
-    args = [_spark_submit(), "--master", submission.master, "--name", f"topo-{submission.owner}",
-            "--properties-file", str(settings), "--load-spark-defaults",
-            "--jars", ",".join(str(jar) for jar in jars)]  # fmt: skip
-    return [*args, str(DRIVER_PROGRAM), "--state", str(folder), "--mode", mode,
-            "--jobs", str(jobs), "--base", submission.base]  # fmt: skip
+    args = [
+        _spark_submit(),
+        "--master",
+        submission.master,
+        "--name",
+        f"topo-{submission.owner}",
+        "--properties-file",
+        str(settings),
+        "--load-spark-defaults",
+        "--jars",
+        ",".join(str(jar) for jar in jars),
+    ]
+    return [
+        *args,
+        str(DRIVER_PROGRAM),
+        "--state",
+        str(folder),
+        "--mode",
+        mode,
+        "--jobs",
+        str(jobs),
+        "--base",
+        submission.base,
+    ]
 
 
 SPARK_PROPERTIES = "spark.properties"
@@ -179,8 +199,7 @@ def spawn(submission: Submission, jobs: JobsDocument, report: Callable[[str], No
         # Its own process group (a Ctrl-C at `topo run`'s terminal reaches `topo run`, which
         # stops the driver cleanly), in `topo run`'s session (whose CPU is the replicator's).
         environment = {**_environment(), SUPERVISOR_PID: str(os.getpid())}
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=environment,
-                                   process_group=0)  # fmt: skip
+        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, env=environment, process_group=0)
     except BaseException:
         _forget_settings(submission.owner)
         raise
@@ -210,13 +229,17 @@ def start_supervisor(owner: str, topology_file: str, report: Callable[[str], Non
     with (folder / jobstate.LOG).open("ab") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "topology", "run", topology_file],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             # driver.log in text: its last `topo: ` line is what a failed start reports
             env={k: v for k, v in _environment().items() if k != logline.ENVIRONMENT},
             start_new_session=True,
-        )  # fmt: skip
-    report(f"starting the replication supervisor (`topo run`, pid {process.pid}); "
-           f"log: {folder / jobstate.LOG}")  # fmt: skip
+        )
+    report(
+        f"starting the replication supervisor (`topo run`, pid {process.pid}); "
+        f"log: {folder / jobstate.LOG}"
+    )
     _DETACHED.append(process)  # referenced for this process's life: it outlives `topo apply`
     return Supervisor(process, folder)
 
@@ -272,8 +295,14 @@ def _run_once(submission: Submission, jobs: Path, report: Callable[[str], None])
     with (folder / jobstate.LOG).open("ab") as log:
         # Its lines are relayed as text, whatever format `topo run` logs in.
         environment = {k: v for k, v in _environment().items() if k != logline.ENVIRONMENT}
-        process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=log, env=environment, text=True)  # fmt: skip
+        process = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            env=environment,
+            text=True,
+        )
         assert process.stdout is not None
         try:
             # spark-submit merges the program's stderr into its stdout: topo's own lines are

@@ -26,8 +26,11 @@ MARK = "topo-handover.json"
 
 def digest(starts: Mapping[str, Mapping[int, int]]) -> str:
     """The handover's name: the positions it starts from (topic -> partition -> offset)."""
-    text = json.dumps({t: {str(p): o for p, o in at.items()} for t, at in starts.items()},
-                      sort_keys=True, separators=(",", ":"))  # fmt: skip
+    text = json.dumps(
+        {t: {str(p): o for p, o in at.items()} for t, at in starts.items()},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 

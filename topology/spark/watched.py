@@ -163,9 +163,10 @@ class Watched:
             mine = [
                 beat
                 for beat in found
-                if beat.source == spec.source and beat.target == spec.target
+                if beat.source == spec.source
+                and beat.target == spec.target
                 and beat.emitted_ms > newest
-            ]  # fmt: skip
+            ]
             if mine:
                 self.newest_beat[flow] = max(beat.emitted_ms for beat in mine)
                 # (A copy topic MM2 made keeps the emit time: no latency to tell.)

@@ -77,8 +77,9 @@ def further_on(
 ) -> list[tuple[Partition, int, int]]:
     """The partitions where MM2 resumes beyond where topo stopped (MM2 ran after topo), as
     (partition, MM2's position, topo's), in order: writing topo's there would rewind MM2."""
-    return [(key, at, ours[key]) for key, at in sorted(theirs.items())
-            if key in ours and at > ours[key]]  # fmt: skip
+    return [
+        (key, at, ours[key]) for key, at in sorted(theirs.items()) if key in ours and at > ours[key]
+    ]
 
 
 def running(
@@ -102,8 +103,11 @@ def running(
     found = []
     for name, state in sorted(newest.items()):
         if isinstance(state, dict) and state.get("state") in ALIVE:
-            part = "connector" if name.startswith("status-connector-") else (
-                "task " + name.rsplit("-", 1)[-1])  # fmt: skip
+            part = (
+                "connector"
+                if name.startswith("status-connector-")
+                else ("task " + name.rsplit("-", 1)[-1])
+            )
             found.append(f"{part} on worker {state.get('worker_id', '?')} ({state['state']})")
     return tuple(found)
 

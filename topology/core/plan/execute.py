@@ -77,9 +77,11 @@ def run(
     for number, change in enumerate(plan.changes, start=1):
         if change.cluster in failed_clusters:
             step = Step(
-                number, change, Outcome.NOT_ATTEMPTED,
+                number,
+                change,
+                Outcome.NOT_ATTEMPTED,
                 f"an earlier change on {change.cluster} failed",
-            )  # fmt: skip
+            )
         else:
             on_start(number, total, change)
             started = clock()
@@ -91,9 +93,14 @@ def run(
             except KeyboardInterrupt:
                 report.interrupted = True
                 report.steps.append(
-                    Step(number, change, Outcome.NOT_ATTEMPTED, "interrupted while it ran; it "
-                         "may be partly done (a re-run plans what is missing)")
-                )  # fmt: skip
+                    Step(
+                        number,
+                        change,
+                        Outcome.NOT_ATTEMPTED,
+                        "interrupted while it ran; it "
+                        "may be partly done (a re-run plans what is missing)",
+                    )
+                )
                 _not_attempted(report, plan, number + 1, "interrupted before it started")
                 return report
             else:

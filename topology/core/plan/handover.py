@@ -48,9 +48,13 @@ def resume(
         for number in range(count):
             at = found.positions.get((topic, number))
             partitions.append(
-                {"topic": topic, "partition": number, "offset": at,
-                 "waiting": found.waiting((topic, number))}
-            )  # fmt: skip
+                {
+                    "topic": topic,
+                    "partition": number,
+                    "offset": at,
+                    "waiting": found.waiting((topic, number)),
+                }
+            )
     if all(item["offset"] is None for item in partitions):
         copied = sorted({topic for topic, _partition in found.positions})
         shown = ", ".join(copied[:5]) + (" ..." if len(copied) > 5 else "")

@@ -159,10 +159,11 @@ class _Planner:
                     "brokers": cluster.brokers,
                     "default_replication_factor": cluster.default_replication_factor,
                     "authorizer": cluster.acls is not None,
-                    "owned": sorted(json.dumps(o.to_dict(), sort_keys=True) for o in
-                                    cluster.owned.values()),
+                    "owned": sorted(
+                        json.dumps(o.to_dict(), sort_keys=True) for o in cluster.owned.values()
+                    ),
                 },
-            )  # fmt: skip
+            )
         for edge in self.topology.edges():
             self._want_internal_topics(edge)
             self._want_replicas(edge)
@@ -265,18 +266,22 @@ class _Planner:
         if owned is not None and owned.owner != self.topology.name:
             if desired.purpose == "replica":
                 self._note(
-                    NoteLevel.WARNING, cluster_name, name,
+                    NoteLevel.WARNING,
+                    cluster_name,
+                    name,
                     f"belongs to the topology '{owned.owner}', which created it; this "
                     f"topology ({self.topology.name}) leaves it alone",
-                )  # fmt: skip
+                )
             return
         edges = tuple(sorted(desired.edges))
         partitions, configs, disagreements = self._from_sources(desired)
         for key, values in disagreements.items():
             self._note(
-                NoteLevel.WARNING, cluster_name, name,
+                NoteLevel.WARNING,
+                cluster_name,
+                name,
                 f"its sources disagree on {key} ({values}); it is not synced",
-            )  # fmt: skip
+            )
         if existing is None:
             self._create_topic(cluster_name, name, desired, edges, partitions, configs)
             return
@@ -290,23 +295,33 @@ class _Planner:
         if owned is None and adoptable:
             managed = True
             self._change(
-                Action.CREATE, Resource.OWNERSHIP, cluster_name, name,
-                f"{name} already exists on {cluster_name}; topo adopts it as the copy "
-                f"{_by(edges)}",
-                after={"edges": list(edges)}, edges=edges,
-            )  # fmt: skip
+                Action.CREATE,
+                Resource.OWNERSHIP,
+                cluster_name,
+                name,
+                f"{name} already exists on {cluster_name}; topo adopts it as the copy {_by(edges)}",
+                after={"edges": list(edges)},
+                edges=edges,
+            )
         elif owned is not None and owned.edges != edges:
             self._change(
-                Action.UPDATE, Resource.OWNERSHIP, cluster_name, name,
+                Action.UPDATE,
+                Resource.OWNERSHIP,
+                cluster_name,
+                name,
                 "the edges that replicate into it changed",
-                before={"edges": list(owned.edges)}, after={"edges": list(edges)}, edges=edges,
-            )  # fmt: skip
+                before={"edges": list(owned.edges)},
+                after={"edges": list(edges)},
+                edges=edges,
+            )
         elif owned is None:
             self._note(
-                NoteLevel.INFO, cluster_name, name,
+                NoteLevel.INFO,
+                cluster_name,
+                name,
                 f"merges into the existing topic {name}, which topo did not create; its "
                 "configs are left as they are",
-            )  # fmt: skip
+            )
         self._partitions(cluster_name, name, existing, partitions, desired, edges)
         if managed:
             self._replication_factor_note(cluster_name, name, existing, desired)
@@ -368,7 +383,11 @@ class _Planner:
         ):
             configs = {**configs, **ARRIVAL_TIME}
         self._change(
-            Action.CREATE, Resource.TOPIC, cluster, name, reason,
+            Action.CREATE,
+            Resource.TOPIC,
+            cluster,
+            name,
+            reason,
             after={
                 "partitions": partitions,
                 "replication_factor": desired.replication_factor,
@@ -377,7 +396,7 @@ class _Planner:
                 "sources": sources,
             },
             edges=edges,
-        )  # fmt: skip
+        )
 
     def _partitions(
         self,
@@ -391,35 +410,45 @@ class _Planner:
         if not any(c.edge.settings.sync.partitions for c in desired.contributions):
             if wanted > existing.partitions:
                 self._note(
-                    NoteLevel.WARNING, cluster, name,
+                    NoteLevel.WARNING,
+                    cluster,
+                    name,
                     f"has {existing.partitions} partitions, its source {wanted}, and "
                     "sync.partitions is off: records of the extra partitions cannot be copied",
-                )  # fmt: skip
+                )
             return
         if wanted > existing.partitions:
             self._change(
-                Action.UPDATE, Resource.PARTITIONS, cluster, name,
+                Action.UPDATE,
+                Resource.PARTITIONS,
+                cluster,
+                name,
                 f"the copy needs its source's {wanted} partitions to keep each record's partition",
-                before={"partitions": existing.partitions}, after={"partitions": wanted},
+                before={"partitions": existing.partitions},
+                after={"partitions": wanted},
                 edges=edges,
-            )  # fmt: skip
+            )
         elif wanted < existing.partitions:
             self._note(
-                NoteLevel.INFO, cluster, name,
+                NoteLevel.INFO,
+                cluster,
+                name,
                 f"has {existing.partitions} partitions, more than its source's {wanted}; "
                 "partitions are never removed",
-            )  # fmt: skip
+            )
 
     def _replication_factor_note(
         self, cluster: str, name: str, existing: observed.Topic, desired: _Desired
     ) -> None:
         if existing.replication_factor != desired.replication_factor:
             self._note(
-                NoteLevel.INFO, cluster, name,
+                NoteLevel.INFO,
+                cluster,
+                name,
                 f"has replication factor {existing.replication_factor}, the topology asks "
                 f"for {desired.replication_factor}; topo does not move replicas (use "
                 "kafka-reassign-partitions)",
-            )  # fmt: skip
+            )
 
     def _configs(
         self,
@@ -462,9 +491,15 @@ class _Planner:
                 else f"its source's configs changed (synced {_by(edges)})"
             )
             self._change(
-                Action.UPDATE, Resource.TOPIC_CONFIG, cluster, name, reason,
-                before=before, after=after, edges=edges,
-            )  # fmt: skip
+                Action.UPDATE,
+                Resource.TOPIC_CONFIG,
+                cluster,
+                name,
+                reason,
+                before=before,
+                after=after,
+                edges=edges,
+            )
 
     # -- ACLs -----------------------------------------------------------------------------------
 
@@ -472,9 +507,11 @@ class _Planner:
         cluster = self._cluster(cluster_name)
         if cluster.acls is None:
             self._note(
-                NoteLevel.WARNING, cluster_name, acl.resource_name,
+                NoteLevel.WARNING,
+                cluster_name,
+                acl.resource_name,
                 f"{cluster_name} has no authorizer, so this ACL is not synced: {acl.describe()}",
-            )  # fmt: skip
+            )
             return
         present = acl in cluster.acls
         self.reads.note(f"acl/{cluster_name}/{observed.acl_key(acl)}", present)
@@ -484,10 +521,14 @@ class _Planner:
         if owned is not None and owned.owner != self.topology.name:
             return
         self._change(
-            Action.CREATE, Resource.ACL, cluster_name, acl.resource_name,
+            Action.CREATE,
+            Resource.ACL,
+            cluster_name,
+            acl.resource_name,
             f"copied from the source topic's ACLs {_by(tuple(sorted(edges)))}",
-            after=acl.to_dict(), edges=tuple(sorted(edges)),
-        )  # fmt: skip
+            after=acl.to_dict(),
+            edges=tuple(sorted(edges)),
+        )
 
     # -- what topo made that nothing wants any more ---------------------------------------------
 
@@ -510,25 +551,35 @@ class _Planner:
         self.reads.note(f"topic/{cluster.name}/{owned.name}", facts)
         if topic is None:
             self._change(
-                Action.DELETE, Resource.OWNERSHIP, cluster.name, owned.name,
+                Action.DELETE,
+                Resource.OWNERSHIP,
+                cluster.name,
+                owned.name,
                 "the topic no longer exists; its ownership record goes too",
-                before={"edges": list(owned.edges)}, edges=owned.edges,
-            )  # fmt: skip
+                before={"edges": list(owned.edges)},
+                edges=owned.edges,
+            )
             return
         if owned.name in naming.NEVER_DELETED:
             return  # every topology's state is in it, whichever created it
         why = _orphaned_because(owned, live_edges)
         if self.allow_delete:
             self._change(
-                Action.DELETE, Resource.TOPIC, cluster.name, owned.name,
+                Action.DELETE,
+                Resource.TOPIC,
+                cluster.name,
+                owned.name,
                 f"topo created it and {why}; its data will be lost",
-                before=topic.to_dict(), edges=owned.edges,
-            )  # fmt: skip
+                before=topic.to_dict(),
+                edges=owned.edges,
+            )
         else:
             self._note(
-                NoteLevel.WARNING, cluster.name, owned.name,
+                NoteLevel.WARNING,
+                cluster.name,
+                owned.name,
                 f"topo created it and {why}; it is kept (plan with --allow-delete to delete it)",
-            )  # fmt: skip
+            )
 
     def _orphan_acl(
         self, cluster: observed.Cluster, owned: observed.Owned, live_edges: set[str]
@@ -541,16 +592,22 @@ class _Planner:
         why = _orphaned_because(owned, live_edges, "its source ACL")
         if self.allow_delete:
             self._change(
-                Action.DELETE, Resource.ACL, cluster.name, owned.acl.resource_name,
+                Action.DELETE,
+                Resource.ACL,
+                cluster.name,
+                owned.acl.resource_name,
                 f"topo created it and {why}",
-                before=owned.acl.to_dict(), edges=owned.edges,
-            )  # fmt: skip
+                before=owned.acl.to_dict(),
+                edges=owned.edges,
+            )
         else:
             self._note(
-                NoteLevel.WARNING, cluster.name, owned.acl.resource_name,
+                NoteLevel.WARNING,
+                cluster.name,
+                owned.acl.resource_name,
                 f"topo created the ACL {owned.acl.describe()} and {why}; it is kept (plan "
                 "with --allow-delete to delete it)",
-            )  # fmt: skip
+            )
 
     # -- helpers --------------------------------------------------------------------------------
 
@@ -616,20 +673,44 @@ class _FlowChanges:
                 if resumed is not None:
                     after["resume"] = resumed
                     reason += ", where MirrorMaker 2 stopped"
-                changes.append(Change(Action.CREATE, Resource.FLOW, spec.target, flow, reason,
-                                      after=after, edges=(flow,)))  # fmt: skip
+                changes.append(
+                    Change(
+                        Action.CREATE,
+                        Resource.FLOW,
+                        spec.target,
+                        flow,
+                        reason,
+                        after=after,
+                        edges=(flow,),
+                    )
+                )
             elif dict(before) != after:
                 changed = sorted(k for k in after if before.get(k) != after[k])
-                changes.append(Change(Action.UPDATE, Resource.FLOW, spec.target, flow,
-                                      f"restart: {', '.join(changed)} changed",
-                                      before=dict(before), after=after,
-                                      edges=(flow,)))  # fmt: skip
+                changes.append(
+                    Change(
+                        Action.UPDATE,
+                        Resource.FLOW,
+                        spec.target,
+                        flow,
+                        f"restart: {', '.join(changed)} changed",
+                        before=dict(before),
+                        after=after,
+                        edges=(flow,),
+                    )
+                )
         for flow, before in sorted(running.items()):
             if flow not in wanted:
-                changes.append(Change(Action.DELETE, Resource.FLOW,
-                                      str(before.get("target", "?")), flow,
-                                      "stop: the topology no longer has this flow",
-                                      before=dict(before), edges=(flow,)))  # fmt: skip
+                changes.append(
+                    Change(
+                        Action.DELETE,
+                        Resource.FLOW,
+                        str(before.get("target", "?")),
+                        flow,
+                        "stop: the topology no longer has this flow",
+                        before=dict(before),
+                        edges=(flow,),
+                    )
+                )
         return changes
 
     def _resume(self, spec: jobs.JobSpec) -> dict[str, Any] | None:

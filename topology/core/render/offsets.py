@@ -27,8 +27,15 @@ def moves_text(moves: Iterable[Mapping[str, Any]], committing: bool) -> str:
             )
             for row in move["partitions"]
         ]
-        header = (f"on {move['from']}", "offset", f"on {move['to']}", "translated", "there now",
-                  *(["MM2 checkpoint"] if mm2 else []), "")  # fmt: skip
+        header = (
+            f"on {move['from']}",
+            "offset",
+            f"on {move['to']}",
+            "translated",
+            "there now",
+            *(["MM2 checkpoint"] if mm2 else []),
+            "",
+        )
         columns = len(header) - 1
         widths = [max(len(r[i]) for r in [header, *rows]) for i in range(columns)]
         for row in [header, *rows]:

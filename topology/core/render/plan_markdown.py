@@ -144,8 +144,10 @@ def _change_cell(change: Doc) -> str:
 def _job_cell(before: Doc, after: Doc, action: str) -> str:
     if action == "delete":
         return "stopped"
-    rows = [f"{_code(key)}: {_old_new(old, new, action != 'create', True)}"
-            for key, old, new in job_changes(before, after, action)]  # fmt: skip
+    rows = [
+        f"{_code(key)}: {_old_new(old, new, action != 'create', True)}"
+        for key, old, new in job_changes(before, after, action)
+    ]
     resumed = after.get("resume")
     if resumed:
         copied = sum(1 for item in resumed["partitions"] if item["offset"] is not None)

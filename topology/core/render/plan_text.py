@@ -72,8 +72,11 @@ def _jobs(jobs: list[Doc] | None) -> list[str]:
     lines = ["Replication jobs:", ""]
     for job in jobs:
         lines.append(f"  job {job['flow']} ({job['digest'][:19]})")
-        rules = [(" ", key, job_value(job[key])) for key in job
-                 if key not in (*JOB_IDENTITY, "digest", "topics_now")]  # fmt: skip
+        rules = [
+            (" ", key, job_value(job[key]))
+            for key in job
+            if key not in (*JOB_IDENTITY, "digest", "topics_now")
+        ]
         lines += ["      " + line for line in _aligned(rules)]
         copied = job["topics_now"]
         lines.append(f"      copies now: {counted(len(copied), 'topic')}")
@@ -241,8 +244,11 @@ def job_changes(before: Doc, after: Doc, action: str) -> list[tuple[str, Any, An
         hidden = JOB_SHOWN_ON_UPDATE_ONLY + (("mm2",) if after.get("start") != "mm2" else ())
         return [(key, None, after[key]) for key in shown if key not in hidden]
     old, new = _flat(before), _flat({key: after[key] for key in shown})
-    return [(key, old.get(key), new.get(key)) for key in dict.fromkeys([*new, *old])
-            if old.get(key) != new.get(key) and key.split(".")[0] not in JOB_IDENTITY]  # fmt: skip
+    return [
+        (key, old.get(key), new.get(key))
+        for key in dict.fromkeys([*new, *old])
+        if old.get(key) != new.get(key) and key.split(".")[0] not in JOB_IDENTITY
+    ]
 
 
 def _flat(values: Doc, prefix: str = "") -> dict[str, Any]:
