@@ -32,8 +32,10 @@ def test_a_flow_with_topics_starts_and_one_without_waits() -> None:
     assert leader.flows[FLOW].state is FlowState.STARTING
     leader.step(Tick(0.5, started={FLOW: True}))
     assert leader.flows[FLOW].state is FlowState.RUNNING
-    # the same topics seen again change nothing
-    assert leader.step(Tick(2.0, maps={FLOW: ORDERS, "west->east": {}})) == []
+    # the sources changed but not the topics (a partition added): the loop is given them again,
+    # to take the new partition, and nothing is said or restarted
+    again = leader.step(Tick(2.0, maps={FLOW: ORDERS, "west->east": {}}))
+    assert did(again) == [(Do.JOIN, FLOW)] and lines(again) == []
 
 
 def test_a_new_topic_joins_a_running_copy_loop_without_a_restart() -> None:
@@ -53,6 +55,9 @@ def test_a_spark_query_whose_topics_changed_is_restarted_on_them() -> None:
     actions = leader.step(Tick(2.0, maps={FLOW: BOTH}))
     assert did(actions) == [(Do.RESTART, FLOW)]
     assert lines(actions) == [f"{FLOW}: new topic(s) payments; restarting the query"]
+    leader.step(Tick(2.5, started={FLOW: False}))
+    # the same topics again (a partition added): Spark's source finds it; nothing restarts
+    assert leader.step(Tick(3.0, maps={FLOW: BOTH})) == []
     # every topic gone: the query stops and the flow waits
     assert did(leader.step(Tick(4.0, maps={FLOW: {}}))) == [(Do.STOP, FLOW)]
     assert leader.flows[FLOW].state is FlowState.WAITING_FOR_TOPICS
@@ -71,8 +76,10 @@ def test_a_failed_copy_is_started_again_alone_after_a_growing_backoff() -> None:
         10.0 + backoff(0),
     )
     assert leader.flows["west->east"].state is FlowState.RUNNING  # the other copies on
-    # new topics seen meanwhile do not start it early; they are what it restarts on
-    assert leader.step(Tick(12.0, maps={FLOW: BOTH, "west->east": {"x": "west.x"}})) == []
+    # new topics seen meanwhile do not start it early; they are what it restarts on (the
+    # other flow's loop is given its topics again, as always when the sources change)
+    meanwhile = leader.step(Tick(12.0, maps={FLOW: BOTH, "west->east": {"x": "west.x"}}))
+    assert did(meanwhile) == [(Do.JOIN, "west->east")]
     assert leader.step(Tick(14.9)) == []
     restart = leader.step(Tick(15.0))
     assert did(restart) == [(Do.START, FLOW)] and restart[-1].topics == BOTH

@@ -7,8 +7,8 @@ looked), the copies that ended and why, the starts that failed, whether the leas
 a stop asked. `step` updates each flow's `FlowRun` and returns the `Action`s to take, in order:
 - a flow with topics and no copy is started; a flow without topics waits (`waiting for
   topics`; with `--once`, it is done);
-- new topics join a running copy loop (nothing restarts); a Spark query whose topics changed is
-  restarted on them;
+- new topics, and new partitions of its topics, join a running copy loop (nothing restarts);
+  a Spark query whose topics changed is restarted on them (it finds new partitions itself);
 - a copy that ended without an error is done; one that failed, or that could not start, is
   started again after a backoff (5 s, doubling, at most 60 s), alone; with `--once` it fails;
 - a lost lease halts every copy at once (no commit: another driver may hold it now) and the
@@ -139,12 +139,14 @@ class Leader:
         if run.state in (FlowState.DONE, FlowState.FAILED):
             return []
         if run.running:
-            if topics == before:
-                return []
             added = ", ".join(sorted(set(topics) - set(before or {})))
             if run.loop and topics:
+                # the sources changed (a topic, or a partition of one): the loop takes them as
+                # they are now, nothing restarts (and nothing moves when nothing did)
                 said = [f"{flow}: new topic(s) {added}; copying them too"] if added else []
                 return [*self._said(flow, said, "topics.discovered"), Action(Do.JOIN, flow, topics)]
+            if topics == before:
+                return []  # a query's Kafka source finds new partitions of its topics itself
             if not topics:
                 run.running, run.state = False, FlowState.WAITING_FOR_TOPICS
                 return [Action(Do.STOP, flow)]
