@@ -160,10 +160,31 @@ def test_each_change_is_checked_against_the_schema_of_its_kind_with_the_same_ans
         assert whole is not None and each is not None
         assert list(each.absolute_path)[:2] == ["changes", change]
         assert list(each.absolute_path) == list(whole.absolute_path)
+    # A value checked once stands for an equal value only: the string "3" is not the number 3.
+    twice = json.loads(json.dumps(data))
+    first = twice["changes"][0]
+    assert first["action"] == "create" and first["resource"] == "topic"
+    second = json.loads(json.dumps(first))
+    first["after"]["partitions"], second["after"]["partitions"] = 3, "3"
+    twice["changes"][1:1] = [second]
+    problem = saved._schema_problem(twice)
+    assert problem is not None and list(problem.absolute_path)[:4] == [
+        "changes",
+        1,
+        "after",
+        "partitions",
+    ]
     junk = {**data, "changes": [*data["changes"], {"action": 1}]}
     problem = saved._schema_problem(junk)
     last = len(data["changes"])
     assert problem is not None and list(problem.absolute_path)[:2] == ["changes", last]
+
+
+def test_nesting_is_measured_at_c_speed_and_exactly_where_it_is_too_deep() -> None:
+    assert saved._too_deep('{"a": [' + "[" * 99 + "]" * 99 + "]}") is None
+    assert saved._too_deep('{"a": "[[[[", "b": [' + "[" * 98 + "]" * 98 + "]}") is None
+    assert saved._too_deep("{\n" + "[" * 101 + "]" * 101 + "}") == (2, 100)
+    assert saved._too_deep('{"a": "é", "b": [' + "[" * 101) == (1, 116)
 
 
 # -- 3. secret files are small regular files ------------------------------------------------------
@@ -396,11 +417,15 @@ def test_internal_topic_names_follow_mm2s_default_replication_policy() -> None:
     assert naming.checkpoints_topic("primary", ".") == "primary.checkpoints.internal"
     assert naming.checkpoints_topic("primary", "__") == "primary__checkpoints__internal"
     assert naming.checkpoints_topic("primary", "__", False) == "primary.checkpoints.internal"
-    assert naming.topo_checkpoints_topic("primary", "__") == "topo-checkpoints__primary__internal"
-    assert naming.offset_syncs_topic("primary", "__") == "topo-offset-syncs__primary__internal"
+    # topo's own, alike: `.internal` at the end, which every replicator skips
+    assert naming.topo_checkpoints_topic("primary", "__") == "topo-checkpoints__primary.internal"
+    assert naming.offset_syncs_topic("primary", "__") == "topo-offset-syncs__primary.internal"
     assert naming.topo_checkpoints_topic("primary", ".") == "topo-checkpoints.primary.internal"
+    assert naming.offset_syncs_topic("primary", ".") == "topo-offset-syncs.primary.internal"
     # MM2's isInternalTopic under `__`: never copied by a flow.
     assert naming.is_internal("primary__checkpoints__internal", "__")
+    assert naming.is_internal("mm2-offset-syncs__primary__internal", "__")
+    assert not naming.is_internal("orders__internal", "__")
     assert not naming.is_internal("primary__checkpoints__internal", "__", False)
 
 

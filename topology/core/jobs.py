@@ -128,7 +128,15 @@ def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
 JOBS_FORMAT = "2"
 # The parts of a flow's settings a running driver uses beyond its spec (follow the sources, sync
 # configs and ACLs, translate group offsets, hand over from MM2): a change of any restarts it.
-DRIVER_SETTINGS = ("groups", "replication_factor", "sync", "emit", "config_exclude", "mm2")
+DRIVER_SETTINGS = (
+    "groups",
+    "replication_factor",
+    "sync",
+    "emit",
+    "config_exclude",
+    "mm2",
+    "internal_separator",
+)
 
 
 class JobsFormatError(TopoError):

@@ -113,6 +113,7 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
         "groups": settings.groups.to_dict(),
         "naming": str(settings.naming),
         "separator": settings.separator,
+        "internal_separator": settings.internal_separator,
         "replication_factor": settings.replication_factor,
         "sync": {
             "configs": settings.sync.configs,
@@ -207,6 +208,7 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         groups=_filter(data["groups"]),
         naming=Naming(data["naming"]),
         separator=str(data["separator"]),
+        internal_separator=bool(data["internal_separator"]),
         replication_factor=data["replication_factor"],
         sync=Sync(**data["sync"]),
         emit=Emit(**data["emit"]),

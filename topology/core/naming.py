@@ -56,23 +56,30 @@ def checkpoints_topic(source: str, separator: str, internal: bool = True) -> str
 def topo_checkpoints_topic(source: str, separator: str) -> str:
     """topo's own checkpoints, on the target: MM2's fields and what they leave out (the source
     topic, whether the translation is exact, whether everything before it had been copied),
-    which `topo failover` and `topo offsets` read. Named like the offset-syncs topic, the
-    words joined by the separator; it ends in `<separator>internal`, which no flow copies
-    (`is_internal`)."""
-    return f"topo-checkpoints{separator}{source}{separator}internal"
+    which `topo failover` and `topo offsets` read. Named like the offset-syncs topic; both end
+    in `.internal` whatever the separator, which every replicator skips (MM2's
+    isInternalTopic, `kafka_rules.is_internal_topic`): `<sep>internal` would be internal to
+    MM2 only in a name starting `mm2`."""
+    return f"topo-checkpoints{separator}{source}.internal"
 
 
 def offset_syncs_topic(source: str, separator: str) -> str:
     """Where the replication job records source -> target offset pairs, on the target."""
-    return f"topo-offset-syncs{separator}{source}{separator}internal"
+    return f"topo-offset-syncs{separator}{source}.internal"
 
 
 def is_internal(name: str, separator: str, internal: bool = True) -> bool:
-    """MM2's ReplicationPolicy.isInternalTopic under this separator: Kafka's and Connect's
-    internal topics, and names ending in `<internal separator>internal` (MM2's and topo's own
-    under a separator other than `.`: `primary__checkpoints__internal`)."""
+    """MM2's DefaultReplicationPolicy.isInternalTopic under this separator: Kafka's and
+    Connect's internal topics (`__x`, `x.internal`, `x-internal`), MM2's own (`mm2...` ending
+    in `<internal separator>internal`) and its checkpoints topics (`primary__checkpoints__
+    internal` under `__`)."""
     join = internal_separator(separator, internal)
-    return kafka_rules.is_internal_topic(name) or name.endswith(f"{join}internal")
+    suffix = f"{join}internal"
+    return (
+        kafka_rules.is_internal_topic(name)
+        or (name.startswith("mm2") and name.endswith(suffix))
+        or name.endswith(f"{join}checkpoints{suffix}")
+    )
 
 
 def heartbeats_copy(source: str, separator: str) -> str:

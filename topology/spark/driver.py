@@ -44,27 +44,22 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
-from topology.core.flow_status import FlowStatus, first_line, lag
+from topology.core.flow_status import FlowStatus, first_line
 from topology.core.jobs import JobsDocument, JobsFormatError, read_document
 from topology.core.mm2.positions import starting_offsets
 from topology.core.model import Topology
-from topology.core.naming import offset_syncs_topic
-from topology.core.offsets import checkpoints
 from topology.core.plan.planner import replicated_topics
-from topology.core.progress import FlowProgress, from_query
 from topology.core.runstate import FlowState
 from topology.host import jobstate
 from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
-from topology.kafka.offsets import LogWriter
-from topology.kafka.offsets_port import KafkaOffsets
 from topology.kafka.topic_watch import TopicWatch
 from topology.ops import reconcile
 from topology.ops.replicate import Action, Do, Leader, Tick
-from topology.ops.rounds import Checkpointer
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
 from topology.spark import loop, query, resumed
 from topology.spark.lease_keeper import LeaseKeeper
+from topology.spark.offset_rounds import OffsetRounds
 from topology.spark.watched import Watched
 from topology.telemetry import logline
 
@@ -74,7 +69,6 @@ STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
 FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s)
 APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
-PROGRESS_FLUSH = 2.0  # seconds the loop waits for its progress records; retried next second
 
 
 class Replicator:
@@ -104,9 +98,6 @@ class Replicator:
         self.maps: dict[str, dict[str, str]] = {}
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.queries: dict[str, StreamingQuery | loop.LoopQuery] = {}
-        self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
-        self.checkpointer = Checkpointer(topology, self.configs, KafkaOffsets())
-        self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
@@ -125,6 +116,7 @@ class Replicator:
             topology.name, info, self.specs, configs, folder, report, self.read_positions
         )
         self.figures = self.watched.figures
+        self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)
 
     # -- topics ---------------------------------------------------------------------------------
 
@@ -284,46 +276,14 @@ class Replicator:
         if isinstance(running, loop.LoopQuery):
             made = running.reports()
         else:
-            made = self._query_progress(flow, running, final)
+            made, idle_lag = query.progress_since(
+                running, status.seen, self.topics.get(flow, []), final
+            )
+            if idle_lag is not None:
+                status.lag = idle_lag
         for progress in made:
             status.add(progress, time.time(), time.monotonic())
             self.figures.progress(flow, progress)
-
-    def _query_progress(
-        self, flow: str, running: StreamingQuery, final: bool
-    ) -> list[FlowProgress]:
-        """The batches a Spark query finished since the last look. A look asks for the last
-        batch's progress only (one object across py4j); the recent ones, up to a hundred, are
-        read only when batches were missed (a restart, several batches between two looks) or
-        once the query has ended (`final`)."""
-        status = self.flows[flow]
-        reported: list[Any]
-        if final:
-            reported = list(running.recentProgress)
-        else:
-            last = running.lastProgress
-            if last is None:
-                return []
-            batch = int(last.get("batchId", -1))
-            seen = status.seen.get(str(last.get("runId")))
-            if seen is not None and batch <= seen:
-                return []  # nothing new
-            reported = (
-                [last] if seen is not None and batch == seen + 1 else list(running.recentProgress)
-            )
-        found = []
-        for progress in reported:
-            run_id, batch = str(progress.get("runId")), int(progress.get("batchId", -1))
-            if batch <= status.seen.get(run_id, -1):
-                continue
-            made = from_query(progress, self.topics.get(flow, []))
-            if made is None:  # a look that found no data, under the next batch's id
-                status.seen[run_id] = batch - 1
-                status.lag = lag(progress)
-                continue
-            status.seen[run_id] = batch
-            found.append(made)
-        return found
 
     def ended(self) -> dict[str, str | None]:
         """The copies that ended since the last look, each with its error (None: it finished,
@@ -433,8 +393,8 @@ class Replicator:
         final = self.leader.finish()
         if final is FlowState.DONE:
             self.report("copied; translating consumer group offsets")
-            self.record_progress()
-            self.offsets_round()
+            self.rounds.record(self.flows)
+            self.rounds.offsets()
         self.write_status(final)
         for status in self.flows.values():
             self.report(
@@ -474,12 +434,12 @@ class Replicator:
             if now >= due["status"]:
                 due["status"] = now + STATUS_EVERY
                 self.write_status(self.leader.run_state())
-                self.record_progress()
+                self.rounds.record(self.flows)
             if now >= due["offsets"]:
                 due["offsets"] = time.monotonic() + OFFSETS_EVERY
                 if self.offsets_thread is None or not self.offsets_thread.is_alive():
                     self.offsets_thread = threading.Thread(
-                        target=self.offsets_round, name="topo-offsets", daemon=True
+                        target=self.rounds.offsets, name="topo-offsets", daemon=True
                     )
                     self.offsets_thread.start()
             time.sleep(0.2)
@@ -487,7 +447,7 @@ class Replicator:
         self.write_status(FlowState.STOPPING)
         for flow in list(self.queries):
             self.stop_query(flow)
-        self.record_progress()
+        self.rounds.record(self.flows)
         emitter.flush()
         self.write_status(self.leader.finish())
         return self.leader.exit_code()
@@ -522,56 +482,6 @@ class Replicator:
         self.flows[flow].topics = len(topic_map)
 
     # -- offsets --------------------------------------------------------------------------------
-
-    def record_progress(self) -> None:
-        """Write how far each flow has processed its source partitions to its progress log on
-        the target (`topo-offset-syncs.<source>.internal`), where they changed since last time."""
-        for flow, status in self.flows.items():
-            before = self.recorded.setdefault(flow, {})
-            changed = {k: v for k, v in status.processed.items() if before.get(k) != v}
-            if not changed:
-                continue
-            spec = status.spec
-            now = int(time.time() * 1000)
-            entries = [
-                checkpoints.encode_progress(
-                    checkpoints.Progress(flow, topic, partition, offset, now)
-                )
-                for (topic, partition), offset in sorted(changed.items())
-            ]
-            if spec.target not in self.writers:
-                self.writers[spec.target] = LogWriter(self.configs[spec.target])
-            writer = self.writers[spec.target]
-            try:
-                writer.write(offset_syncs_topic(spec.source, spec.separator), entries)
-                writer.flush(timeout=PROGRESS_FLUSH)
-            except TopoError as problem:
-                self.figures.error(flow, "progress")
-                self.report(f"{flow}: could not record its progress: {problem}")
-                continue
-            before.update(changed)
-
-    def offsets_round(self) -> None:
-        """Checkpoints and group offset sync for every flow (topology/core/offsets/rounds.py)."""
-        try:
-            clusters = inventory.observe_all(self.configs)
-            done = self.checkpointer.run(clusters, self.report)
-        except Exception as problem:  # the copy goes on; the next round tries again
-            self.figures.error(None, "offsets")
-            self.report(f"offsets: {first_line(str(problem)) or type(problem).__name__}")
-            return
-        self.figures.offsets_round(done.checkpoints, done.committed)
-        for flow, written in list(self.checkpointer.written.items()):
-            if flow in self.specs:
-                newest: dict[str, int] = {}
-                for checkpoint in list(written.values()):
-                    newest[checkpoint.group] = max(
-                        newest.get(checkpoint.group, 0), checkpoint.at_ms
-                    )
-                self.figures.checkpoints(flow, newest)
-        if self.once or done.checkpoints or done.committed or done.active:
-            for line in done.lines():
-                self.report(line)
 
     def status_document(self, state: str) -> dict[str, Any]:
         now = time.monotonic()

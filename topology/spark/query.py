@@ -11,7 +11,7 @@ Spark's sink cannot do). The select:
 """
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,8 +20,9 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 
 from topology.core import naming, progress
+from topology.core.flow_status import lag
 from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER, JobSpec
-from topology.core.progress import LATENCY_BUCKETS
+from topology.core.progress import LATENCY_BUCKETS, FlowProgress, from_query
 
 INTERCEPTOR = "dev.topo.replication.SourceTimestampInterceptor"
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"
@@ -278,3 +279,39 @@ def _transactional_batch(plan: QueryPlan) -> Any:
         batch.foreachPartition(write_partition)
 
     return write_batch
+
+
+def progress_since(
+    running: StreamingQuery, seen: dict[str, int], topics: Sequence[str], final: bool
+) -> tuple[list[FlowProgress], int | None]:
+    """The batches a query finished since the last look (`seen`: run id -> the last batch
+    counted, updated here), and the lag an idle trigger reported (None without one). A look
+    asks for the last batch's progress only (one object across py4j); the recent ones, up to a
+    hundred, only when batches were missed (a restart, several batches between two looks) or
+    once the query has ended (`final`)."""
+    reported: list[Any]
+    if final:
+        reported = list(running.recentProgress)
+    else:
+        last = running.lastProgress
+        if last is None:
+            return [], None
+        batch = int(last.get("batchId", -1))
+        counted = seen.get(str(last.get("runId")))
+        if counted is not None and batch <= counted:
+            return [], None  # nothing new
+        one = counted is not None and batch == counted + 1
+        reported = [last] if one else list(running.recentProgress)
+    found, idle_lag = [], None
+    for report in reported:
+        run_id, batch = str(report.get("runId")), int(report.get("batchId", -1))
+        if batch <= seen.get(run_id, -1):
+            continue
+        made = from_query(report, topics)
+        if made is None:  # a look that found no data, under the next batch's id
+            seen[run_id] = batch - 1
+            idle_lag = lag(report)
+            continue
+        seen[run_id] = batch
+        found.append(made)
+    return found, idle_lag

@@ -123,6 +123,67 @@ def _best(checker: Draft202012Validator, instance: Any) -> ValidationError | Non
     return found
 
 
+@cache
+def _field_checks(
+    action: str, resource: str
+) -> tuple[frozenset[str], frozenset[str], dict[str, Draft202012Validator]] | None:
+    """The change schema of this kind taken apart: the fields it requires, the fields it
+    allows, and a validator for each field's value; None when the schema has keywords this
+    does not take apart (then every change is checked whole)."""
+    schema = _schema()
+    change = schema["$defs"]["change"]
+    if set(change) - {
+        "type",
+        "additionalProperties",
+        "required",
+        "properties",
+        "allOf",
+        "description",
+    }:
+        return None
+    if change.get("type") != "object" or change.get("additionalProperties") is not False:
+        return None
+    probe = {"action": action, "resource": resource}
+    branches = [b["then"] for b in change["allOf"] if _checker(b["if"]).is_valid(probe)]
+    if any(set(then) - {"properties", "required"} for then in branches):
+        return None
+    required = set(change.get("required", ()))
+    parts: dict[str, list[Any]] = {name: [part] for name, part in change["properties"].items()}
+    for then in branches:
+        required |= set(then.get("required", ()))
+        for name, part in then.get("properties", {}).items():
+            parts.setdefault(name, []).append(part)
+    checks = {
+        name: _checker({"$schema": schema["$schema"], "$defs": schema["$defs"], "allOf": found})
+        for name, found in parts.items()
+    }
+    return frozenset(required), frozenset(change["properties"]), checks
+
+
+def _fields_valid(
+    action: str, resource: str, change: dict[str, Any], valid: set[tuple[str, str, str, str]]
+) -> bool:
+    """Whether the change passes the schema of its kind, each field's value checked once per
+    distinct value (12,000 changes share a few `after` and `edges` values): True only when it
+    certainly does; False sends it to the whole check, which says what is wrong."""
+    taken = _field_checks(action, resource)
+    if taken is None:
+        return False
+    required, allowed, checks = taken
+    if not required <= change.keys() or not change.keys() <= allowed:
+        return False
+    for name, value in change.items():
+        # a string as it is, anything else as JSON: apart, so "1" never stands for 1
+        shown = f"s{value}" if isinstance(value, str) else f"j{json.dumps(value, sort_keys=True)}"
+        key = (action, resource, name, shown)
+        if key in valid:
+            continue
+        if not checks[name].is_valid(value):
+            return False
+        valid.add(key)
+    return True
+
+
 def _inlined(node: Any, defs: dict[str, Any], through: set[str]) -> Any:
     """`node` with each `{"$ref": "#/$defs/NAME"}` replaced by that definition (a reference
     beside other keywords as an `allOf` with them): looking references up was most of the
@@ -153,10 +214,14 @@ def _schema_problem(data: dict[str, Any]) -> ValidationError | None:
     problem = _best(_validator(), {**data, "changes": []})
     if problem is not None:
         return problem
+    valid: set[tuple[str, str, str, str]] = set()  # (action, resource, field, value's JSON)
     for number, change in enumerate(changes):
         kind = (change.get("action"), change.get("resource")) if isinstance(change, dict) else ()
         if len(kind) == 2 and all(isinstance(part, str) for part in kind):
-            checker = _change_validator(*kind)
+            action, resource = str(kind[0]), str(kind[1])
+            if _fields_valid(action, resource, change, valid):
+                continue
+            checker = _change_validator(action, resource)
         else:
             checker = _validator()
             change = {**data, "changes": [change]}
@@ -392,8 +457,28 @@ def _check_changes(plan: Plan, file: str) -> None:
             raise SavedPlanError(f"{file}: change {number} ({described(change)}): {why}")
 
 
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"?')
+_NOT_BRACKETS = str.maketrans("", "", "".join(chr(c) for c in range(128) if chr(c) not in "[]{}"))
+
+
+def _shallow(text: str) -> bool:
+    """Certainly nested at most MAX_DEPTH levels: the brackets outside strings, with each
+    innermost pair taken away MAX_DEPTH times, leave nothing. Done at C speed on the whole
+    text (a plan of 5 MB: 0.7 s bracket by bracket in Python)."""
+    brackets = _STRING.sub("", text).translate(_NOT_BRACKETS)
+    if not brackets.isascii():
+        return False
+    for _ in range(MAX_DEPTH):
+        if not brackets:
+            return True
+        brackets = brackets.replace("[]", "").replace("{}", "")
+    return not brackets
+
+
 def _too_deep(text: str) -> tuple[int, int] | None:
     """The line and column of the first bracket that opens level MAX_DEPTH + 1, if any."""
+    if _shallow(text):
+        return None
     depth = 0
     for found in _STRING_OR_BRACKET.finditer(text):
         bracket = found.group()
