@@ -121,6 +121,7 @@ def runs(tmp_path: Path) -> Iterator[list["subprocess.Popen[bytes]"]]:
     for process in started:  # a failed test leaves nothing running
         if process.poll() is None:
             os.killpg(process.pid, 9)
+            process.wait(30)
     for folder in tmp_path.glob("machine-*"):
         from tests.conftest import _stop_replication
 
@@ -327,7 +328,7 @@ def test_the_jobs_document_is_the_contract_a_comment_changes_nothing_an_engine_e
     file.write_text(file.read_text().replace(f"port: {first_port}", f"port: {second_port}"))
     planned = here.topo("plan", str(file))
     assert planned.returncode == 0, planned.stderr
-    assert "~ replication job src->dst" in planned.stdout
+    assert "~ replication job src->dst" in planned.stdout, _status(here, file)
     assert f"engine.metrics.port: {first_port} → {second_port}" in planned.stdout
     moved = here.topo("apply", str(file), "--auto-approve")
     assert moved.returncode == 0, moved.stderr

@@ -49,7 +49,8 @@ def loaded(file: Path) -> Loaded:
 
 
 @pytest.fixture
-def said(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+def said(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
+    monkeypatch.setenv("TOPO_STATE_DIR", str(tmp_path / "state"))
     lines: list[str] = []
     monkeypatch.setattr(run, "say", lines.append)
     return lines

@@ -96,25 +96,44 @@ def say(line: str) -> None:
     typer.echo(logline.line(line, fmt, time.time(), event="supervisor"))
 
 
+TRUSTED = "trusted-jobs.json"  # in the topology's state folder on this machine
+
+
 class _Runs:
     """What `topo run` reads from topo-runs.internal, and how it starts a driver."""
 
     def __init__(self, loaded: "Loaded", log: "RunLog") -> None:
         from topology.core.jobs import job_views
+        from topology.host import jobstate
 
         self.loaded = loaded
         self.log = log
         self.driver: SparkDriver | None = None
         self.views = job_views(loaded.topology)  # what the file makes (as last read well)
+        # The digests of the jobs documents this machine found to be its file's: run again
+        # after a restart (a kill, a reboot) even when the file was edited since, not applied.
+        self.trusted_file = jobstate.folder(loaded.topology.name) / TRUSTED
+        kept = jobstate.read_json(self.trusted_file)
+        self.trusted: set[str] = (
+            {d for d in kept if isinstance(d, str)} if isinstance(kept, list) else set()
+        )
         self.seen: tuple[int, int] | None = None  # the file's mtime and size when read
 
     def wanted(self) -> "Wanted":
+        from topology.host import jobstate
         from topology.ops import runs
 
         book = self.log.read()
         owner = self.loaded.topology.name
         mine = self._mine_running()
-        return runs.wanted(book, owner, mine, time.time(), self._made(), self.loaded.file)
+        found = runs.wanted(
+            book, owner, mine, time.time(), self._made(), self.loaded.file, self.trusted
+        )
+        digest = getattr(found.jobs, "digest", None)
+        if found.unusable is None and isinstance(digest, str) and digest not in self.trusted:
+            self.trusted.add(digest)  # its file made them: trusted from now on, here
+            jobstate.write_json(self.trusted_file, sorted(self.trusted))
+        return found
 
     def _made(self) -> dict[str, dict[str, Any]]:
         """The jobs the file here makes now (`jobs.job_views`), read again when it changed

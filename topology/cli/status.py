@@ -26,6 +26,7 @@ def status(
 ) -> None:
     """Show how replication is doing: per flow state, records, bytes, lag, rate, latency."""
     from topology.cli import live
+    from topology.core.errors import KafkaUnavailableError
     from topology.core.jobs import specs_of
     from topology.kafka import inventory
     from topology.ops import runs
@@ -34,9 +35,18 @@ def status(
     loaded = live.load(file)
     owner = loaded.topology.name
     configs = live.client_configs(loaded)
-    # Every cluster answers first, asked at once: a status read from no cluster would show
-    # each flow "not running" while nothing was known (a cluster down is an error, as in plan).
-    inventory.reach_all(configs, timeout=live.OBSERVE_TIMEOUT)
+    # Every cluster is asked first, at once: a status read from no cluster would show each
+    # flow "not running" while nothing was known. Without the home cluster (the run state) or
+    # any cluster, that is an error, as in plan; a flow's cluster down in an outage is what a
+    # status is for: said on stderr, and the rest shown.
+    down = inventory.unreachable(configs, timeout=live.OBSERVE_TIMEOUT)
+    home = loaded.topology.home if loaded.topology.engine.runner != "none" else None
+    if down and (len(down) == len(configs) or home in down):
+        first = down[home] if home in down else next(iter(down.values()))
+        more = f" (and {len(down) - 1} more cluster(s))" if len(down) > 1 else ""
+        raise KafkaUnavailableError(f"{first}{more}")
+    for problem in down.values():
+        typer.echo(f"warning: {problem}; its flows' figures are as last published", err=True)
     book = live.run_book(loaded, configs)
     entry = book.status(owner) if book is not None else None
     running = book is not None and runs.lease_live(book, owner, time.time())

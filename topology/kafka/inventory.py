@@ -88,21 +88,34 @@ def observe_all(
 def reach_all(configs: Mapping[str, dict[str, str]], timeout: float = 15.0) -> None:
     """Return once every cluster has answered a metadata request, asked concurrently; else
     raise one KafkaUnavailableError naming the first that did not (and how many more)."""
-    if not configs:
-        return
-    workers = min(len(configs), _CONCURRENT_CLUSTERS)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-reach") as pool:
-        futures = [
-            pool.submit(lambda n, c: _Observer(n, c, timeout).connect(), name, config)
-            for name, config in configs.items()
-        ]
-    failed = [problem for f in futures if (problem := f.exception()) is not None]
+    failed = list(unreachable(configs, timeout).values())
     if failed:
         more = f" (and {len(failed) - 1} more cluster(s))" if len(failed) > 1 else ""
-        first = failed[0]
-        if not isinstance(first, KafkaUnavailableError):
-            raise first
-        raise KafkaUnavailableError(f"{first}{more}")
+        raise KafkaUnavailableError(f"{failed[0]}{more}")
+
+
+def unreachable(
+    configs: Mapping[str, dict[str, str]], timeout: float = 15.0
+) -> dict[str, KafkaUnavailableError]:
+    """The clusters that did not answer a metadata request, asked concurrently, each with
+    why; an error that is not about reaching a cluster is raised as it is."""
+    if not configs:
+        return {}
+    workers = min(len(configs), _CONCURRENT_CLUSTERS)
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-reach") as pool:
+        futures = {
+            name: pool.submit(lambda n, c: _Observer(n, c, timeout).connect(), name, config)
+            for name, config in configs.items()
+        }
+    found = {}
+    for name, future in futures.items():
+        problem = future.exception()
+        if problem is None:
+            continue
+        if not isinstance(problem, KafkaUnavailableError):
+            raise problem
+        found[name] = problem
+    return found
 
 
 def observe(name: str, config: dict[str, str], timeout: float = 15.0) -> observed.Cluster:

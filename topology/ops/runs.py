@@ -10,7 +10,7 @@ within the lease's TTL plus `LEASE_MARGIN_S`, for clocks that disagree between m
 """
 
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from topology.core.jobs import JobsFormatError, read_document
@@ -50,6 +50,7 @@ def wanted(
     now: float,
     made: Mapping[str, Mapping[str, Any]] | None = None,
     file: str = "the topology file",
+    trusted: Collection[str] = (),
 ) -> Wanted:
     """What the run log asks of `topo run FILE` now (`ops.supervise`): the newest jobs and
     their generation (the jobs record's offset), a standing stop request, and why the jobs
@@ -58,7 +59,9 @@ def wanted(
     makes (`made`, its `jobs.job_views`): whoever may write topo-runs.internal must not make a
     driver run jobs of their own (a record filter is Spark SQL). The jobs are compared as the
     driver runs them, not byte for byte: an edit of FILE that changes nothing they run (a
-    comment) changes nothing here."""
+    comment) changes nothing here. Jobs whose digest is `trusted` (this machine found them to
+    be its file's before) are not compared again: an edit not applied yet must not stop, nor
+    keep from restarting, the replication that runs what was applied."""
     entry = book.jobs(owner)
     if entry is None:
         return Wanted(None, None)
@@ -72,7 +75,8 @@ def wanted(
     except JobsFormatError as problem:
         return Wanted(entry.value, entry.offset, stop, f"the published jobs: {problem}")
     unusable = None
-    differs = None if made is None else first_difference(jobs.views(), made)
+    compared = made is not None and jobs.digest not in trusted
+    differs = first_difference(jobs.views(), made) if compared and made is not None else None
     if differs is not None:
         unusable = (
             f"the jobs published at {when(jobs.published_at)} are not what {file} makes here "
