@@ -57,9 +57,10 @@ def topo_checkpoints_topic(source: str, separator: str) -> str:
     """topo's own checkpoints, on the target: MM2's fields and what they leave out (the source
     topic, whether the translation is exact, whether everything before it had been copied),
     which `topo failover` and `topo offsets` read. Named like the offset-syncs topic; both end
-    in `.internal` whatever the separator, which every replicator skips (MM2's
-    isInternalTopic, `kafka_rules.is_internal_topic`): `<sep>internal` would be internal to
-    MM2 only in a name starting `mm2`."""
+    in `.internal` whatever the separator, which topo never copies (`is_internal`) and MM2's
+    default `topics.exclude` (`.*[-.]internal`) skips. (MM2's own isInternalTopic under `__`
+    does not count them, as the lab test found; `<sep>internal` would not help: MM2 counts it
+    only in names starting `mm2`.)"""
     return f"topo-checkpoints{separator}{source}.internal"
 
 
