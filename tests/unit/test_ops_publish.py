@@ -11,6 +11,7 @@ from topology.core.errors import TopoError
 from topology.core.jobs import JobsDocument, document
 from topology.core.model import Topology
 from topology.core.runstate import Book, FlowState
+from topology.ops import publish
 from topology.ops.publish import Publisher, Started, Startup, started
 
 OWNER = "orders"
@@ -235,3 +236,21 @@ def test_a_later_publication_keeps_the_start_positions_of_the_previous_one() -> 
     again.execute()
     assert again.published is not None
     assert again.published.starts == {"east->west": {"orders": {0: 100}}}
+
+
+def test_a_driver_elsewhere_is_waited_for_a_while_and_not_having_the_file_yet_is_no_failure() -> (
+    None
+):
+    clock = Clock()
+    log = Log(clock)
+    log.lease()  # a driver runs on another machine, on the previous jobs
+
+    def renews(log: Log) -> None:
+        log.lease()  # it keeps its lease, and never reports on the new jobs
+
+    log.driver = renews
+    runner = publisher(log, Host(), jobs())
+    runner.execute()
+    assert [kind for kind, _ in log.written] == ["jobs"]
+    assert clock() >= T0 + publish.ELSEWHERE_TIMEOUT
+    assert "starts them once the applied file is deployed there" in runner.lines[-1]  # type: ignore[attr-defined]

@@ -28,6 +28,9 @@ from topology.core.runstate import Book, FlowState
 from topology.ops.runs import lease_live, stop_request
 
 STARTUP_TIMEOUT = 180.0  # seconds for a driver to report running on new jobs
+# A driver on another machine runs new jobs once its `topo run` has the applied file there
+# (a deployment may follow the apply): waited for this long, then left to say so itself.
+ELSEWHERE_TIMEOUT = 60.0
 
 
 class RunLog(Protocol):
@@ -188,7 +191,14 @@ class Publisher:
             self.progress(
                 f"the driver running elsewhere ({holder}) is restarted on them by its `topo run`"
             )
-            self._wait(log, jobs, lambda: None)
+            try:
+                self._wait(log, jobs, lambda: None, timeout=ELSEWHERE_TIMEOUT)
+            except TopoError:  # its machine may not have the applied file yet: not a failure
+                self.progress(
+                    f"it has not reported running them in {ELSEWHERE_TIMEOUT:.0f}s: its `topo "
+                    "run` starts them once the applied file is deployed there (topo status "
+                    "shows when)"
+                )
         elif self.runner == "external":
             self.progress("the `topo run` you supervise picks them up (docs/service.md)")
         else:
@@ -199,9 +209,21 @@ class Publisher:
                 self.host.abandon()
                 raise
 
-    def _wait(self, log: RunLog, jobs: JobsDocument, exited: Callable[[], int | None]) -> None:
+    def _wait(
+        self,
+        log: RunLog,
+        jobs: JobsDocument,
+        exited: Callable[[], int | None],
+        timeout: float = STARTUP_TIMEOUT,
+    ) -> None:
         found = wait_until_started(
-            log, jobs.owner, jobs.published_at, exited, clock=self.clock, sleep=self.sleep
+            log,
+            jobs.owner,
+            jobs.published_at,
+            exited,
+            clock=self.clock,
+            sleep=self.sleep,
+            timeout=timeout,
         )
         if found.state is Startup.FAILED:
             self.progress(
