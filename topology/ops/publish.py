@@ -170,14 +170,15 @@ class Publisher:
         if log is None or not jobs.specs:
             self._stop_all(log)
             return
-        previous = log.read().jobs(jobs.owner)
+        book = log.read()  # the jobs published before, and who holds the lease
+        previous = book.jobs(jobs.owner)
         jobs = carry_starts(jobs, previous.value if previous is not None else None)
         log.write("jobs", jobs.to_dict())
         self.published = jobs
         self.progress(f"published {len(jobs.specs)} job(s) to topo-runs.internal on {self.home}")
-        self._run(log, jobs)
+        self._run(log, jobs, book)
 
-    def _run(self, log: RunLog, jobs: JobsDocument) -> None:
+    def _run(self, log: RunLog, jobs: JobsDocument, book: Book) -> None:
         owner = jobs.owner
         local = self.host.local_supervisor()
         if local is not None:
@@ -185,8 +186,8 @@ class Publisher:
                 f"the supervisor on this machine (pid {local}) restarts its driver on them"
             )
             self._wait(log, jobs, self.host.alive(local))
-        elif lease_live(log.read(), owner, self.clock()):
-            lease = log.read().lease(owner)
+        elif lease_live(book, owner, self.clock()):
+            lease = book.lease(owner)
             holder = lease.holder if lease is not None else "?"
             self.progress(
                 f"the driver running elsewhere ({holder}) is restarted on them by its `topo run`"
