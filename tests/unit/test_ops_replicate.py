@@ -2,7 +2,7 @@
 and fake lease answers: no Spark, no Kafka."""
 
 from topology.core.runstate import FlowState
-from topology.ops.replicate import Action, Do, Leader, Tick, backoff
+from topology.ops.replicate import Action, Cadence, Do, Leader, Tick, backoff
 
 FLOW = "east->west"
 ORDERS = {"orders": "east.orders"}
@@ -136,3 +136,19 @@ def test_once_a_flow_is_done_when_its_copy_ends_and_a_failure_fails_the_run() ->
     assert failing.flows[FLOW].state is FlowState.FAILED and not failing.running()
     assert failing.step(Tick(100.0)) == []  # --once does not retry
     assert failing.finish() is FlowState.FAILED and failing.exit_code() == 1
+
+
+def test_the_drivers_chores_come_due_on_their_own_beats() -> None:
+    cadence = Cadence(
+        {"beat": 1.0, "follow": 10.0, "offsets": 10.0},
+        100.0,
+        first={"follow": 10.0, "offsets": 5.0},
+    )
+    assert cadence.due(100.0) == {"beat"}  # at once, unless a first turn is given
+    assert cadence.due(100.5) == set()
+    assert cadence.due(101.0) == {"beat"}
+    assert cadence.due(105.2) == {"beat", "offsets"}
+    # a late look runs a chore once, not once per turn missed, and counts from then
+    assert cadence.due(130.0) == {"beat", "follow", "offsets"}
+    assert cadence.due(131.0) == {"beat"}
+    assert cadence.due(140.0) == {"beat", "follow", "offsets"}

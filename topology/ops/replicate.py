@@ -211,3 +211,21 @@ class Leader:
             return 0
         failed = any(run.state is FlowState.FAILED for run in self.flows.values())
         return 1 if failed or self.stopping else 0
+
+
+class Cadence:
+    """When each of the continuous driver's periodic chores is due: `due(now)` names those
+    whose time has come and schedules their next turn (`every` seconds later; `first` is the
+    first turn, as seconds after `start`; a chore without one is due at once)."""
+
+    def __init__(
+        self, every: Mapping[str, float], start: float, first: Mapping[str, float] | None = None
+    ) -> None:
+        self.every = dict(every)
+        self.next = {chore: start + (first or {}).get(chore, 0.0) for chore in every}
+
+    def due(self, now: float) -> frozenset[str]:
+        found = frozenset(chore for chore, at in self.next.items() if now >= at)
+        for chore in found:
+            self.next[chore] = now + self.every[chore]
+        return found

@@ -1,31 +1,31 @@
 """topo's replication driver: the one program every runner submits (`spark-submit driver.py`).
 
-It runs the jobs document it is given (the one `topo apply` published: the specs, the engine,
-the clusters' connections with secrets as references, the topology they were made from; it
-refuses one of another format or whose digest does not match) and never reads the topology
-file, one copy per spec: a copy loop (`spark/loop.py`, the
-default) or a Spark query (`spark/query.py`), both seen here as queries. First it takes the
-topology's lease in `topo-runs.internal` on the home cluster, so exactly one driver writes: a
-second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous mode it then:
-- follows the sources through the same reconcile as `topo apply` (`ops.reconcile.follow`):
-  at once when a source's topics or partition counts change (looked at every 2 s), and every
-  10 s for configs and ACLs. What a running job may do on its own (create and grow copies,
-  sync configs and ACLs; never a delete) is executed and recorded, for `topo status`; a new
-  topic joins a running copy loop, a query whose topic list changed is restarted, so a topic
-  created after apply is copied in seconds;
-- every second writes heartbeats and its status; its lease thread (`spark/lease_keeper.py`)
-  renews its lease, looks for a stop request (`topo stop`, from any machine) and publishes
-  that status to topo-runs.internal every 2 s;
-- restarts a query that fails (a cluster down, say) from its checkpoint after a backoff;
+A thin adapter: it looks and acts, and every decision about the copies is the leader's
+(`ops/replicate.py`). It runs the jobs document it is given (the one `topo apply` published:
+the specs, the engine, the clusters' connections with secrets as references, the topology they
+were made from; one of another format, or whose digest does not match, is refused) and never
+reads the topology file: one copy per spec, a copy loop (`spark/loop.py`, the default) or a
+Spark query (`spark/query.py`), both seen here as queries. First it takes the topology's lease
+in `topo-runs.internal` on the home cluster (`spark/lease_keeper.py`), so exactly one driver
+writes: a second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous
+mode it then:
+- follows the sources through the reconcile `topo apply` runs (`spark/following.py`): at once
+  when a source's topics or partition counts change (looked at every 2 s), and every 10 s for
+  configs and ACLs; a new topic joins a running copy loop, a query whose topics changed is
+  restarted, so a topic created after apply is copied in seconds;
+- every second writes heartbeats and its status (`spark/driver_status.py`), which the lease
+  thread publishes with each renewal; a stop request (`topo stop`, from any machine) is obeyed;
+- starts a flow taking over from MM2 where MM2 stopped (`spark/starts.py`), restarts a copy
+  that failed after a backoff, translates group offsets beside the copies
+  (`spark/offset_rounds.py`);
 - serves its metrics, health, readiness and history over HTTP (`spark/watched.py`,
   docs/metrics.md), in either mode unless `engine.metrics` is false;
-- stops every query cleanly on SIGTERM or a stop request, releases the lease and exits 0.
-With `--mode once` each query copies what its source holds at start (availableNow) and the
-driver exits when all are done: 0 when every one succeeded.
+- stops every copy cleanly on SIGTERM or a stop request, releases the lease and exits 0.
+With `--mode once` each copy copies what its source holds at start and the driver exits when
+all are done: 0 when every one succeeded.
 """
 
 import argparse
-import collections
 import contextlib
 import dataclasses
 import json
@@ -46,20 +46,18 @@ from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
 from topology.core.jobs import JobsDocument, JobsFormatError, read_document
-from topology.core.mm2.positions import starting_offsets
 from topology.core.model import Topology
-from topology.core.plan.planner import replicated_topics
 from topology.core.runstate import FlowState
 from topology.host import jobstate
-from topology.kafka import changes, inventory
 from topology.kafka.heartbeats import Emitter
-from topology.kafka.topic_watch import TopicWatch
-from topology.ops import reconcile
-from topology.ops.replicate import Action, Do, Leader, Tick
+from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.spark import loop, query, resumed
+from topology.spark import loop, query
+from topology.spark.driver_status import DriverStatus
+from topology.spark.following import Following
 from topology.spark.lease_keeper import LeaseKeeper
 from topology.spark.offset_rounds import OffsetRounds
+from topology.spark.starts import Handovers, checkpoint_location
 from topology.spark.watched import Watched
 from topology.telemetry import logline
 
@@ -68,7 +66,6 @@ WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
 FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s)
-APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
 
 
 class Replicator:
@@ -84,26 +81,21 @@ class Replicator:
     ) -> None:
         self.spark = spark
         self.topology = topology
-        self.jobs = jobs
         self.folder = folder
         self.once = once
         self.report = report
         self.configs = configs
         self.java = {name: java_client_config(c) for name, c in self.configs.items()}
         self.specs = {spec.flow: spec for spec in jobs.specs}
-        self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
         self.lock = threading.Lock()  # queries started here, stopped by the lease thread too
         self.snapshot: dict[str, Any] | None = None  # the newest status, for the lease thread
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
-        self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.queries: dict[str, StreamingQuery | loop.LoopQuery] = {}
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
-        self.started_at = time.time()
         self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
-        self.new_handovers: set[str] = set()  # flows whose MM2 handover starts in this driver
         self.leader = Leader(list(self.specs), once)  # every decision about the flows' copies
         self.started: dict[str, bool] = {}  # since the last tick: flow -> runs as a copy loop
         self.start_failed: dict[str, str] = {}  # since the last tick: flow -> why not
@@ -117,55 +109,9 @@ class Replicator:
         )
         self.figures = self.watched.figures
         self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)
-
-    # -- topics ---------------------------------------------------------------------------------
-
-    def sync_topics(self) -> dict[str, dict[str, str]]:
-        """Follow the sources (`ops.reconcile.follow`, the reconcile `topo apply` runs): make
-        what a running job may make on its own, record each change; each flow's topic map
-        (source -> remote) of the topics whose remote exists."""
-        observed: dict[str, Any] = {}
-
-        def observe() -> dict[str, Any]:
-            observed.update(inventory.observe_all(self.configs))
-            return observed
-
-        def run_change(change: Any) -> None:
-            changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
-
-        followed = reconcile.follow(
-            self.topology,
-            self.jobs.digest,
-            observe=observe,
-            run_change=run_change,
-            running=self.jobs.views(),
-        )
-        for applied in followed.applied:
-            self.applied.append(applied.to_dict())
-            self.figures.change(applied.cluster, applied.resource, applied.action, applied.outcome)
-            what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
-            if applied.outcome == "done":
-                self.report(f"{what} ({applied.reason})", event="change")
-            else:
-                self.report(
-                    f"could not {what}: {applied.detail or applied.outcome}",
-                    event="change",
-                    level="error",
-                )
-        failed = followed.failed
-        self.partitions = {
-            name: {topic: shape.partitions for topic, shape in cluster.topics.items()}
-            for name, cluster in observed.items()
-        }
-        maps = replicated_topics(self.topology, observed)
-        return {
-            flow: {
-                source: remote
-                for source, remote in topic_map.items()
-                if (self.specs[flow].target, remote) not in failed
-            }
-            for flow, topic_map in maps.items()
-        }
+        self.following = Following(topology, jobs, configs, self.figures, report)
+        self.handovers = Handovers(jobs.starts, report)
+        self.status = DriverStatus(topology, jobs, once, self.figures)
 
     def read_positions(self) -> dict[str, dict[tuple[str, int], int]]:
         """Per flow, how far its running query has read each source partition (the newest
@@ -186,19 +132,20 @@ class Replicator:
         self.maps[flow] = dict(topic_map)
         self.flows[flow].topics = len(topic_map)
         checkpoint = checkpoint_location(self.topology, self.folder, spec.slug)
+        counts = self.following.counts(flow, topic_map)
         planned = query.QueryPlan(
             spec=spec,
             topic_map=dict(topic_map),
             source_options=self.java[spec.source],
             target_options=self.java[spec.target],
             checkpoint=checkpoint,
-            starting=self.starting(flow, topic_map, checkpoint),
+            starting=self.handovers.starting(flow, checkpoint, counts),
             once=self.once,
             target_client=self.configs[spec.target],
             owner=self.topology.name,
             trigger=self.topology.engine.trigger,
             detailed=self.topology.engine.metrics is not None,
-            partitions=self.counts(flow, topic_map),
+            partitions=counts,
         )
         as_loop = loop.runs_as_loop(planned)
         if as_loop and planned.starting is None:
@@ -211,8 +158,7 @@ class Replicator:
                 return
             planned = dataclasses.replace(planned, starting=ended)
         elif as_loop:  # once: the loop commits the handover's positions as it starts
-            planned = dataclasses.replace(planned, starting_wins=flow in self.new_handovers)
-            self.new_handovers.discard(flow)
+            planned = dataclasses.replace(planned, starting_wins=self.handovers.begins(flow))
         if self.stopping:
             return  # fenced or stopping: no query starts now
         try:
@@ -229,35 +175,6 @@ class Replicator:
             self.queries[flow] = started
         self.topics[flow] = query.observed_topics(topic_map)
         self.started[flow] = as_loop
-
-    def counts(self, flow: str, topic_map: Mapping[str, str]) -> dict[str, int]:
-        """The partitions of each of the flow's source topics, as last seen."""
-        seen = self.partitions.get(self.specs[flow].source, {})
-        return {topic: seen.get(topic, 0) for topic in topic_map}
-
-    def starting(
-        self, flow: str, topic_map: Mapping[str, str], checkpoint: str
-    ) -> dict[str, dict[str, int]] | None:
-        """Where a flow taking over from MM2 starts each partition (Spark's startingOffsets,
-        which a query resuming from its checkpoint ignores); None for any other flow. A local
-        checkpoint older than the handover is moved aside first: resumed from, it would
-        ignore MM2's positions."""
-        resume = self.jobs.starts.get(flow)
-        if not resume:
-            return None
-        handover = resumed.Marker(checkpoint, resumed.digest(resume))
-        if handover.is_new():
-            self.new_handovers.add(flow)
-        moved = handover.clear_older()
-        if moved is not None:
-            self.report(
-                f"{flow}: moved its checkpoint from before the handover to {moved}; it "
-                "starts where MirrorMaker 2 stopped",
-                level="warning",
-            )
-        handover.mark()
-        counts = self.partitions.get(self.specs[flow].source, {})
-        return starting_offsets(resume, {topic: counts.get(topic, 0) for topic in topic_map})
 
     def stop_query(self, flow: str) -> None:
         running = self.queries.get(flow)
@@ -374,7 +291,7 @@ class Replicator:
     # -- the loops ------------------------------------------------------------------------------
 
     def run_once(self) -> int:
-        self.step(self.sync_topics())
+        self.step(self.following.sync())
         last_line = 0.0
         while self.leader.running() and not self.stopping:
             now = time.monotonic()
@@ -404,44 +321,32 @@ class Replicator:
         return self.leader.exit_code()
 
     def run_continuously(self) -> int:
-        sources = {spec.source for spec in self.specs.values()}
-        watches = {name: TopicWatch(self.configs[name]) for name in sources}
         emitter = Emitter(self.configs)
-        shapes: dict[str, dict[str, int]] = {}
-        due = {
-            "beat": 0.0,
-            "watch": 0.0,
-            "status": 0.0,
-            "offsets": time.monotonic() + 5,
-            "follow": time.monotonic() + FOLLOW_EVERY,
-        }
+        start = time.monotonic()
+        cadence = Cadence(
+            {"beat": HEARTBEAT_EVERY, "watch": WATCH_EVERY, "status": STATUS_EVERY}
+            | {"offsets": OFFSETS_EVERY, "follow": FOLLOW_EVERY},
+            start,
+            first={"offsets": 5.0, "follow": FOLLOW_EVERY},
+        )
         while not self.stopping:
-            now = time.monotonic()
-            if now >= due["follow"]:
-                due["follow"] = now + FOLLOW_EVERY
-                shapes = {}  # re-plan now, even when no topic or partition count changed
-            if now >= due["beat"]:
-                due["beat"] = now + HEARTBEAT_EVERY
+            due = cadence.due(time.monotonic())
+            if "follow" in due:
+                self.following.forget_shapes()  # reconcile now, even if no topic changed
+            if "beat" in due:
                 for spec in self.specs.values():
                     if spec.heartbeats:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
-            maps = None
-            if now >= due["watch"]:
-                due["watch"] = now + WATCH_EVERY
-                shapes, maps = self.watch(watches, shapes)
-            self.step(maps)
-            if now >= due["status"]:
-                due["status"] = now + STATUS_EVERY
+            self.step(self.watch() if "watch" in due else None)
+            if "status" in due:
                 self.write_status(self.leader.run_state())
                 self.rounds.record(self.flows)
-            if now >= due["offsets"]:
-                due["offsets"] = time.monotonic() + OFFSETS_EVERY
-                if self.offsets_thread is None or not self.offsets_thread.is_alive():
-                    self.offsets_thread = threading.Thread(
-                        target=self.rounds.offsets, name="topo-offsets", daemon=True
-                    )
-                    self.offsets_thread.start()
+            if "offsets" in due and not (self.offsets_thread and self.offsets_thread.is_alive()):
+                self.offsets_thread = threading.Thread(
+                    target=self.rounds.offsets, name="topo-offsets", daemon=True
+                )
+                self.offsets_thread.start()
             time.sleep(0.2)
         self.step()  # the stop, as the leader decides it
         self.write_status(FlowState.STOPPING)
@@ -452,23 +357,15 @@ class Replicator:
         self.write_status(self.leader.finish())
         return self.leader.exit_code()
 
-    def watch(
-        self, watches: Mapping[str, TopicWatch], before: dict[str, dict[str, int]]
-    ) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, str]] | None]:
-        """The sources' topics and partition counts, and each flow's topic map when they
-        changed (re-planned through `sync_topics`); None when nothing changed or the sources
-        could not be read (the flows not copying say why)."""
-        try:
-            now = {name: watch.shapes() for name, watch in watches.items()}
-            if now == before:
-                return before, None
-            maps = self.sync_topics()
-        except TopoError as problem:
+    def watch(self) -> dict[str, dict[str, str]] | None:
+        """Each flow's topic map when the sources' topics or partition counts changed; None
+        when they did not, or could not be read (the flows not copying then say why)."""
+        maps, problem = self.following.watch()
+        if problem is not None:
             for status in self.flows.values():
                 if status.spec.flow not in self.queries:
-                    status.error = first_line(str(problem))
-            return before, None
-        return now, maps
+                    status.error = first_line(problem)
+        return maps
 
     def join(self, flow: str, topic_map: Mapping[str, str]) -> None:
         """Topics and partitions found while a copy loop runs join it: nothing restarts."""
@@ -477,54 +374,16 @@ class Replicator:
             return
         self.discovered(flow, topic_map)
         self.maps[flow] = dict(topic_map)
-        running.update(topic_map, self.counts(flow, topic_map))
+        running.update(topic_map, self.following.counts(flow, topic_map))
         self.topics[flow] = query.observed_topics(topic_map)
         self.flows[flow].topics = len(topic_map)
 
-    # -- offsets --------------------------------------------------------------------------------
-
-    def status_document(self, state: str) -> dict[str, Any]:
-        now = time.monotonic()
-        return {
-            "owner": self.topology.name,
-            "mode": "once" if self.once else "continuous",
-            "state": state,
-            "host": socket.gethostname(),
-            "driver_pid": os.getpid(),
-            "runner": self.topology.engine.runner,
-            "master": self.topology.engine.master,
-            "jobs_published_at": self.jobs.published_at,
-            "started_at": self.started_at,
-            "updated_at": time.time(),
-            "flows": [self._flow_status(status, now) for status in self.flows.values()],
-            "changes": list(self.applied),
-            "metrics_url": self.watched.url,
-        }
-
-    def _flow_status(self, status: FlowStatus, now: float) -> dict[str, Any]:
-        """A flow's status; while its query runs continuously, its lag as the metrics
-        measure it (the sources' ends against its read positions, every 5 s), which unlike
-        Spark's progress sees a hung batch. Once done or stopped, the last batch's."""
-        found = status.to_dict(now)
-        measured = self.figures.lag_of(status.spec.flow)
-        if measured is not None and status.state == "running" and not self.once:
-            found["lag"] = measured
-        return found
-
     def write_status(self, state: str) -> None:
-        """The status the lease thread publishes to topo-runs.internal (what `topo status`
-        reads, from any machine): built on this (the main) thread only, as the flows' numbers
-        change here."""
-        for flow, status in self.flows.items():
-            run = self.leader.flows[flow]
-            status.state, status.restarts = run.state, run.restarts
-            if run.error is not None or run.state is FlowState.RUNNING:
-                status.error = run.error
-            self.figures.state(flow, status.state)
-            followed = set(self.topics.get(flow, ()))
-            partitions = sum(1 for topic, _partition in status.processed if topic in followed)
-            self.figures.topics(flow, status.topics, partitions)
-        self.snapshot = self.status_document(state)
+        """The newest status, for the lease thread to publish (`spark/driver_status.py`)."""
+        self.status.judge(self.flows, self.leader, self.topics)
+        self.snapshot = self.status.document(
+            state, self.flows.values(), self.following.applied, self.watched.url
+        )
 
 
 def _jobs(file: str) -> JobsDocument:
@@ -534,15 +393,6 @@ def _jobs(file: str) -> JobsDocument:
     except (OSError, ValueError) as problem:
         raise JobsFormatError(f"cannot read the jobs document {file}: {problem}") from None
     return read_document(data)
-
-
-def checkpoint_location(topology: Topology, folder: Path, slug: str) -> str:
-    """Where a flow's Spark checkpoint lives: under `engine.checkpoints` (any Hadoop URI, one
-    folder per topology and flow), else in the driver's state folder on this machine."""
-    base = topology.engine.checkpoints
-    if base is None:
-        return str(folder / jobstate.CHECKPOINTS / slug)
-    return f"{base.rstrip('/')}/{topology.name}/{slug}"
 
 
 def _record_pid(folder: Path) -> None:

@@ -1,0 +1,114 @@
+"""The running driver following its sources, through the reconcile `topo apply` runs
+(`ops.reconcile.follow`): what a running job may do on its own (create and grow copies, sync
+configs and ACLs; never a delete) is executed here and recorded for `topo status`, and each
+flow's topic map comes out of it (source topic -> remote topic, for the topics whose remote
+exists). The sources' topics and partition counts are looked at often and cheaply
+(`TopicWatch`); the whole reconcile runs when they change, and on the caller's slower beat.
+"""
+
+import collections
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from topology.core.errors import TopoError
+from topology.core.jobs import JobsDocument
+from topology.core.model import Topology
+from topology.core.plan.planner import replicated_topics
+from topology.kafka import changes, inventory
+from topology.kafka.topic_watch import TopicWatch
+from topology.ops import reconcile
+from topology.telemetry.figures import Figures
+
+APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
+
+Maps = dict[str, dict[str, str]]  # flow -> source topic -> remote topic
+
+
+class Following:
+    def __init__(
+        self,
+        topology: Topology,
+        jobs: JobsDocument,
+        configs: dict[str, dict[str, str]],
+        figures: Figures,
+        report: Callable[..., None],
+    ) -> None:
+        self.topology = topology
+        self.jobs = jobs
+        self.configs = configs
+        self.figures = figures
+        self.report = report
+        self.specs = {spec.flow: spec for spec in jobs.specs}
+        self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
+        self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
+        sources = {spec.source for spec in jobs.specs}
+        self.watches = {name: TopicWatch(configs[name]) for name in sources}
+        self.shapes: dict[str, dict[str, int]] = {}
+
+    def sync(self) -> Maps:
+        """Reconcile now: make and record what a running job may, and each flow's topic map
+        (without the topics whose copy could not be made)."""
+        observed: dict[str, Any] = {}
+
+        def observe() -> dict[str, Any]:
+            observed.update(inventory.observe_all(self.configs))
+            return observed
+
+        def run_change(change: Any) -> None:
+            changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
+
+        followed = reconcile.follow(
+            self.topology,
+            self.jobs.digest,
+            observe=observe,
+            run_change=run_change,
+            running=self.jobs.views(),
+        )
+        for applied in followed.applied:
+            self._record(applied)
+        self.partitions = {
+            name: {topic: shape.partitions for topic, shape in cluster.topics.items()}
+            for name, cluster in observed.items()
+        }
+        maps = replicated_topics(self.topology, observed)
+        return {
+            flow: {
+                source: remote
+                for source, remote in topic_map.items()
+                if (self.specs[flow].target, remote) not in followed.failed
+            }
+            for flow, topic_map in maps.items()
+        }
+
+    def forget_shapes(self) -> None:
+        """The next `watch` reconciles even when no topic or partition count changed."""
+        self.shapes = {}
+
+    def watch(self) -> tuple[Maps | None, str | None]:
+        """The flows' topic maps when the sources' topics or partition counts changed since
+        the last look (reconciled through `sync`); None when they did not. The second value
+        says why the sources could not be read, if so."""
+        try:
+            now = {name: watch.shapes() for name, watch in self.watches.items()}
+            if now == self.shapes:
+                return None, None
+            maps = self.sync()
+        except TopoError as problem:
+            return None, str(problem)
+        self.shapes = now
+        return maps, None
+
+    def counts(self, flow: str, topic_map: Mapping[str, str]) -> dict[str, int]:
+        """The partitions of each of the flow's source topics, as last seen."""
+        seen = self.partitions.get(self.specs[flow].source, {})
+        return {topic: seen.get(topic, 0) for topic in topic_map}
+
+    def _record(self, applied: Any) -> None:
+        self.applied.append(applied.to_dict())
+        self.figures.change(applied.cluster, applied.resource, applied.action, applied.outcome)
+        what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
+        if applied.outcome == "done":
+            self.report(f"{what} ({applied.reason})", event="change")
+        else:
+            problem = applied.detail or applied.outcome
+            self.report(f"could not {what}: {problem}", event="change", level="error")
