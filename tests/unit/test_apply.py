@@ -103,12 +103,12 @@ def test_a_topology_is_not_mistaken_for_a_plan() -> None:
 def test_a_saved_plan_finds_its_topology_where_it_was_planned_or_beside_the_plan(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from topology.cli.apply import _topology_of
+    from topology.host.planned_topology import first_place
 
     (tmp_path / "ci").mkdir()
     (tmp_path / "ci" / "topology.yaml").write_text("version: 1\n")
     plan_file = str(tmp_path / "ci" / "plan.json")
     monkeypatch.chdir(tmp_path)  # not where the plan was made
-    assert _topology_of(PLAN, plan_file) == str(tmp_path / "ci" / "topology.yaml")
+    assert first_place(PLAN, plan_file) == str(tmp_path / "ci" / "topology.yaml")
     (tmp_path / "topology.yaml").write_text("version: 1\n")  # the one it was made from
-    assert _topology_of(PLAN, plan_file) == "topology.yaml"
+    assert first_place(PLAN, plan_file) == "topology.yaml"

@@ -70,8 +70,6 @@ def _latencies(
     """Per flow topo (with its heartbeats on) or MM2 runs: the latency of the recent
     heartbeats read from its copy on the target (a flow whose target cannot be read, or with
     none, has no entry)."""
-    from topology.core.errors import TopoError
-    from topology.core.naming import heartbeats_copy
     from topology.kafka import heartbeats
     from topology.ops.status import latency
 
@@ -79,11 +77,7 @@ def _latencies(
     for spec in specs:
         if not ((running and spec.heartbeats) or spec.flow in by_mm2):
             continue  # (MM2 writes heartbeats of its own)
-        topic = heartbeats_copy(spec.source, spec.separator)
-        try:
-            recent = heartbeats.recent(configs[spec.target], topic, timeout=5)
-        except TopoError:
-            continue
+        recent = heartbeats.copied(configs[spec.target], spec)
         if recent:
             values = [h.latency_ms for h in recent if h.latency_ms is not None]
             found[spec.flow] = latency(values, recent[-1].emitted_ms, time.time())

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 from confluent_kafka import Producer
 
-from topology.core.errors import TopicNotFoundError
+from topology.core.errors import TopicNotFoundError, TopoError
+from topology.core.jobs import JobSpec
 from topology.core.mm2 import wire
-from topology.core.naming import HEARTBEATS
+from topology.core.naming import HEARTBEATS, heartbeats_copy
 from topology.kafka import client, records
 
 HISTORY = 20  # records read back per partition: the recent latencies status shows
@@ -71,6 +72,16 @@ def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Hear
         return []
     beats = (parse(r.key, r.value, r.timestamp_ms if r.appended else None) for r in found)
     return sorted((b for b in beats if b is not None), key=lambda h: h.emitted_ms)
+
+
+def copied(target: dict[str, str], spec: JobSpec, timeout: float = 5) -> list[Heartbeat] | None:
+    """The recent heartbeats of the flow's source as copied to its target (`target` is the
+    target's client config), oldest emitted first; None when the target cannot be read now.
+    What `topo status` and the driver's metrics both read."""
+    try:
+        return recent(target, heartbeats_copy(spec.source, spec.separator), timeout=timeout)
+    except TopoError:
+        return None
 
 
 def parse(key: bytes | None, value: bytes | None, timestamp: int | None) -> Heartbeat | None:

@@ -14,7 +14,6 @@ from topology.core.errors import TopoError
 from topology.core.flow_status import lag_to_ends
 from topology.core.jobs import JobSpec
 from topology.core.model import MetricsEndpoint
-from topology.core.naming import heartbeats_copy
 from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
@@ -154,11 +153,9 @@ class Watched:
         for flow, spec in self.specs.items():
             if not spec.heartbeats:
                 continue
-            topic = heartbeats_copy(spec.source, spec.separator)
-            try:
-                found = heartbeats.recent(self.configs[spec.target], topic, timeout=5)
-            except TopoError:
-                continue  # not there yet, or the target is away: the next look sees
+            found = heartbeats.copied(self.configs[spec.target], spec)
+            if found is None:
+                continue  # the target is away: the next look sees
             newest = self.newest_beat.get(flow, 0)
             mine = [
                 beat
