@@ -152,7 +152,7 @@ def _stop_replication(state: Path) -> None:
     from topology.host import jobstate
 
     for driver_file in state.glob(f"*/{jobstate.DRIVER}"):
-        driver = jobstate.recorded_driver(driver_file.parent.name)
+        driver = jobstate.driver_in(driver_file)  # this folder's, whatever TOPO_STATE_DIR says
         if driver is None:
             continue
         for group in (driver.launcher_pid, driver.submit_pid):  # `topo run`, then spark-submit

@@ -71,7 +71,12 @@ def write_driver(owner: str, driver: Driver) -> None:
 
 
 def recorded_driver(owner: str) -> Driver | None:
-    data = read_json(folder(owner) / DRIVER)
+    return driver_in(folder(owner) / DRIVER)
+
+
+def driver_in(file: Path) -> Driver | None:
+    """The driver a driver.json records (in any state folder), or None."""
+    data = read_json(file)
     if not isinstance(data, dict):
         return None
     try:
