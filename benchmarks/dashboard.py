@@ -39,8 +39,12 @@ def filled(topics: int, now: float) -> History:
             observed[f"le{index}"] = per_topic * topics * (index + 1) // len(LATENCY_BUCKETS)
         for index in range(topics):
             newest = int((now - 86400 + tick) * 1000)
-            observed |= {f"r{index}": per_topic, f"b{index}": per_topic * 1024,
-                         f"l{index}": per_topic * 300, f"m{index}": newest}  # fmt: skip
+            observed |= {
+                f"r{index}": per_topic,
+                f"b{index}": per_topic * 1024,
+                f"l{index}": per_topic * 300,
+                f"m{index}": newest,
+            }
         figures.batch(FLOW, observed, names, per_topic * topics, 0.7)
         figures.lag(FLOW, dict.fromkeys(names, tick % 50))
         history.add(figures.snapshot(now - 86400 + tick))
@@ -96,8 +100,10 @@ def main() -> None:
                 times.append(time.monotonic() - started)
                 page.close()
             middle, low, high = statistics.median(times), min(times), max(times)
-            print(f"{name:>7}  {samples:>7}  {len(body) / 1e6:7.2f}MB  {served:6.2f} s  "
-                  f"{middle:8.2f} s [{low:.2f}-{high:.2f}]")  # fmt: skip
+            print(
+                f"{name:>7}  {samples:>7}  {len(body) / 1e6:7.2f}MB  {served:6.2f} s  "
+                f"{middle:8.2f} s [{low:.2f}-{high:.2f}]"
+            )
         browser.close()
     server.stop()
 

@@ -69,8 +69,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--only", help="run only the inputs whose name contains this")
     args = parser.parse_args()
-    print(f"{'input':32} {'MB':>5} {'read':>13} {'import':>13} {'yaml':>13} {'analyse':>13}"
-          f" {'topo import mm2':>16} {'printed':>9}")  # fmt: skip
+    print(
+        f"{'input':32} {'MB':>5} {'read':>13} {'import':>13} {'yaml':>13} {'analyse':>13}"
+        f" {'topo import mm2':>16} {'printed':>9}"
+    )
     with tempfile.TemporaryDirectory() as folder:
         for name, text in inputs().items():
             if args.only and args.only not in name:
@@ -96,10 +98,17 @@ def main() -> None:
             file.write_text(text)
             start = time.perf_counter()
             done = subprocess.run(
-                [sys.executable, "-c", "from topology.cli import main; main()", "import", "mm2",
-                 str(file)],
-                capture_output=True, check=False,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-c",
+                    "from topology.cli import main; main()",
+                    "import",
+                    "mm2",
+                    str(file),
+                ],
+                capture_output=True,
+                check=False,
+            )
             wall = time.perf_counter() - start
             printed = len(done.stdout) + len(done.stderr)
             row += [f"{wall:9.1f} s (exit {done.returncode})", f"{printed / 1e6:6.1f} MB"]

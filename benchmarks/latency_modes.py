@@ -26,8 +26,7 @@ CLUSTERS = ("lat-src", "lat-dst")
 
 def topo(*args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-c", "from topology.cli import main; main()", *args]
-    return subprocess.run(command, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, check=False)
 
 
 def produce(config: dict[str, str], topic: str, rate: int, seconds: float) -> int:
@@ -46,8 +45,14 @@ def produce(config: dict[str, str], topic: str, rate: int, seconds: float) -> in
 
 
 def consume(config: dict[str, str], topic: str, until: threading.Event) -> list[float]:
-    consumer = Consumer({**config, "group.id": f"lat-{time.time_ns()}",
-                         "auto.offset.reset": "latest", "enable.auto.commit": False})  # fmt: skip
+    consumer = Consumer(
+        {
+            **config,
+            "group.id": f"lat-{time.time_ns()}",
+            "auto.offset.reset": "latest",
+            "enable.auto.commit": False,
+        }
+    )
     consumer.subscribe([topic])
     latencies = []
     while not until.is_set():
@@ -112,8 +117,11 @@ def main() -> None:
                     print(f"| {mode} | 0 | - | - | - |")
                     continue
                 p99 = values[min(len(values) - 1, int(len(values) * 0.99))]
-                print(f"| {mode} | {len(values)} | {statistics.median(values):.0f} | {p99:.0f} "
-                      f"| {values[-1]:.0f} |", flush=True)  # fmt: skip
+                print(
+                    f"| {mode} | {len(values)} | {statistics.median(values):.0f} | {p99:.0f} "
+                    f"| {values[-1]:.0f} |",
+                    flush=True,
+                )
         finally:
             manager.down(list(CLUSTERS), purge=True)
 

@@ -78,40 +78,52 @@ def main() -> None:
                 mode["now"] = setting
                 cores = idle(folder, f"i{number}{setting}", options.idle_seconds, topology_file)
                 idle_cores[setting].append(cores)
-                print(f"  idle pair {number + 1}, metrics {setting}: {cores:.4f} cores",
-                      flush=True)  # fmt: skip
+                print(f"  idle pair {number + 1}, metrics {setting}: {cores:.4f} cores", flush=True)
         if options.idle_pairs:
             differences = [a - b for a, b in zip(idle_cores["on"], idle_cores["off"], strict=True)]
-            print(f"idle cores: on {statistics.median(idle_cores['on']):.4f}, off "
-                  f"{statistics.median(idle_cores['off']):.4f}, on-off "
-                  f"{statistics.median(differences):+.4f} [{min(differences):+.4f}"
-                  f"..{max(differences):+.4f}]", flush=True)  # fmt: skip
+            print(
+                f"idle cores: on {statistics.median(idle_cores['on']):.4f}, off "
+                f"{statistics.median(idle_cores['off']):.4f}, on-off "
+                f"{statistics.median(differences):+.4f} [{min(differences):+.4f}"
+                f"..{max(differences):+.4f}]",
+                flush=True,
+            )
         for setting in ("on", "off") if options.pairs else ():
             mode["now"] = setting
-            found = mm2.bulk(mm2.TOPO, folder, tools, brokers, f"w{setting}", options.records,
-                             options.size)  # fmt: skip
-            print(f"  warm-up, metrics {setting}: {found.mib_per_second:.1f} MiB/s (set aside)",
-                  flush=True)  # fmt: skip
+            found = mm2.bulk(
+                mm2.TOPO, folder, tools, brokers, f"w{setting}", options.records, options.size
+            )
+            print(
+                f"  warm-up, metrics {setting}: {found.mib_per_second:.1f} MiB/s (set aside)",
+                flush=True,
+            )
         for number in range(options.pairs):
             order = ("on", "off") if number % 2 == 0 else ("off", "on")
             for setting in order:
                 mode["now"] = setting
                 run = f"p{number}{setting}"
-                found = mm2.bulk(mm2.TOPO, folder, tools, brokers, run, options.records,
-                                 options.size)  # fmt: skip
+                found = mm2.bulk(
+                    mm2.TOPO, folder, tools, brokers, run, options.records, options.size
+                )
                 results[setting].append(found)
-                print(f"  pair {number + 1}, metrics {setting}: {found.mib_per_second:.1f} MiB/s, "
-                      f"{found.cpu_per_gib:.1f} CPU s/GiB ({_split(found.by_process)})",
-                      flush=True)  # fmt: skip
+                print(
+                    f"  pair {number + 1}, metrics {setting}: {found.mib_per_second:.1f} MiB/s, "
+                    f"{found.cpu_per_gib:.1f} CPU s/GiB ({_split(found.by_process)})",
+                    flush=True,
+                )
         for measure in ("mib_per_second", "cpu_per_gib") if options.pairs else ():
-            ratios = [getattr(a, measure) / getattr(b, measure)
-                      for a, b in zip(results["on"], results["off"], strict=True)]  # fmt: skip
+            ratios = [
+                getattr(a, measure) / getattr(b, measure)
+                for a, b in zip(results["on"], results["off"], strict=True)
+            ]
             on = [getattr(r, measure) for r in results["on"]]
             off = [getattr(r, measure) for r in results["off"]]
             middle, low, high = statistics.median(ratios), min(ratios), max(ratios)
-            print(f"{measure}: on {statistics.median(on):.1f} [{min(on):.1f}-{max(on):.1f}], "
-                  f"off {statistics.median(off):.1f} [{min(off):.1f}-{max(off):.1f}], on/off "
-                  f"{middle:.3f} [{low:.3f}-{high:.3f}]")  # fmt: skip
+            print(
+                f"{measure}: on {statistics.median(on):.1f} [{min(on):.1f}-{max(on):.1f}], "
+                f"off {statistics.median(off):.1f} [{min(off):.1f}-{max(off):.1f}], on/off "
+                f"{middle:.3f} [{low:.3f}-{high:.3f}]"
+            )
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
@@ -138,12 +150,22 @@ def idle(folder: Path, run: str, seconds: int, topology_file: Callable[..., Path
         before = bench.snapshot(session, [])
         if os.environ.get("TOPO_BENCH_JFR"):  # a flight recording of the Spark JVM, by hand
             recording = Path(os.environ["TOPO_BENCH_JFR"]) / f"{run}.jfr"
-            jvms = subprocess.run(["pgrep", "-s", str(session), "java"], capture_output=True,
-                                  text=True, check=False).stdout.split()  # fmt: skip
+            jvms = subprocess.run(
+                ["pgrep", "-s", str(session), "java"], capture_output=True, text=True, check=False
+            ).stdout.split()
             for pid in jvms:
-                subprocess.run(["jcmd", pid, "JFR.start", f"duration={seconds}s",
-                                f"filename={recording}", "settings=profile"],
-                               capture_output=True, check=False)  # fmt: skip
+                subprocess.run(
+                    [
+                        "jcmd",
+                        pid,
+                        "JFR.start",
+                        f"duration={seconds}s",
+                        f"filename={recording}",
+                        "settings=profile",
+                    ],
+                    capture_output=True,
+                    check=False,
+                )
         time.sleep(seconds)
         after = bench.snapshot(session, [])
     spent = after.since(before)

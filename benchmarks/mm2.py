@@ -112,8 +112,9 @@ def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool
 def start_mm2(file: Path, refresh_seconds: int | None, exactly_once: bool) -> Life:
     from topology.lab import mirrormaker
 
-    exported = subprocess.run([*bench.TOPO, "export", "mm2", str(file)], capture_output=True,
-                              text=True, check=False)  # fmt: skip
+    exported = subprocess.run(
+        [*bench.TOPO, "export", "mm2", str(file)], capture_output=True, text=True, check=False
+    )
     if exported.returncode != 0:
         sys.exit(f"topo export mm2 failed: {exported.stderr.strip()}")
     settings = mirrormaker.lab_settings(exactly_once)
@@ -180,10 +181,15 @@ def start_topo(file: Path) -> Life:
     log = file.with_suffix(".apply.log")
     started = time.time()
     with log.open("w") as out:
-        pid = os.posix_spawn(sys.executable, [sys.executable, *bench.TOPO[1:], "apply",
-                             str(file), "--auto-approve"], dict(os.environ),
-                             file_actions=[(os.POSIX_SPAWN_DUP2, out.fileno(), 1),
-                                           (os.POSIX_SPAWN_DUP2, out.fileno(), 2)])  # fmt: skip
+        pid = os.posix_spawn(
+            sys.executable,
+            [sys.executable, *bench.TOPO[1:], "apply", str(file), "--auto-approve"],
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, out.fileno(), 1),
+                (os.POSIX_SPAWN_DUP2, out.fileno(), 2),
+            ],
+        )
     apply = _Waited(pid)
     apply.start()
 
@@ -248,8 +254,9 @@ def load(tools: bench.Tools, topic: str, records: int, size: int, smoke: bool) -
     if smoke:  # varied keys, headers, timestamps and partitions, to check one by one
         kafka_records.produce(source, smoke_records(topic, records, size))
     else:
-        bench.perf_test(tools, source["bootstrap.servers"], topic, records, -1,
-                        bench.SINK_BATCH, size)  # fmt: skip
+        bench.perf_test(
+            tools, source["bootstrap.servers"], topic, records, -1, bench.SINK_BATCH, size
+        )
 
 
 def smoke_records(topic: str, count: int, size: int) -> list[Any]:
@@ -266,9 +273,16 @@ def smoke_records(topic: str, count: int, size: int) -> list[Any]:
 
 
 def bulk(
-    replicator: str, folder: Path, tools: bench.Tools, brokers: list[int], run: str,
-    records: int, size: int, smoke: bool = False, eos: bool = False,
-) -> Bulk:  # fmt: skip
+    replicator: str,
+    folder: Path,
+    tools: bench.Tools,
+    brokers: list[int],
+    run: str,
+    records: int,
+    size: int,
+    smoke: bool = False,
+    eos: bool = False,
+) -> Bulk:
     topic = f"{run}-{'eos' if eos else 'bulk'}{size}"
     load(tools, topic, records, size, smoke)
     file = topology_file(folder, f"{run}-{'eos' if eos else 'bulk'}{size}", [topic], eos)
@@ -357,9 +371,15 @@ class Continuous:
 
 
 def continuous(
-    replicator: str, folder: Path, tools: bench.Tools, brokers: list[int], run: str,
-    rates: list[int], seconds: int, warmup: int,
-) -> Continuous:  # fmt: skip
+    replicator: str,
+    folder: Path,
+    tools: bench.Tools,
+    brokers: list[int],
+    run: str,
+    rates: list[int],
+    seconds: int,
+    warmup: int,
+) -> Continuous:
     from topology.kafka import records as kafka_records
     from topology.lab import manager
 
@@ -378,13 +398,13 @@ def continuous(
         for rate in rates:
             # The replicator copies (a second of records, waited for); then one producer for the
             # warm-up and the measurement, of the records created after the warm-up.
-            bench.perf_test(tools, source["bootstrap.servers"], topic, rate, rate,
-                            bench.SINK_BATCH)  # fmt: skip
+            bench.perf_test(tools, source["bootstrap.servers"], topic, rate, rate, bench.SINK_BATCH)
             produced += rate
             wait_seen(probe, produced, 180)
             mark = len(probe.latencies)
-            producing = bench.Producing(tools, source["bootstrap.servers"], topic,
-                                        rate * (warmup + seconds), rate)  # fmt: skip
+            producing = bench.Producing(
+                tools, source["bootstrap.servers"], topic, rate * (warmup + seconds), rate
+            )
             producing.start()
             time.sleep(warmup)
             measured_from = time.time() * 1000
@@ -513,7 +533,7 @@ def measures(pairs: list[Pair]) -> list[Row]:
             t / m
             for pair in pairs
             if (m := pick(pair, MM2)) and (t := pick(pair, TOPO)) is not None
-        ]  # fmt: skip
+        ]
         if values[MM2] or values[TOPO]:
             rows.append((name, values, ratios))
 
@@ -537,8 +557,7 @@ def measures(pairs: list[Pair]) -> list[Row]:
     add("exactly-once 1 KiB: replicator CPU s per GiB", True, of_bulk(1024, True, "cpu_per_gib"))
     rates = sorted({r.rate for p in pairs for c in p.continuous for r in c.rates})
     for rate in rates:
-        for attribute, label in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"),
-                                 ("max", "max")):  # fmt: skip
+        for attribute, label in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9"), ("max", "max")):
             add(f"continuous {rate:,}/s: latency {label}, ms", True, _of_rate(rate, attribute))
         add(f"continuous {rate:,}/s: replicator cores", True, _of_rate(rate, "cores"))
     add("idle: replicator cores", True, _of_continuous("idle_cores"))
@@ -572,8 +591,10 @@ def table(pairs: list[Pair]) -> str:
     """Markdown: median [min-max] of each replicator over the pairs, and of topo/MM2 per pair."""
     lines = ["| measure | MM2 | topo | topo / MM2 |", "|---|---|---|---|"]
     for name, values, ratios in measures(pairs):
-        lines.append(f"| {name} | {_spread(values[MM2])} | {_spread(values[TOPO])} | "
-                     f"{_spread(ratios, ratio=True)} |")  # fmt: skip
+        lines.append(
+            f"| {name} | {_spread(values[MM2])} | {_spread(values[TOPO])} | "
+            f"{_spread(ratios, ratio=True)} |"
+        )
     return "\n".join(lines)
 
 
@@ -581,8 +602,10 @@ def delivery_table(pairs: list[Pair]) -> str:
     """Markdown: each replicator's exactly-once copy against its at-least-once copy of as many
     1 KiB records in the same pair (MiB/s and CPU per GiB, median [min-max] of the ratios); ""
     when no pair copied the same backlog both ways."""
-    lines = ["| replicator | exactly-once / at-least-once: MiB/s | CPU s per GiB |",
-             "|---|---|---|"]  # fmt: skip
+    lines = [
+        "| replicator | exactly-once / at-least-once: MiB/s | CPU s per GiB |",
+        "|---|---|---|",
+    ]
     for who in (MM2, TOPO):
         speed, cost = [], []
         for pair in pairs:
@@ -622,24 +645,37 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--records", type=int, default=1_000_000, help="bulk copy, 1 KiB")
     parser.add_argument("--small-records", type=int, default=1_000_000, help="bulk, 100 B")
-    parser.add_argument("--eos-records", type=int,
-                        help="exactly-once, 1 KiB (default: --records, so each replicator's "
-                        "exactly-once is set against its at-least-once copy of as many records); "
-                        "0 skips it")  # fmt: skip
+    parser.add_argument(
+        "--eos-records",
+        type=int,
+        help="exactly-once, 1 KiB (default: --records, so each replicator's "
+        "exactly-once is set against its at-least-once copy of as many records); "
+        "0 skips it",
+    )
     parser.add_argument("--rates", default="1000,5000", help="records/s; empty skips it")
     parser.add_argument("--seconds", type=int, default=30)
     parser.add_argument("--warmup", type=int, default=10)
     parser.add_argument("--mm2-default-refresh", action="store_true")
-    parser.add_argument("--smoke", action="store_true",
-                        help="one pair, 3,000 records of each size, each copy checked")  # fmt: skip
-    parser.add_argument("--lab-clusters", metavar="SRC,DST",
-                        help="use these running lab clusters instead of starting two (MM2's "
-                        "internal topics on them are deleted after each MM2 run)")  # fmt: skip
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="one pair, 3,000 records of each size, each copy checked",
+    )
+    parser.add_argument(
+        "--lab-clusters",
+        metavar="SRC,DST",
+        help="use these running lab clusters instead of starting two (MM2's "
+        "internal topics on them are deleted after each MM2 run)",
+    )
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--only", choices=(MM2, TOPO), help="run one replicator (for tuning)")
     parser.add_argument("--keep", action="store_true", help="keep the logs and state folder")
-    parser.add_argument("--trigger", choices=("loop", "micro-batch", "real-time"), default="loop",
-                        help="topo's engine.trigger (default: the copy loop)")  # fmt: skip
+    parser.add_argument(
+        "--trigger",
+        choices=("loop", "micro-batch", "real-time"),
+        default="loop",
+        help="topo's engine.trigger (default: the copy loop)",
+    )
     options = parser.parse_args()
     global TRIGGER
     TRIGGER = options.trigger
@@ -684,14 +720,22 @@ def main() -> None:
         brokers = [s.pid for s in map(manager.status_of, (SOURCE, TARGET)) if s.pid is not None]
         target = manager.admin_config(TARGET)
         for number in range(options.pairs):
-            print(f"Pair {number + 1} of {options.pairs}: the target's producer ceiling ...",
-                  flush=True)  # fmt: skip
+            print(
+                f"Pair {number + 1} of {options.pairs}: the target's producer ceiling ...",
+                flush=True,
+            )
             from topology.kafka import records as kafka_records
 
             ceiling_topic = f"{tag}p{number}-ceiling"
             kafka_records.create_topic(target, ceiling_topic, PARTITIONS)
-            ceiling = bench.perf_test(tools, target["bootstrap.servers"], ceiling_topic,
-                                      options.records or 100_000, -1, bench.SINK_BATCH)  # fmt: skip
+            ceiling = bench.perf_test(
+                tools,
+                target["bootstrap.servers"],
+                ceiling_topic,
+                options.records or 100_000,
+                -1,
+                bench.SINK_BATCH,
+            )
             pair = Pair(ceiling.mib_per_second)
             pairs.append(pair)
             print(f"  {ceiling.mib_per_second:.1f} MiB/s", flush=True)
@@ -702,28 +746,40 @@ def main() -> None:
                     if not count:
                         continue
                     print(f"{who}: bulk copy of {count:,} x {size} B ...", flush=True)
-                    pair.bulk.append(bulk(who, folder, tools, brokers, run, count, size,
-                                          smoke=options.smoke))  # fmt: skip
+                    pair.bulk.append(
+                        bulk(who, folder, tools, brokers, run, count, size, smoke=options.smoke)
+                    )
                     print(f"  {pair.bulk[-1]}", flush=True)
                 if options.eos_records:
-                    print(f"{who}: exactly-once copy of {options.eos_records:,} x 1 KiB ...",
-                          flush=True)  # fmt: skip
-                    pair.bulk.append(bulk(who, folder, tools, brokers, run,
-                                          options.eos_records, 1024, eos=True))  # fmt: skip
+                    print(
+                        f"{who}: exactly-once copy of {options.eos_records:,} x 1 KiB ...",
+                        flush=True,
+                    )
+                    pair.bulk.append(
+                        bulk(who, folder, tools, brokers, run, options.eos_records, 1024, eos=True)
+                    )
                     print(f"  {pair.bulk[-1]}", flush=True)
                 if rates:
                     print(f"{who}: continuous at {rates} records/s ...", flush=True)
-                    pair.continuous.append(continuous(who, folder, tools, brokers, run, rates,
-                                                      options.seconds, options.warmup))  # fmt: skip
-                    print(f"  idle {pair.continuous[-1].idle_cores:.3f} cores, new topic "
-                          f"{pair.continuous[-1].new_topic_seconds} s", flush=True)  # fmt: skip
+                    pair.continuous.append(
+                        continuous(
+                            who, folder, tools, brokers, run, rates, options.seconds, options.warmup
+                        )
+                    )
+                    print(
+                        f"  idle {pair.continuous[-1].idle_cores:.3f} cores, new topic "
+                        f"{pair.continuous[-1].new_topic_seconds} s",
+                        flush=True,
+                    )
             if number == 0 and options.mm2_default_refresh:
                 print("MM2: a new topic at the default refresh interval ...", flush=True)
                 default_refresh = mm2_default_refresh(folder, f"{tag}p{number}mm2")
         print()
         print(f"Machine: {host}")
-        print(f"Kafka {tools.kafka_version}; target producer ceiling per pair (MiB/s): "
-              f"{[round(p.ceiling_mib_per_second, 1) for p in pairs]}")  # fmt: skip
+        print(
+            f"Kafka {tools.kafka_version}; target producer ceiling per pair (MiB/s): "
+            f"{[round(p.ceiling_mib_per_second, 1) for p in pairs]}"
+        )
         if default_refresh is not None or options.mm2_default_refresh:
             print(f"MM2, new topic at the default refresh interval: {default_refresh} s")
         print(table(pairs))
@@ -731,10 +787,17 @@ def main() -> None:
         if delivery:
             print(f"\nEach replicator's exactly-once against its own at-least-once:\n{delivery}")
         if options.json:
-            options.json.write_text(json.dumps(
-                {"machine": host, "kafka": tools.kafka_version,
-                 "mm2_default_refresh_seconds": default_refresh,
-                 "pairs": [asdict(p) for p in pairs]}, indent=2))  # fmt: skip
+            options.json.write_text(
+                json.dumps(
+                    {
+                        "machine": host,
+                        "kafka": tools.kafka_version,
+                        "mm2_default_refresh_seconds": default_refresh,
+                        "pairs": [asdict(p) for p in pairs],
+                    },
+                    indent=2,
+                )
+            )
     finally:
         if not options.lab_clusters:
             manager.down([], purge=True)

@@ -66,14 +66,19 @@ def main() -> None:
         order = SETTINGS[turn:] + SETTINGS[:turn]
         for setting in order:
             took[setting].append(run(setting))
-        print(f"  round {number + 1}: " + ", ".join(f"{s} {took[s][-1]:.2f} s" for s in SETTINGS),
-              flush=True)  # fmt: skip
+        print(
+            f"  round {number + 1}: " + ", ".join(f"{s} {took[s][-1]:.2f} s" for s in SETTINGS),
+            flush=True,
+        )
     for setting in SETTINGS[1:]:
-        extra = [(a - b) / options.records * 1e9
-                 for a, b in zip(took[setting], took["off"], strict=True)]  # fmt: skip
-        print(f"{setting}: {statistics.median(extra):.0f} ns more wall time per record "
-              f"[{min(extra):.0f} to {max(extra):.0f}] than off "
-              f"({statistics.median(took['off']) / options.records * 1e9:.0f} ns)")  # fmt: skip
+        extra = [
+            (a - b) / options.records * 1e9 for a, b in zip(took[setting], took["off"], strict=True)
+        ]
+        print(
+            f"{setting}: {statistics.median(extra):.0f} ns more wall time per record "
+            f"[{min(extra):.0f} to {max(extra):.0f}] than off "
+            f"({statistics.median(took['off']) / options.records * 1e9:.0f} ns)"
+        )
     spark.stop()
 
 

@@ -84,16 +84,20 @@ def main() -> None:
             'flows:\n  - mirror: {from: src, to: dst}\n    topics: {include: ["bench-.*"]}\n'
         )
         first = timed_plans(file, options.runs)
-        print(f"plan, nothing copied yet:  best {min(first):.2f}s, median "
-              f"{statistics.median(first):.2f}s over {options.runs} runs")  # fmt: skip
+        print(
+            f"plan, nothing copied yet:  best {min(first):.2f}s, median "
+            f"{statistics.median(first):.2f}s over {options.runs} runs"
+        )
         started = time.monotonic()
         applied = topo("apply", str(file), "--auto-approve")
         if applied.returncode != 0:
             sys.exit(f"apply failed: {applied.stderr.strip()[-500:]}")
         print(f"apply ({options.topics} topics created): {time.monotonic() - started:.1f}s")
         again = timed_plans(file, options.runs)
-        print(f"plan, every copy exists:   best {min(again):.2f}s, median "
-              f"{statistics.median(again):.2f}s over {options.runs} runs")  # fmt: skip
+        print(
+            f"plan, every copy exists:   best {min(again):.2f}s, median "
+            f"{statistics.median(again):.2f}s over {options.runs} runs"
+        )
     finally:
         if not options.keep:
             manager.down([], purge=True)

@@ -109,10 +109,20 @@ def kafka_tools() -> Tools:
         scratch = Path(tempfile.mkdtemp(prefix=".bench-kafka-tools-", dir=paths.jars_dir()))
         (scratch / "pom.xml").write_text(TOOLS_POM.format(version=version))
         done = subprocess.run(
-            ["mvn", "-B", "-q", "-f", str(scratch / "pom.xml"), maven.COPY_GOAL,
-             f"-DoutputDirectory={scratch / 'lib'}", "-DincludeScope=runtime"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "-f",
+                str(scratch / "pom.xml"),
+                maven.COPY_GOAL,
+                f"-DoutputDirectory={scratch / 'lib'}",
+                "-DincludeScope=runtime",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         if done.returncode != 0:
             shutil.rmtree(scratch, ignore_errors=True)
             sys.exit(f"mvn could not resolve kafka-tools: {done.stdout[-800:]}")
@@ -155,20 +165,44 @@ class Producing(threading.Thread):
 
 
 def perf_test(
-    tools: Tools, bootstrap: str, topic: str, records: int, throughput: int, batch_size: int,
+    tools: Tools,
+    bootstrap: str,
+    topic: str,
+    records: int,
+    throughput: int,
+    batch_size: int,
     record_size: int = RECORD_SIZE,
-) -> PerfResult:  # fmt: skip
+) -> PerfResult:
     """Run kafka-producer-perf-test and parse its final summary line."""
-    command = [tools.java, "-Xms256m", "-Xmx512m", "-cp", tools.classpath, PERF_TOOL,
-               "--bootstrap-server", bootstrap, "--topic", topic,
-               "--num-records", str(records), "--record-size", str(record_size),
-               "--throughput", str(throughput), "--command-property", "acks=all",
-               "linger.ms=5", f"batch.size={batch_size}"]  # fmt: skip
+    command = [
+        tools.java,
+        "-Xms256m",
+        "-Xmx512m",
+        "-cp",
+        tools.classpath,
+        PERF_TOOL,
+        "--bootstrap-server",
+        bootstrap,
+        "--topic",
+        topic,
+        "--num-records",
+        str(records),
+        "--record-size",
+        str(record_size),
+        "--throughput",
+        str(throughput),
+        "--command-property",
+        "acks=all",
+        "linger.ms=5",
+        f"batch.size={batch_size}",
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     summaries = [m for line in done.stdout.splitlines() if (m := SUMMARY.search(line))]
     if done.returncode != 0 or not summaries:
-        sys.exit(f"kafka-producer-perf-test failed ({done.returncode}): "
-                 f"{(done.stderr or done.stdout)[-1500:]}")  # fmt: skip
+        sys.exit(
+            f"kafka-producer-perf-test failed ({done.returncode}): "
+            f"{(done.stderr or done.stdout)[-1500:]}"
+        )
     last = summaries[-1]
     return PerfResult(
         records=int(last.group(1)),
@@ -344,9 +378,13 @@ class TargetWatch(threading.Thread):
     does, with a CPU snapshot at each moment."""
 
     def __init__(
-        self, config: dict[str, str], topic: str, expected: int,
-        session: "int | Callable[[], int | None]", brokers: list[int],
-    ) -> None:  # fmt: skip
+        self,
+        config: dict[str, str],
+        topic: str,
+        expected: int,
+        session: "int | Callable[[], int | None]",
+        brokers: list[int],
+    ) -> None:
         """`session`: the replicator's session id, or how to learn it once it is known."""
         super().__init__(daemon=True)
         self.config, self.topic, self.expected = config, topic, expected
@@ -412,9 +450,11 @@ def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: i
     with log.open("w") as out:
         process = subprocess.Popen(
             [*TOPO, "apply", str(file), "--once", "--auto-approve"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
+        )
         watch = TargetWatch(target, f"src.{COPIED}", records, process.pid, brokers)
         watch.start()
         code = process.wait()
@@ -423,8 +463,10 @@ def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: i
     watch.done.set()
     watch.join(timeout=10)
     if code != 0:
-        sys.exit(f"topo apply --once failed ({code}):\n{log.read_text()[-3000:]}\n"
-                 f"driver.log ends:\n{driver_log_tail()}")  # fmt: skip
+        sys.exit(
+            f"topo apply --once failed ({code}):\n{log.read_text()[-3000:]}\n"
+            f"driver.log ends:\n{driver_log_tail()}"
+        )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     status = jobstate.status(NAME) or {}
     ready = status.get("started_at")
@@ -474,8 +516,14 @@ class LatencyProbe(threading.Thread):
     def run(self) -> None:
         from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-        consumer = Consumer({**self.config, "group.id": "bench-latency", "logger": _QUIET,
-                             "enable.auto.commit": False})  # fmt: skip
+        consumer = Consumer(
+            {
+                **self.config,
+                "group.id": "bench-latency",
+                "logger": _QUIET,
+                "enable.auto.commit": False,
+            }
+        )
         try:
             partitions = consumer.list_topics(self.topic, timeout=30).topics[self.topic].partitions
             consumer.assign([TopicPartition(self.topic, p, OFFSET_BEGINNING) for p in partitions])
@@ -531,16 +579,25 @@ class LatencyResult:
 
 
 def continuous_latency(
-    file: Path, tools: Tools, source: dict[str, str], target: dict[str, str], rate: int,
-    seconds: int, warmup: int, brokers: list[int],
-) -> LatencyResult:  # fmt: skip
+    file: Path,
+    tools: Tools,
+    source: dict[str, str],
+    target: dict[str, str],
+    rate: int,
+    seconds: int,
+    warmup: int,
+    brokers: list[int],
+) -> LatencyResult:
     from topology.host import jobstate
 
-    applied = subprocess.run([*TOPO, "apply", str(file), "--auto-approve"], capture_output=True,
-                             text=True, check=False)  # fmt: skip
+    applied = subprocess.run(
+        [*TOPO, "apply", str(file), "--auto-approve"], capture_output=True, text=True, check=False
+    )
     if applied.returncode != 0:
-        sys.exit(f"topo apply failed:\n{(applied.stdout + applied.stderr)[-3000:]}\n"
-                 f"driver.log ends:\n{driver_log_tail()}")  # fmt: skip
+        sys.exit(
+            f"topo apply failed:\n{(applied.stdout + applied.stderr)[-3000:]}\n"
+            f"driver.log ends:\n{driver_log_tail()}"
+        )
     driver = jobstate.running_driver(NAME)
     assert driver is not None
     probe = LatencyProbe(target, f"src.{LATENCY}")
@@ -552,8 +609,10 @@ def continuous_latency(
     # is not in the measured window).
     perf_test(tools, bootstrap, LATENCY, rate, rate, SINK_BATCH)
     if not probe.wait_for(rate, timeout=180):
-        sys.exit(f"the first records were not copied within 180 s (seen "
-                 f"{len(probe.latencies)}); driver.log ends:\n{driver_log_tail()}")  # fmt: skip
+        sys.exit(
+            f"the first records were not copied within 180 s (seen "
+            f"{len(probe.latencies)}); driver.log ends:\n{driver_log_tail()}"
+        )
     mark = len(probe.latencies)
     producing = Producing(tools, bootstrap, LATENCY, rate * (warmup + seconds), rate)
     producing.start()
@@ -605,8 +664,10 @@ def continuous_latency(
         lag_after=flow.get("lag"),
     )
     if not complete:
-        result.notes.append(f"only {len(probe.latencies) - mark} of {rate * (warmup + seconds)} "
-                            "copies seen within 120 s")  # fmt: skip
+        result.notes.append(
+            f"only {len(probe.latencies) - mark} of {rate * (warmup + seconds)} "
+            "copies seen within 120 s"
+        )
     return result
 
 
@@ -697,9 +758,13 @@ def machine() -> dict[str, str]:
     import pyspark
 
     model = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-         if line.startswith("model name")), platform.processor() or "?",
-    )  # fmt: skip
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor() or "?",
+    )
     memory = next(
         int(line.split()[1]) * 1024
         for line in Path("/proc/meminfo").read_text().splitlines()
@@ -723,9 +788,14 @@ def machine() -> dict[str, str]:
 
 
 def report(
-    host: dict[str, str], kafka: str, ceilings: dict[int, PerfResult], load: PerfResult,
-    once: OnceResult, latency: LatencyResult | None, outside: dict[str, tuple[float, float]],
-) -> None:  # fmt: skip
+    host: dict[str, str],
+    kafka: str,
+    ceilings: dict[int, PerfResult],
+    load: PerfResult,
+    once: OnceResult,
+    latency: LatencyResult | None,
+    outside: dict[str, tuple[float, float]],
+) -> None:
     ceiling = max(ceilings.values(), key=lambda r: r.mib_per_second).mib_per_second
     gib = once.records * RECORD_SIZE / GIB
     mib = once.records * RECORD_SIZE / MIB
@@ -733,8 +803,10 @@ def report(
 
     def rate(seconds: float) -> str:
         speed = mib / seconds
-        return (f"{speed:.1f} MiB/s, {once.records / seconds:,.0f} rec/s, "
-                f"{speed / ceiling:.2f} of the ceiling")  # fmt: skip
+        return (
+            f"{speed:.1f} MiB/s, {once.records / seconds:,.0f} rec/s, "
+            f"{speed / ceiling:.2f} of the ceiling"
+        )
 
     for batch, result in sorted(ceilings.items()):
         speed = f"{result.mib_per_second:.1f} MiB/s, {result.records_per_second:,.0f} rec/s"
@@ -766,8 +838,10 @@ def report(
         rows.append(("`--once` micro-batches", _batches(once.batches)))
     if latency is not None:
         measured = f"{latency.rate:,} rec/s for {latency.produced // latency.rate} s"
-        spread = (f"{latency.p50:.0f} / {latency.p90:.0f} / {latency.p99:.0f} / "
-                  f"{latency.max} ms ({latency.seen:,} copies)")  # fmt: skip
+        spread = (
+            f"{latency.p50:.0f} / {latency.p90:.0f} / {latency.p99:.0f} / "
+            f"{latency.max} ms ({latency.seen:,} copies)"
+        )
         rows.append((f"continuous, {measured}: latency p50 / p90 / p99 / max", spread))
         (p50a, p99a), (p50b, p99b) = latency.halves
         halves = f"{p50a:.0f} / {p99a:.0f} ms, then {p50b:.0f} / {p99b:.0f} ms"
@@ -780,16 +854,19 @@ def report(
         idle = f"{latency.idle_cores:.2f} cores"
         rows.append((f"continuous: replicator CPU with nothing to copy ({IDLE_SECONDS} s)", idle))
         acks = f"{latency.producer.latency_p50_ms} / {latency.producer.latency_p99_ms} ms"
-        rows.append(("continuous: the source producer's own ack latency p50 / p99 (warm-up too)",
-                     acks))  # fmt: skip
+        rows.append(
+            ("continuous: the source producer's own ack latency p50 / p99 (warm-up too)", acks)
+        )
         if latency.heartbeat:
             beats = f"{latency.heartbeat.get('p50')} / {latency.heartbeat.get('max')} ms"
             rows.append(("continuous: `topo status` heartbeat latency p50 / max", beats))
         rows.append(("copies keep the source timestamp", str(latency.timestamps_kept)))
     others = ", ".join(f"{phase} {a:.2f} / {b:.2f}" for phase, (a, b) in outside.items())
     rows.append(("other processes / hypervisor steal during each phase (cores)", others))
-    print(f"\n## Replication benchmark: {once.records:,} records of {RECORD_SIZE} B, "
-          f"{PARTITIONS} partitions\n")  # fmt: skip
+    print(
+        f"\n## Replication benchmark: {once.records:,} records of {RECORD_SIZE} B, "
+        f"{PARTITIONS} partitions\n"
+    )
     print("| measure | result |\n|---|---|")
     for name, value in rows:
         print(f"| {name} | {value} |")
@@ -803,8 +880,10 @@ def _batches(found: Batches) -> str:
     if found.count > 1:
         text += f" (one per {found.window / found.count:.2f} s on average)"
     last = " of the last 100" if found.count > 100 else ""
-    text += (f"; duration{last}: median {_seconds(found.median_seconds, 2)}, "
-             f"max {_seconds(found.max_seconds, 2)}")  # fmt: skip
+    text += (
+        f"; duration{last}: median {_seconds(found.median_seconds, 2)}, "
+        f"max {_seconds(found.max_seconds, 2)}"
+    )
     if found.median_interval is not None:
         text += f"; median gap between starts {found.median_interval:.2f} s"
     return text
@@ -884,16 +963,20 @@ def main() -> None:
         ceilings = {}
         outside: dict[str, tuple[float, float]] = {}
         for batch in (SINK_BATCH, 8 * SINK_BATCH):
-            print(f"Ceiling: {options.records:,} records into {TARGET}, batch.size={batch} ...",
-                  flush=True)  # fmt: skip
+            print(
+                f"Ceiling: {options.records:,} records into {TARGET}, batch.size={batch} ...",
+                flush=True,
+            )
             meter = Outside(brokers)
-            ceilings[batch] = perf_test(tools, target["bootstrap.servers"], CEILING,
-                                        options.records, -1, batch)  # fmt: skip
+            ceilings[batch] = perf_test(
+                tools, target["bootstrap.servers"], CEILING, options.records, -1, batch
+            )
             outside[f"ceiling {batch}"] = meter.cores()
             print(f"  {ceilings[batch]}", flush=True)
         print(f"Loading {options.records:,} records into {SOURCE} ...", flush=True)
-        load = perf_test(tools, source["bootstrap.servers"], COPIED, options.records, -1,
-                         SINK_BATCH)  # fmt: skip
+        load = perf_test(
+            tools, source["bootstrap.servers"], COPIED, options.records, -1, SINK_BATCH
+        )
         print(f"  {load}", flush=True)
         print("Timing topo apply --once ...", flush=True)
         meter = Outside(brokers)
@@ -902,20 +985,26 @@ def main() -> None:
         print(f"  {once}", flush=True)
         latency = None
         if not options.no_latency:
-            print(f"Continuous replication at {options.rate:,} records/s for "
-                  f"{options.seconds} s ...", flush=True)  # fmt: skip
+            print(
+                f"Continuous replication at {options.rate:,} records/s for {options.seconds} s ...",
+                flush=True,
+            )
             started_replication = True
-            latency = continuous_latency(file, tools, source, target, options.rate,
-                                         options.seconds, options.warmup, brokers)  # fmt: skip
+            latency = continuous_latency(
+                file, tools, source, target, options.rate, options.seconds, options.warmup, brokers
+            )
             outside["continuous"] = latency.outside
         report(host, tools.kafka_version, ceilings, load, once, latency, outside)
         if client or spark_conf:
-            print(f"\nTuned: target client {client or 'defaults'}; spark_conf "
-                  f"{spark_conf or 'defaults'}")  # fmt: skip
+            print(
+                f"\nTuned: target client {client or 'defaults'}; spark_conf "
+                f"{spark_conf or 'defaults'}"
+            )
     finally:
         if started_replication:
-            subprocess.run([*TOPO, "stop", str(folder / "replication.yaml")], check=False,
-                           capture_output=True)  # fmt: skip
+            subprocess.run(
+                [*TOPO, "stop", str(folder / "replication.yaml")], check=False, capture_output=True
+            )
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
 

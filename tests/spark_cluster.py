@@ -96,17 +96,28 @@ def start(
     env = _environment(home, workdir)
     spark_class = str(home / "bin" / "spark-class")
     master_cmd = [
-        spark_class, "org.apache.spark.deploy.master.Master",
-        "--host", HOST, "--port", str(master_port), "--webui-port", str(master_ui_port),
-    ]  # fmt: skip
+        spark_class,
+        "org.apache.spark.deploy.master.Master",
+        "--host",
+        HOST,
+        "--port",
+        str(master_port),
+        "--webui-port",
+        str(master_ui_port),
+    ]
     started: list[subprocess.Popen[bytes]] = []
     try:
         started.append(_spawn(master_cmd, env, workdir / "master.log", workdir))
         started.append(_start_worker(home, workdir, master_url, cores, memory))
         cluster = StandaloneSpark(
-            master_url, workdir, master_web_url, home, processes=tuple(reversed(started)),
-            cores=cores, memory=memory,
-        )  # fmt: skip
+            master_url,
+            workdir,
+            master_web_url,
+            home,
+            processes=tuple(reversed(started)),
+            cores=cores,
+            memory=memory,
+        )
         _await_worker(cluster, timeout)
     except BaseException:
         _stop_all(tuple(reversed(started)))
@@ -155,11 +166,22 @@ def _start_worker(
     worker_dir.mkdir(exist_ok=True)
     worker_port, worker_ui_port = free_port(), free_port()
     worker_cmd = [
-        str(home / "bin" / "spark-class"), "org.apache.spark.deploy.worker.Worker",
-        "--host", HOST, "--port", str(worker_port), "--webui-port", str(worker_ui_port),
-        "--cores", str(cores), "--memory", memory, "--work-dir", str(worker_dir),
+        str(home / "bin" / "spark-class"),
+        "org.apache.spark.deploy.worker.Worker",
+        "--host",
+        HOST,
+        "--port",
+        str(worker_port),
+        "--webui-port",
+        str(worker_ui_port),
+        "--cores",
+        str(cores),
+        "--memory",
+        memory,
+        "--work-dir",
+        str(worker_dir),
         master_url,
-    ]  # fmt: skip
+    ]
     return _spawn(worker_cmd, _environment(home, workdir), workdir / "worker.log", workdir)
 
 
@@ -209,9 +231,10 @@ def _await_worker(
             last_error = f"the master's web UI: {error}"
         else:
             alive = [
-                w for w in status.get("workers", [])
+                w
+                for w in status.get("workers", [])
                 if w.get("state") == "ALIVE" and str(w.get("id")) not in alive_other_than
-            ]  # fmt: skip
+            ]
             if alive:
                 return
             last_error = f"the master lists no ALIVE worker (workers: {status.get('workers')})"

@@ -30,14 +30,16 @@ def acl(topic: str, operation: str, permission: str = "ALLOW", principal: str = 
 
 def grant(config: dict[str, str], binding: Acl) -> None:
     """An operator's ACL on the source (recorded under an owner no topology uses)."""
-    change = Change(Action.CREATE, Resource.ACL, "src", binding.resource_name, "test",
-                    after=binding.to_dict())  # fmt: skip
+    change = Change(
+        Action.CREATE, Resource.ACL, "src", binding.resource_name, "test", after=binding.to_dict()
+    )
     changes.execute(config, change, owner="test-setup")
 
 
 def revoke(config: dict[str, str], binding: Acl) -> None:
-    change = Change(Action.DELETE, Resource.ACL, "src", binding.resource_name, "test",
-                    before=binding.to_dict())  # fmt: skip
+    change = Change(
+        Action.DELETE, Resource.ACL, "src", binding.resource_name, "test", before=binding.to_dict()
+    )
     changes.execute(config, change, owner="test-setup")
 
 
@@ -86,8 +88,11 @@ def test_acls_are_synced_by_mm2_rules_and_revocations_need_allow_delete(
         (c["after"]["principal"], c["after"]["operation"], c["after"]["permission"])
         for c in plan["changes"]
         if c["resource"] == "acl"
-    ) == [("User:app", "READ", "ALLOW"), ("User:intern", "DESCRIBE", "DENY"),
-          ("User:ops", "READ", "ALLOW")]  # fmt: skip
+    ) == [
+        ("User:app", "READ", "ALLOW"),
+        ("User:intern", "DESCRIBE", "DENY"),
+        ("User:ops", "READ", "ALLOW"),
+    ]
     applied = run_topo("apply", str(file), "--auto-approve", env=env)
     assert applied.returncode == 0, applied.stderr
     on_target = inventory.observe("dst", target).acls

@@ -103,10 +103,18 @@ def test_a_topic_that_exists_is_not_created_and_its_ownership_is_untouched(
 
 def test_partitions_are_increased(source: dict[str, str], topic_name: str) -> None:
     records.create_topic(source, topic_name, 1)
-    run(source, Change(
-        Action.UPDATE, Resource.PARTITIONS, "c", topic_name, "test",
-        before={"partitions": 1}, after={"partitions": 3},
-    ))  # fmt: skip
+    run(
+        source,
+        Change(
+            Action.UPDATE,
+            Resource.PARTITIONS,
+            "c",
+            topic_name,
+            "test",
+            before={"partitions": 1},
+            after={"partitions": 3},
+        ),
+    )
     assert inventory.observe("c", source).topics[topic_name].partitions == 3
 
 
@@ -115,11 +123,18 @@ def test_topic_configs_are_set_and_deleted_back_to_the_default(
 ) -> None:
     ensure_state_topic(source)
     run(source, create_topic(topic_name, 1, **{"retention.ms": "3600000"}))
-    run(source, Change(
-        Action.UPDATE, Resource.TOPIC_CONFIG, "c", topic_name, "test",
-        before={"retention.ms": "3600000", "max.message.bytes": None},
-        after={"retention.ms": None, "max.message.bytes": "2000000"},
-    ))  # fmt: skip
+    run(
+        source,
+        Change(
+            Action.UPDATE,
+            Resource.TOPIC_CONFIG,
+            "c",
+            topic_name,
+            "test",
+            before={"retention.ms": "3600000", "max.message.bytes": None},
+            after={"retention.ms": None, "max.message.bytes": "2000000"},
+        ),
+    )
     configs = inventory.observe("c", source).topics[topic_name].configs
     assert dict(configs) == {"max.message.bytes": "2000000"}
 
@@ -129,17 +144,27 @@ def test_ownership_records_are_created_updated_and_deleted(
 ) -> None:
     ensure_state_topic(source)
     for action, edges in ((Action.CREATE, ["a->c"]), (Action.UPDATE, ["b->c", "a->c"])):
-        run(source, Change(
-            action, Resource.OWNERSHIP, "c", topic_name, "test",
-            before=None if action is Action.CREATE else {"edges": ["a->c"]},
-            after={"edges": edges},
-        ))  # fmt: skip
+        run(
+            source,
+            Change(
+                action,
+                Resource.OWNERSHIP,
+                "c",
+                topic_name,
+                "test",
+                before=None if action is Action.CREATE else {"edges": ["a->c"]},
+                after={"edges": edges},
+            ),
+        )
     owned = inventory.observe("c", source).owns_topic(topic_name)
     assert owned == Owned("topic", topic_name, ("a->c", "b->c"), owner=OWNER)
 
-    run(source, Change(
-        Action.DELETE, Resource.OWNERSHIP, "c", topic_name, "test", before={"edges": ["a->c"]}
-    ))  # fmt: skip
+    run(
+        source,
+        Change(
+            Action.DELETE, Resource.OWNERSHIP, "c", topic_name, "test", before={"edges": ["a->c"]}
+        ),
+    )
     assert inventory.observe("c", source).owns_topic(topic_name) is None
 
 
@@ -147,9 +172,12 @@ def test_deleting_a_topic_that_is_already_gone_still_forgets_it(
     source: dict[str, str], topic_name: str
 ) -> None:
     ensure_state_topic(source)
-    run(source, Change(
-        Action.CREATE, Resource.OWNERSHIP, "c", topic_name, "test", after={"edges": ["a->c"]}
-    ))  # fmt: skip
+    run(
+        source,
+        Change(
+            Action.CREATE, Resource.OWNERSHIP, "c", topic_name, "test", after={"edges": ["a->c"]}
+        ),
+    )
     run(source, Change(Action.DELETE, Resource.TOPIC, "c", topic_name, "test", before={}))
     assert inventory.observe("c", source).owns_topic(topic_name) is None
 

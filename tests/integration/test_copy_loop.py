@@ -131,8 +131,13 @@ def _transactions(config: dict[str, str], topic: str, prefix: str) -> None:
     for outcome in ("committed", "aborted"):
         producer.begin_transaction()
         for i in range(3 if outcome == "committed" else 2):
-            producer.produce(topic, key=f"tx-{outcome}-{i}".encode(), value=b"v", partition=0,
-                             timestamp=RECENT_MS + i)  # fmt: skip
+            producer.produce(
+                topic,
+                key=f"tx-{outcome}-{i}".encode(),
+                value=b"v",
+                partition=0,
+                timestamp=RECENT_MS + i,
+            )
         producer.flush(30)
         if outcome == "committed":
             producer.commit_transaction(30)

@@ -96,9 +96,14 @@ def test_ownership_records_are_read_back_and_a_deleted_topic_is_forgotten(
     ensure_state_topic(source)
     after = {"partitions": 1, "replication_factor": 1, "configs": {}, "purpose": "replica"}
     create = Change(
-        Action.CREATE, Resource.TOPIC, "src", topic_name, "test", after=after,
+        Action.CREATE,
+        Resource.TOPIC,
+        "src",
+        topic_name,
+        "test",
+        after=after,
         edges=("west->src", "east->src"),
-    )  # fmt: skip
+    )
     changes.execute(source, create, owner=OWNER)
 
     cluster = inventory.observe("src", source)

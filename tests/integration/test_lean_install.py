@@ -33,9 +33,13 @@ class LeanInstall:
 
     def run(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(self.topo), *args], capture_output=True, text=True, cwd=cwd, check=False,
+            [str(self.topo), *args],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            check=False,
             env={**os.environ, "PYTHONPATH": ""},
-        )  # fmt: skip
+        )
 
 
 @pytest.fixture(scope="module")
@@ -45,14 +49,17 @@ def lean(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LeanInstall]:
     sources.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(ROOT / name, sources / name)
-    shutil.copytree(ROOT / "topology", sources / "topology",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        ROOT / "topology", sources / "topology", ignore=shutil.ignore_patterns("__pycache__")
+    )
     venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     pip = subprocess.run(
         [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(sources)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert pip.returncode == 0, pip.stderr[-2000:]
     yield LeanInstall(venv / "bin" / "python", venv / "bin" / "topo")
 

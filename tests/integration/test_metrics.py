@@ -75,8 +75,14 @@ def _chromium() -> str:
     if os.geteuid() == 0 and shutil.which("apt-get"):
         environment = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         for command in (["apt-get", "update"], ["apt-get", "install", "-y", "chromium"]):
-            subprocess.run(command, check=False, timeout=1200, env=environment,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            subprocess.run(
+                command,
+                check=False,
+                timeout=1200,
+                env=environment,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
         found = shutil.which("chromium")
         if found:
             return found
@@ -124,10 +130,15 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     assert applied.returncode == 0, applied.stderr
     out, err = tmp_path / "run.out", tmp_path / "run.err"
     with out.open("wb") as stdout, err.open("wb") as stderr:
-        runs.append(subprocess.Popen(
-            [sys.executable, "-m", "topology", "run", str(file), "--log-format", "json"],
-            stdout=stdout, stderr=stderr, env=runner.env, start_new_session=True,
-        ))  # fmt: skip
+        runs.append(
+            subprocess.Popen(
+                [sys.executable, "-m", "topology", "run", str(file), "--log-format", "json"],
+                stdout=stdout,
+                stderr=stderr,
+                env=runner.env,
+                start_new_session=True,
+            )
+        )
     copied = wait_for(dst, f"src.{first}", len(written))
     assert contents(copied) == expected(records.read_topic(src, first), "src")
 
@@ -169,8 +180,12 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     more = [Record(later, 0, f"k{i}".encode(), b"vv", (), None) for i in range(5)]
     records.produce(src, more)
     wait_for(dst, f"src.{later}", len(more))
-    _until("the discovered topic's counter", lambda: _value(
-        _samples(url), "topo_records_copied_total", topic=later, **flow) == len(more))  # fmt: skip
+    _until(
+        "the discovered topic's counter",
+        lambda: (
+            _value(_samples(url), "topo_records_copied_total", topic=later, **flow) == len(more)
+        ),
+    )
     scraped = _samples(url)
     assert (_value(scraped, "topo_topics_discovered_total", **flow) or 0) >= 1
     # it joined the running copy loop: nothing restarted for it
@@ -183,8 +198,10 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
     waiting = varied(first, 7, 2, tag="w")
     try:  # kept short: past the sink's 120 s delivery timeout, a batch fails and is replayed
         records.produce(src, waiting)
-        _until("the waiting records as lag", lambda: _value(
-            _samples(url), "topo_replication_lag_records", topic=first, **flow) == 7)  # fmt: skip
+        _until(
+            "the waiting records as lag",
+            lambda: _value(_samples(url), "topo_replication_lag_records", topic=first, **flow) == 7,
+        )
         # `topo status`, from the other machine, says so too (with the heartbeats waiting).
         _until("the status's lag", lambda: (_status(operator, file)["flows"][0]["lag"] or 0) >= 7)
         code, body = _until("unready", lambda: (r := _get(f"{url}/readyz"))[0] == 503 and r, 90)
@@ -237,8 +254,11 @@ def _check_dashboard(
     chromium = _chromium()
     process = subprocess.Popen(
         [sys.executable, "-m", "topology", "dashboard", str(file), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=operator.env, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=operator.env,
+        text=True,
+    )
     started.append(process)
     assert process.stdout is not None
     line = process.stdout.readline()

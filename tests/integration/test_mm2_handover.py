@@ -76,10 +76,14 @@ class KeepWriting(threading.Thread):
         while not self.done.is_set():
             for _ in range(5):
                 number = self.written
-                producer.produce(self.topic, key=f"live-{number % 7}".encode(),
-                                 value=f"live-{number}".encode(), partition=number % 3,
-                                 headers=[("n", str(number).encode())],
-                                 timestamp=RECENT_MS + 500_000 + number)  # fmt: skip
+                producer.produce(
+                    self.topic,
+                    key=f"live-{number % 7}".encode(),
+                    value=f"live-{number}".encode(),
+                    partition=number % 3,
+                    headers=[("n", str(number).encode())],
+                    timestamp=RECENT_MS + 500_000 + number,
+                )
                 self.written += 1
             producer.flush(10)
             if self.written % 20 == 0:
@@ -91,9 +95,13 @@ class KeepWriting(threading.Thread):
         number = self.transactions
         txn.begin_transaction()
         for i in range(4):
-            txn.produce(self.transactional, key=f"live-t{number}-{i}".encode(),
-                        value=f"{commit}".encode(), partition=i % 2,
-                        timestamp=RECENT_MS + 600_000 + number * 10 + i)  # fmt: skip
+            txn.produce(
+                self.transactional,
+                key=f"live-t{number}-{i}".encode(),
+                value=f"{commit}".encode(),
+                partition=i % 2,
+                timestamp=RECENT_MS + 600_000 + number * 10 + i,
+            )
         txn.flush(10)
         if commit:
             txn.commit_transaction(30)
@@ -110,8 +118,13 @@ def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
     for number, commits in enumerate([True, False, True, True, False, True, True, True]):
         producer.begin_transaction()
         for i in range(5):
-            producer.produce(topic, key=f"t{number}-{i}".encode(), value=b"v" * i,
-                             partition=i % 2, timestamp=RECENT_MS + number * 10 + i)  # fmt: skip
+            producer.produce(
+                topic,
+                key=f"t{number}-{i}".encode(),
+                value=b"v" * i,
+                partition=i % 2,
+                timestamp=RECENT_MS + number * 10 + i,
+            )
         producer.flush(30)
         if commits:
             producer.commit_transaction(30)
@@ -122,11 +135,18 @@ def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
 def _content(found: list[Record]) -> list[tuple[Any, ...]]:
     """What a consumer sees of each record, without topo's headers, in partition order."""
     return sorted(
-        ((r.partition, r.key, r.value,
-          tuple(h for h in r.headers if h[0] not in TOPO_HEADERS), r.timestamp_ms)
-         for r in found),
+        (
+            (
+                r.partition,
+                r.key,
+                r.value,
+                tuple(h for h in r.headers if h[0] not in TOPO_HEADERS),
+                r.timestamp_ms,
+            )
+            for r in found
+        ),
         key=lambda c: c[0],  # stable: keeps the order within a partition
-    )  # fmt: skip
+    )
 
 
 def _start_mm2(
@@ -180,10 +200,20 @@ def test_topo_takes_over_from_mm2_with_no_gap_and_no_duplicate(
         compact
     ].result(30)
     # Keys repeat (what compaction would merge) and some values are tombstones.
-    records.produce(src, [Record(compact, i % 2, f"c-{i % 5}".encode(),
-                                 None if i % 7 == 6 else f"v{i}".encode(),
-                                 (("i", str(i).encode()),), RECENT_MS + i)
-                          for i in range(30)])  # fmt: skip
+    records.produce(
+        src,
+        [
+            Record(
+                compact,
+                i % 2,
+                f"c-{i % 5}".encode(),
+                None if i % 7 == 6 else f"v{i}".encode(),
+                (("i", str(i).encode()),),
+                RECENT_MS + i,
+            )
+            for i in range(30)
+        ],
+    )
     topology.write("  - mirror: {from: src, to: dst}\n    start: mm2")
 
     mm2 = _start_mm2(topology, tmp_path)
@@ -196,8 +226,10 @@ def test_topo_takes_over_from_mm2_with_no_gap_and_no_duplicate(
         time.sleep(3)  # MM2 commits its positions every 2 s here (offset.flush.interval.ms)
         refused = run_topo("plan", str(topology.file))
         assert refused.returncode == 1, refused.stdout + refused.stderr
-        assert ("MirrorMaker 2 still runs it: its status topic mm2-status.src.internal on dst "
-                "shows its connector on worker") in refused.stderr  # fmt: skip
+        assert (
+            "MirrorMaker 2 still runs it: its status topic mm2-status.src.internal on dst "
+            "shows its connector on worker"
+        ) in refused.stderr
         assert "Traceback" not in refused.stderr
     finally:
         code = mm2.stop()
@@ -317,8 +349,10 @@ MM2_GROUP_SYNC = {
 def _links(src: dict[str, str], dst: dict[str, str], topic: str) -> dict[tuple[int, int], int]:
     """(partition, offset) of each copy on dst -> the offset of its record on src, matched by
     content (the records' keys are unique): the truth a translation must agree with."""
-    on_source = {(r.partition, r.key, r.value, r.timestamp_ms): r.offset
-                 for r in records.read_topic(src, topic)}  # fmt: skip
+    on_source = {
+        (r.partition, r.key, r.value, r.timestamp_ms): r.offset
+        for r in records.read_topic(src, topic)
+    }
     found = {}
     for copy in records.read_topic(dst, f"src.{topic}"):
         assert copy.offset is not None
@@ -330,8 +364,9 @@ def _links(src: dict[str, str], dst: dict[str, str], topic: str) -> dict[tuple[i
 
 def _mm2_checkpoints(topology: Topology, group: str) -> dict[int, int]:
     """`topo offsets --json`'s MM2 column for `group`, from src to dst, by partition."""
-    shown = run_topo("offsets", str(topology.file), "--group", group, "--from", "src",
-                     "--to", "dst", "--json")  # fmt: skip
+    shown = run_topo(
+        "offsets", str(topology.file), "--group", group, "--from", "src", "--to", "dst", "--json"
+    )
     assert shown.returncode == 0, shown.stdout + shown.stderr
     [move] = json.loads(shown.stdout)["groups"]
     return {row["partition"]: row["mm2_checkpoint"] for row in move["partitions"]}
@@ -367,8 +402,10 @@ def test_a_group_moves_exactly_across_the_copies_mm2_made_and_topos(
         by_mm2 = committed(dst, group, f"src.{topic}", 2)
     finally:
         mm2.stop()
-    records.produce(src, [Record(topic, i % 2, f"after-{i}".encode(), b"a", (), RECENT_MS + i)
-                          for i in range(10)])  # fmt: skip
+    records.produce(
+        src,
+        [Record(topic, i % 2, f"after-{i}".encode(), b"a", (), RECENT_MS + i) for i in range(10)],
+    )
     before = _mm2_checkpoints(topology, group)  # MM2's own, in its checkpoints topic on dst
     topology.apply("--once")
     links = _links(src, dst, topic)
@@ -474,14 +511,25 @@ def test_mm2_on_a_connect_cluster_runs_beside_topo_then_hands_its_topics_over(
         dst["bootstrap.servers"], f"{beside.prefix}-connect", state, tmp_path / "connect"
     )
     try:
-        mirrormaker.add_connector(worker, "src->dst.MirrorSourceConnector", {
-            **_mm2_connector("MirrorSourceConnector", src, dst), "topics": f"{beside.prefix}-.*",
-        })  # fmt: skip
-        mirrormaker.add_connector(worker, "src->dst.MirrorCheckpointConnector", {
-            **_mm2_connector("MirrorCheckpointConnector", src, dst),
-            "topics": f"{beside.prefix}-.*", "groups": f"{beside.prefix}-.*", **MM2_GROUP_SYNC,
-            "sync.group.offsets.enabled": "true",
-        })  # fmt: skip
+        mirrormaker.add_connector(
+            worker,
+            "src->dst.MirrorSourceConnector",
+            {
+                **_mm2_connector("MirrorSourceConnector", src, dst),
+                "topics": f"{beside.prefix}-.*",
+            },
+        )
+        mirrormaker.add_connector(
+            worker,
+            "src->dst.MirrorCheckpointConnector",
+            {
+                **_mm2_connector("MirrorCheckpointConnector", src, dst),
+                "topics": f"{beside.prefix}-.*",
+                "groups": f"{beside.prefix}-.*",
+                **MM2_GROUP_SYNC,
+                "sync.group.offsets.enabled": "true",
+            },
+        )
         _wait_copied(dst, f"src.{theirs}", 20, 120)
         deadline = time.monotonic() + 90
         while len(_checkpoints(dst, their_group)) < 2:
@@ -509,8 +557,10 @@ def test_mm2_on_a_connect_cluster_runs_beside_topo_then_hands_its_topics_over(
         time.sleep(2)  # the worker commits its positions every 2 s here
         refused = run_topo("plan", str(beside.file))
         assert refused.returncode == 1, refused.stdout + refused.stderr
-        assert (f"its status topic {state['status']} on dst shows its connector on worker"
-                in refused.stderr), refused.stderr  # fmt: skip
+        assert (
+            f"its status topic {state['status']} on dst shows its connector on worker"
+            in refused.stderr
+        ), refused.stderr
     finally:
         code = worker.process.stop()
     assert code in (0, 130, 143), worker.process.log.read_text()[-3000:]

@@ -24,11 +24,22 @@ def test_mm2_and_topo_both_copy_a_backlog_exactly_side_by_side(tmp_path: Path) -
     smoke = subprocess.Popen(
         # One record size: the copies are checked one by one either way; 100-byte records
         # only change how fast, which is the benchmark's business (and 2 starts fewer here).
-        [sys.executable, str(ROOT / "benchmarks" / "mm2.py"), "--smoke", "--small-records", "0",
-         "--json", str(results)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment, cwd=ROOT,
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "mm2.py"),
+            "--smoke",
+            "--small-records",
+            "0",
+            "--json",
+            str(results),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=environment,
+        cwd=ROOT,
         start_new_session=True,
-    )  # fmt: skip
+    )
     try:
         output, _ = smoke.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:

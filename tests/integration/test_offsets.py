@@ -42,10 +42,18 @@ TOPO_HEADERS = {PROVENANCE_HEADER, OFFSETS_HEADER}
 def seen(found: Iterable[Record]) -> list[Seen]:
     """What a consumer sees of each record, without topo's own headers, in partition order."""
     return sorted(
-        ((r.partition, r.key, r.value, tuple(h for h in r.headers if h[0] not in TOPO_HEADERS),
-          r.timestamp_ms) for r in found),
+        (
+            (
+                r.partition,
+                r.key,
+                r.value,
+                tuple(h for h in r.headers if h[0] not in TOPO_HEADERS),
+                r.timestamp_ms,
+            )
+            for r in found
+        ),
         key=lambda s: s[0],
-    )  # fmt: skip
+    )
 
 
 def consume_part(config: dict[str, str], group: str, topic: str, counts: dict[int, int]) -> None:
@@ -66,8 +74,9 @@ def consume_part(config: dict[str, str], group: str, topic: str, counts: dict[in
                 last = message.offset()
                 read += 1
             if last is not None:
-                consumer.commit(offsets=[TopicPartition(topic, partition, last + 1)],
-                                asynchronous=False)  # fmt: skip
+                consumer.commit(
+                    offsets=[TopicPartition(topic, partition, last + 1)], asynchronous=False
+                )
     finally:
         consumer.close()
 
@@ -75,8 +84,9 @@ def consume_part(config: dict[str, str], group: str, topic: str, counts: dict[in
 def commit(config: dict[str, str], group: str, topic: str, offsets: dict[int, int]) -> None:
     consumer = _consumer(config, group)
     try:
-        consumer.commit(offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()],
-                        asynchronous=False)  # fmt: skip
+        consumer.commit(
+            offsets=[TopicPartition(topic, p, o) for p, o in offsets.items()], asynchronous=False
+        )
     finally:
         consumer.close()
 
@@ -112,8 +122,9 @@ def resume(config: dict[str, str], group: str, topic: str, partitions: int) -> l
             partition, offset = message.partition(), message.offset()
             assert partition is not None and offset is not None
             headers: Headers = tuple(message.headers() or ())  # type: ignore[arg-type]
-            found.append(Record(topic, partition, message.key(), message.value(), headers,
-                                timestamp, offset))  # fmt: skip
+            found.append(
+                Record(topic, partition, message.key(), message.value(), headers, timestamp, offset)
+            )
         assert not pending, f"{topic}: partitions {pending} never reached their end"
     finally:
         consumer.close()
@@ -121,16 +132,26 @@ def resume(config: dict[str, str], group: str, topic: str, partitions: int) -> l
 
 
 def _consumer(config: dict[str, str], group: str, extra: dict[str, Any] | None = None) -> Consumer:
-    return Consumer({**config, "group.id": group, "enable.auto.commit": False,
-                     "isolation.level": "read_committed", "auto.offset.reset": "earliest",
-                     **(extra or {})})  # fmt: skip
+    return Consumer(
+        {
+            **config,
+            "group.id": group,
+            "enable.auto.commit": False,
+            "isolation.level": "read_committed",
+            "auto.offset.reset": "earliest",
+            **(extra or {}),
+        }
+    )
 
 
 def rest(config: dict[str, str], topic: str, offsets: dict[int, int]) -> list[Record]:
     """The source's records the group had not committed (partitions it never committed on
     are read from the start, as auto.offset.reset=earliest does)."""
-    return [r for r in records.read_topic(config, topic)
-            if r.offset is not None and r.offset >= offsets.get(r.partition, 0)]  # fmt: skip
+    return [
+        r
+        for r in records.read_topic(config, topic)
+        if r.offset is not None and r.offset >= offsets.get(r.partition, 0)
+    ]
 
 
 def failover(topology: Topology, *args: str) -> Any:
@@ -147,20 +168,34 @@ def topology(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Iterator[Topolog
 def _compacted_with_gaps(config: dict[str, str], topic: str) -> None:
     """A compacted 3-partition topic whose log the cleaner has compacted: offsets with gaps."""
     admin = AdminClient(dict(config))
-    settings = {"cleanup.policy": "compact", "segment.ms": "100",
-                "min.cleanable.dirty.ratio": "0.001", "min.compaction.lag.ms": "0"}  # fmt: skip
+    settings = {
+        "cleanup.policy": "compact",
+        "segment.ms": "100",
+        "min.cleanable.dirty.ratio": "0.001",
+        "min.compaction.lag.ms": "0",
+    }
     admin.create_topics([NewTopic(topic, 3, 1, config=settings)])[topic].result(30)
     for round_ in range(4):
-        records.produce(config, [
-            Record(topic, i % 3, f"k{i % 6}".encode(), f"v{round_}-{i}".encode(), (),
-                   RECENT_MS + round_ * 100 + i)
-            for i in range(12)
-        ])  # fmt: skip
+        records.produce(
+            config,
+            [
+                Record(
+                    topic,
+                    i % 3,
+                    f"k{i % 6}".encode(),
+                    f"v{round_}-{i}".encode(),
+                    (),
+                    RECENT_MS + round_ * 100 + i,
+                )
+                for i in range(12)
+            ],
+        )
         time.sleep(0.3)  # each round in its own segment
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
-        records.produce(config, [Record(topic, p, b"roll", b"r", (), RECENT_MS + 999)
-                                 for p in range(3)])  # fmt: skip
+        records.produce(
+            config, [Record(topic, p, b"roll", b"r", (), RECENT_MS + 999) for p in range(3)]
+        )
         offsets = [r.offset for r in records.read_topic(config, topic) if r.partition == 0]
         if offsets and offsets[-1] is not None and len(offsets) < offsets[-1] + 1:
             return  # the cleaner removed superseded records: partition 0 has gaps
@@ -177,8 +212,13 @@ def _transactional(config: dict[str, str], topic: str, prefix: str) -> None:
     for number, commit_it in enumerate([True, False, True, True, False, True]):
         producer.begin_transaction()
         for i in range(6):
-            producer.produce(topic, key=f"t{number}-{i}".encode(), value=b"v", partition=i % 3,
-                             timestamp=RECENT_MS + number * 10 + i)  # fmt: skip
+            producer.produce(
+                topic,
+                key=f"t{number}-{i}".encode(),
+                value=b"v",
+                partition=i % 3,
+                timestamp=RECENT_MS + number * 10 + i,
+            )
         producer.flush(30)
         if commit_it:
             producer.commit_transaction(30)
@@ -199,10 +239,13 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     records.create_topic(src, sparse, 3)
     records.produce(src, varied(sparse, 20, partitions=2))  # partition 2 stays empty
     records.create_topic(src, deep, 3)
-    records.produce(src, [Record(deep, i % 3, f"d{i}".encode(), b"x", (), RECENT_MS + i)
-                          for i in range(3000)])  # fmt: skip
-    g = {name: f"{topology.prefix}-{name}" for name in
-         ("plain", "txn", "compact", "sparse", "far", "rewound", "ahead", "active")}  # fmt: skip
+    records.produce(
+        src, [Record(deep, i % 3, f"d{i}".encode(), b"x", (), RECENT_MS + i) for i in range(3000)]
+    )
+    g = {
+        name: f"{topology.prefix}-{name}"
+        for name in ("plain", "txn", "compact", "sparse", "far", "rewound", "ahead", "active")
+    }
     consume_part(src, g["plain"], plain, {0: 4, 1: 7, 2: 1})
     consume_part(src, g["txn"], txn, {0: 3, 1: 5, 2: 6})
     consume_part(src, g["compact"], compact, {0: 2, 1: 3, 2: 4})
@@ -231,14 +274,21 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     # The same checkpoints, one for one and in order, in MM2's format under MM2's name (this
     # test's groups: the topic is the session's, where a real MM2 also wrote its own).
     mine = set(g.values())
-    as_mm2 = [wire.decode_checkpoint(r.key, r.value)
-              for r in records.read_topic(dst, "src.checkpoints.internal")]  # fmt: skip
+    as_mm2 = [
+        wire.decode_checkpoint(r.key, r.value)
+        for r in records.read_topic(dst, "src.checkpoints.internal")
+    ]
     assert [c for c in as_mm2 if c is not None and c.group in mine] == [
-        wire.Checkpoint(c["group"], c["target_topic"], c["partition"], c["upstream_offset"],
-                        c["downstream_offset"])
+        wire.Checkpoint(
+            c["group"],
+            c["target_topic"],
+            c["partition"],
+            c["upstream_offset"],
+            c["downstream_offset"],
+        )
         for c in checkpoints
         if c["group"] in mine
-    ]  # fmt: skip
+    ]
 
     shown = run_topo("offsets", str(topology.file), "--group", g["txn"], "--json")
     assert shown.returncode == 0, shown.stderr
@@ -257,20 +307,36 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     deadline = time.monotonic() + 30
     while not live.assignment() and time.monotonic() < deadline:
         live.poll(0.5)
-    refused = failover(topology, "--from", "src", "--to", "dst", "--group", g["active"],
-                       "--group", g["plain"])  # fmt: skip
+    refused = failover(
+        topology, "--from", "src", "--to", "dst", "--group", g["active"], "--group", g["plain"]
+    )
     live.close()
     assert refused.returncode == 1
     assert "active member" in refused.stdout and "nothing was committed" in refused.stderr
 
-    moved = failover(topology, "--from", "src", "--to", "dst",
-                     *[x for name in ("plain", "txn", "compact", "sparse", "far", "rewound")
-                       for x in ("--group", g[name])])  # fmt: skip
+    moved = failover(
+        topology,
+        "--from",
+        "src",
+        "--to",
+        "dst",
+        *[
+            x
+            for name in ("plain", "txn", "compact", "sparse", "far", "rewound")
+            for x in ("--group", g[name])
+        ],
+    )
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "committed 3 offset(s) for" in moved.stdout
 
-    cases = {"plain": plain, "txn": txn, "compact": compact, "sparse": sparse, "far": deep,
-             "rewound": plain}  # fmt: skip
+    cases = {
+        "plain": plain,
+        "txn": txn,
+        "compact": compact,
+        "sparse": sparse,
+        "far": deep,
+        "rewound": plain,
+    }
     for name, topic in cases.items():
         on_src = committed(src, g[name], topic, 3)
         read = resume(dst, g[name], f"src.{topic}", 3)
@@ -328,15 +394,27 @@ def test_identity_naming_and_two_hops_translate_exactly(
         topology.apply("--once")
         topology.apply("--once")  # the second hop copies what the first delivered
 
-        moved = failover(topology, "--from", "a", "--to", "c", "--group", groups["ident"],
-                         "--group", groups["hop"])  # fmt: skip
+        moved = failover(
+            topology,
+            "--from",
+            "a",
+            "--to",
+            "c",
+            "--group",
+            groups["ident"],
+            "--group",
+            groups["hop"],
+        )
         assert moved.returncode == 0, moved.stdout + moved.stderr
         read = resume(c, groups["ident"], ident, 3)
         assert seen(read) == seen(rest(a, ident, committed(a, groups["ident"], ident, 3)))
         # The first hop's filter dropped keys ending in 2, so offsets differ at every hop.
         read = resume(c, groups["hop"], f"b.a.{hop}", 3)
-        wanted = [r for r in rest(a, hop, committed(a, groups["hop"], hop, 3))
-                  if r.key is None or not r.key.endswith(b"2")]  # fmt: skip
+        wanted = [
+            r
+            for r in rest(a, hop, committed(a, groups["hop"], hop, 3))
+            if r.key is None or not r.key.endswith(b"2")
+        ]
         assert len(wanted) > 0 and seen(read) == seen(wanted)
     finally:
         topology.stop()
@@ -440,15 +518,22 @@ def mm2_reads(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., list[li
     classpath = os.pathsep.join(str(jar) for jar in maven.resolve("mirror-maker"))
     classes = tmp_path_factory.mktemp("mm2-reads")
     source = ROOT / "tests" / "java" / "Mm2Reads.java"
-    built = subprocess.run([jdk_tool("javac"), "-cp", classpath, "-d", str(classes), str(source)],
-                           capture_output=True, text=True, check=False)  # fmt: skip
+    built = subprocess.run(
+        [jdk_tool("javac"), "-cp", classpath, "-d", str(classes), str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert built.returncode == 0, built.stderr
 
     def run(*args: str) -> list[list[str]]:
         done = subprocess.run(
             [jdk_tool("java"), "-cp", f"{classes}{os.pathsep}{classpath}", "Mm2Reads", *args],
-            capture_output=True, text=True, timeout=300, check=False,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
         lines = (line.split() for line in done.stdout.splitlines())
         return [w for w in lines if w and w[0] in ("translated", "checkpoint", "heartbeat")]
@@ -474,10 +559,15 @@ def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(
     rows = move["partitions"]
     topo_shows = {(r["destination_topic"], r["partition"]): r["position"] for r in rows}
     assert len(topo_shows) == 2 and all(row["exact"] for row in rows)
-    written = [json.loads(r.value or b"{}")
-               for r in records.read_topic(dst, "topo-checkpoints.src.internal")]  # fmt: skip
-    ours = sorted((c["target_topic"], c["partition"], c["upstream_offset"], c["downstream_offset"])
-                  for c in written if c["group"] == group)  # fmt: skip
+    written = [
+        json.loads(r.value or b"{}")
+        for r in records.read_topic(dst, "topo-checkpoints.src.internal")
+    ]
+    ours = sorted(
+        (c["target_topic"], c["partition"], c["upstream_offset"], c["downstream_offset"])
+        for c in written
+        if c["group"] == group
+    )
 
     # `--once` writes no heartbeats: one as the running job writes them, on dst's topic.
     emitter = heartbeats.Emitter({"dst": dst})
@@ -488,8 +578,11 @@ def test_mm2s_client_reads_the_checkpoints_and_heartbeats_topo_writes(
     translated = {(w[1], int(w[2])): int(w[3]) for w in found if w[0] == "translated"}
     assert translated == topo_shows
     # Checkpoint.deserializeRecord reads every checkpoint, the same as topo's own records.
-    theirs = sorted((w[2], int(w[3]), int(w[4]), int(w[5]))
-                    for w in found if w[0] == "checkpoint" and w[1] == group)  # fmt: skip
+    theirs = sorted(
+        (w[2], int(w[3]), int(w[4]), int(w[5]))
+        for w in found
+        if w[0] == "checkpoint" and w[1] == group
+    )
     assert theirs == ours and len(ours) == 2
     # Heartbeat.deserializeRecord reads every heartbeat on dst (those of this session's other
     # flows too, and their copies), topo's emitter's among them.

@@ -74,8 +74,15 @@ class Grant:
     def binding(self) -> AclBinding:
         kind = ResourceType.BROKER if self.resource == "CLUSTER" else ResourceType[self.resource]
         pattern = ResourcePatternType.PREFIXED if self.prefixed else ResourcePatternType.LITERAL
-        return AclBinding(kind, self.name, pattern, f"User:{USER}", "*",
-                          AclOperation[self.operation], AclPermissionType.ALLOW)  # fmt: skip
+        return AclBinding(
+            kind,
+            self.name,
+            pattern,
+            f"User:{USER}",
+            "*",
+            AclOperation[self.operation],
+            AclPermissionType.ALLOW,
+        )
 
 
 def topic(alias: str, name: str, *operations: str) -> list[Grant]:
@@ -89,10 +96,12 @@ def documented(topic_name: str, owner: str, exactly_once: bool = False) -> list[
     grants = [
         # Reading each cluster (no group: topo skips the groups it may not DESCRIBE, and the
         # secured pair holds other tests' groups, so this is tried for real).
-        *(Grant(a, "CLUSTER", "kafka-cluster", op)
-          for a in (SOURCE, TARGET) for op in ("DESCRIBE", "DESCRIBE_CONFIGS")),
-        *(Grant(a, "GROUP", "topo-observe-", "DESCRIBE", prefixed=True)
-          for a in (SOURCE, TARGET)),
+        *(
+            Grant(a, "CLUSTER", "kafka-cluster", op)
+            for a in (SOURCE, TARGET)
+            for op in ("DESCRIBE", "DESCRIBE_CONFIGS")
+        ),
+        *(Grant(a, "GROUP", "topo-observe-", "DESCRIBE", prefixed=True) for a in (SOURCE, TARGET)),
         # The source: the topic, heartbeats and topo's state topic.
         *topic(SOURCE, topic_name, "DESCRIBE", "DESCRIBE_CONFIGS", "READ"),
         *topic(SOURCE, "heartbeats", *internal),
@@ -107,12 +116,14 @@ def documented(topic_name: str, owner: str, exactly_once: bool = False) -> list[
         *topic(TARGET, f"topo-offset-syncs.{SOURCE}.internal", *internal),
         # The home cluster (the first flow's target): the running replication's state.
         *topic(TARGET, "topo-runs.internal", *internal),
-        *(Grant(TARGET, "GROUP", prefix, "DESCRIBE", prefixed=True)
-          for prefix in ("topo-read-", "topo-offsets-", "topo-runs-")),
+        *(
+            Grant(TARGET, "GROUP", prefix, "DESCRIBE", prefixed=True)
+            for prefix in ("topo-read-", "topo-offsets-", "topo-runs-")
+        ),
         Grant(TARGET, "CLUSTER", "kafka-cluster", "ALTER"),
         # The copy loop's positions (the default engine), whatever the delivery
         Grant(TARGET, "GROUP", f"topo-eos.{owner}.{SOURCE}--{TARGET}", "READ"),
-    ]  # fmt: skip
+    ]
     if exactly_once:
         ids = f"topo.{owner}.{SOURCE}--{TARGET}."
         grants += [
@@ -190,8 +201,10 @@ class Setup:
         metadata log, a moment after create_acls returns)."""
         deadline = time.monotonic() + timeout
         while True:
-            found = sum(len(admin.describe_acls(USERS_ACLS, request_timeout=10).result(10))
-                        for admin in self.admins.values())  # fmt: skip
+            found = sum(
+                len(admin.describe_acls(USERS_ACLS, request_timeout=10).result(10))
+                for admin in self.admins.values()
+            )
             if found == count or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
@@ -229,23 +242,36 @@ WITHHELD = [
     # asked of the broker: the existing source topic's operations
     pytest.param(lambda t, o: Grant(SOURCE, "TOPIC", t, "READ"), False, id="read-source"),
     # judged by the ACLs: the copy does not exist yet
-    pytest.param(lambda t, o: Grant(TARGET, "TOPIC", f"{SOURCE}.{t}", "WRITE"), False,
-                 id="write-copy"),
+    pytest.param(
+        lambda t, o: Grant(TARGET, "TOPIC", f"{SOURCE}.{t}", "WRITE"), False, id="write-copy"
+    ),
     # asked by a validate-only create
-    pytest.param(lambda t, o: Grant(TARGET, "TOPIC", f"{SOURCE}.{t}", "CREATE"), False,
-                 id="create-copy"),
+    pytest.param(
+        lambda t, o: Grant(TARGET, "TOPIC", f"{SOURCE}.{t}", "CREATE"), False, id="create-copy"
+    ),
     # reading the source is refused: explained instead of the bare error (on the target,
     # ALTER on the cluster, for ACL sync, implies DESCRIBE)
-    pytest.param(lambda t, o: Grant(SOURCE, "CLUSTER", "kafka-cluster", "DESCRIBE"), False,
-                 id="describe-cluster"),
+    pytest.param(
+        lambda t, o: Grant(SOURCE, "CLUSTER", "kafka-cluster", "DESCRIBE"),
+        False,
+        id="describe-cluster",
+    ),
     # judged by the ACLs, for each transactional id the job would use
-    pytest.param(lambda t, o: Grant(TARGET, "TRANSACTIONAL_ID", f"topo.{o}.{SOURCE}--{TARGET}.",
-                                    "WRITE", prefixed=True), True, id="transactional-ids"),
+    pytest.param(
+        lambda t, o: Grant(
+            TARGET, "TRANSACTIONAL_ID", f"topo.{o}.{SOURCE}--{TARGET}.", "WRITE", prefixed=True
+        ),
+        True,
+        id="transactional-ids",
+    ),
     # asked of the broker: the progress group, described though it does not exist yet (the copy
     # loop commits its positions there whatever the delivery)
-    pytest.param(lambda t, o: Grant(TARGET, "GROUP", f"topo-eos.{o}.{SOURCE}--{TARGET}", "READ"),
-                 False, id="progress-group"),
-]  # fmt: skip
+    pytest.param(
+        lambda t, o: Grant(TARGET, "GROUP", f"topo-eos.{o}.{SOURCE}--{TARGET}", "READ"),
+        False,
+        id="progress-group",
+    ),
+]
 
 
 @pytest.mark.parametrize(("withheld", "exactly_once"), WITHHELD)

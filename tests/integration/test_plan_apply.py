@@ -61,8 +61,12 @@ class Setup:
         code = "from topology.cli import main; main()"
         return subprocess.run(
             [sys.executable, "-c", code, *args],
-            input=stdin, capture_output=True, text=True, check=False, cwd=self.folder,
-        )  # fmt: skip
+            input=stdin,
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=self.folder,
+        )
 
     def plan_json(self, *flags: str) -> dict[str, Any]:
         done = self.topo("plan", str(self.file), "--format", "json", *flags)
@@ -103,10 +107,18 @@ def test_apply_creates_the_copies_and_the_next_plan_shows_exactly_a_source_chang
     orders, excluded = setup.topic("orders"), setup.topic("audit.internal")
     records.create_topic(setup.source, orders, 3)
     records.create_topic(setup.source, excluded, 1)
-    alter(setup.source, Change(
-        Action.UPDATE, Resource.TOPIC_CONFIG, "src", orders, "test",
-        before={"retention.ms": None}, after={"retention.ms": "3600000"},
-    ))  # fmt: skip
+    alter(
+        setup.source,
+        Change(
+            Action.UPDATE,
+            Resource.TOPIC_CONFIG,
+            "src",
+            orders,
+            "test",
+            before={"retention.ms": None},
+            after={"retention.ms": "3600000"},
+        ),
+    )
     records.create_topic(setup.target, setup.topic("local"), 2)  # the target's own topic
 
     shown = setup.topo("plan", str(setup.file), "--detailed-exitcode")
@@ -125,14 +137,30 @@ def test_apply_creates_the_copies_and_the_next_plan_shows_exactly_a_source_chang
     assert "No changes" in again.stdout
 
     # Someone changes the source: the next plan shows exactly that, old -> new.
-    alter(setup.source, Change(
-        Action.UPDATE, Resource.PARTITIONS, "src", orders, "test",
-        before={"partitions": 3}, after={"partitions": 4},
-    ))  # fmt: skip
-    alter(setup.source, Change(
-        Action.UPDATE, Resource.TOPIC_CONFIG, "src", orders, "test",
-        before={"retention.ms": "3600000"}, after={"retention.ms": "7200000"},
-    ))  # fmt: skip
+    alter(
+        setup.source,
+        Change(
+            Action.UPDATE,
+            Resource.PARTITIONS,
+            "src",
+            orders,
+            "test",
+            before={"partitions": 3},
+            after={"partitions": 4},
+        ),
+    )
+    alter(
+        setup.source,
+        Change(
+            Action.UPDATE,
+            Resource.TOPIC_CONFIG,
+            "src",
+            orders,
+            "test",
+            before={"retention.ms": "3600000"},
+            after={"retention.ms": "7200000"},
+        ),
+    )
     plan = setup.plan_json()
     drift = [c for c in plan["changes"] if setup.prefix in c["name"]]
     assert [(c["resource"], c["before"], c["after"]) for c in drift] == [

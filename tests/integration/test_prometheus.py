@@ -96,11 +96,15 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     machine = Machine(tmp_path / "machine-a")  # the `runs` fixture stops its driver
     applied = machine.topo("apply", str(file), "--auto-approve")
     assert applied.returncode == 0, applied.stderr
-    runs.append(subprocess.Popen(
-        [sys.executable, "-m", "topology", "run", str(file)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=machine.env,
-        start_new_session=True,
-    ))  # fmt: skip
+    runs.append(
+        subprocess.Popen(
+            [sys.executable, "-m", "topology", "run", str(file)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=machine.env,
+            start_new_session=True,
+        )
+    )
     copied = wait_for(dst, f"src.{topic}", len(written))
     assert contents(copied) == expected(records.read_topic(src, topic), "src")
     url = _until("metrics_url", lambda: _status(machine, file)["driver"]["metrics_url"])
@@ -114,11 +118,18 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
         f"scrape_configs:\n  - job_name: topo\n    static_configs: [{{targets: ['{target}']}}]\n"
     )
     with (tmp_path / "prometheus.log").open("wb") as log:
-        started.append(subprocess.Popen(
-            [str(binary), f"--config.file={config}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=log,
-        ))  # fmt: skip
+        started.append(
+            subprocess.Popen(
+                [
+                    str(binary),
+                    f"--config.file={config}",
+                    f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                    f"--web.listen-address=127.0.0.1:{port}",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+            )
+        )
     base = f"http://127.0.0.1:{port}"
     _until("Prometheus ready", lambda: _ready(base), 60)
     flow = 'flow="src->dst"'
@@ -145,10 +156,22 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
 
     # `topo dashboard --prometheus` builds its history from Prometheus' range queries.
     dashboard = subprocess.Popen(
-        [sys.executable, "-m", "topology", "dashboard", str(file), "--port", "0",
-         "--prometheus", base],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=machine.env, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "topology",
+            "dashboard",
+            str(file),
+            "--port",
+            "0",
+            "--prometheus",
+            base,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=machine.env,
+        text=True,
+    )
     started.append(dashboard)  # type: ignore[arg-type]
     assert dashboard.stdout is not None
     line = dashboard.stdout.readline()

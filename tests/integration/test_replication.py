@@ -54,10 +54,15 @@ class Topology:
 
     def write(self, flows: str, extra: str = "") -> None:
         lines = ["version: 1", "clusters:"]
-        lines += [f'  {alias}: {{bootstrap: "{c["bootstrap.servers"]}"}}'
-                  for alias, c in self.clusters.items()]  # fmt: skip
-        lines += ["defaults:", "  replication_factor: 1",
-                  f'  topics: {{include: ["{self.prefix}-.*"]}}']  # fmt: skip
+        lines += [
+            f'  {alias}: {{bootstrap: "{c["bootstrap.servers"]}"}}'
+            for alias, c in self.clusters.items()
+        ]
+        lines += [
+            "defaults:",
+            "  replication_factor: 1",
+            f'  topics: {{include: ["{self.prefix}-.*"]}}',
+        ]
         self.file.write_text("\n".join([*lines, extra, "flows:", flows]) + "\n")
 
     def apply(self, *flags: str) -> str:
@@ -89,12 +94,16 @@ def varied(topic: str, count: int, partitions: int, tag: str = "") -> list[Recor
         headers: Headers = (("seq", f"{tag}{i}".encode()),)
         if i % 3 == 0:
             headers += (("seq", b"again"), ("empty", None))
-        made.append(Record(
-            topic=topic, partition=(i * 7) % partitions,
-            key=None if i % 5 == 4 else f"key-{tag}{i % 4}".encode(),
-            value=None if i % 6 == 5 else bytes([i % 256, 0, 255]) + f"{tag}value-{i}".encode(),
-            headers=headers, timestamp_ms=RECENT_MS + 1000 * i,
-        ))  # fmt: skip
+        made.append(
+            Record(
+                topic=topic,
+                partition=(i * 7) % partitions,
+                key=None if i % 5 == 4 else f"key-{tag}{i % 4}".encode(),
+                value=None if i % 6 == 5 else bytes([i % 256, 0, 255]) + f"{tag}value-{i}".encode(),
+                headers=headers,
+                timestamp_ms=RECENT_MS + 1000 * i,
+            )
+        )
     return made
 
 
@@ -176,8 +185,9 @@ def test_aborted_transactions_are_never_copied(topology: Topology) -> None:
     for name, commit in batches.items():
         producer.begin_transaction()
         for i in range(3):
-            producer.produce(topic, key=f"{name}-{i}".encode(), value=b"v", partition=0,
-                             timestamp=RECENT_MS + i)  # fmt: skip
+            producer.produce(
+                topic, key=f"{name}-{i}".encode(), value=b"v", partition=0, timestamp=RECENT_MS + i
+            )
         producer.flush(30)
         if commit:
             producer.commit_transaction(30)
@@ -188,8 +198,9 @@ def test_aborted_transactions_are_never_copied(topology: Topology) -> None:
     topology.apply("--once")
 
     copied = records.read_topic(dst, f"src.{topic}")
-    assert [r.key for r in copied] == [f"{b}-{i}".encode() for b in ("committed-1", "committed-2")
-                                       for i in range(3)]  # fmt: skip
+    assert [r.key for r in copied] == [
+        f"{b}-{i}".encode() for b in ("committed-1", "committed-2") for i in range(3)
+    ]
     assert contents(copied) == expected(records.read_topic(src, topic), "src")
 
 
@@ -206,8 +217,11 @@ def test_the_record_filter_runs_in_the_job(topology: Topology) -> None:
 
     topology.apply("--once")
 
-    kept = [r for r in records.read_topic(src, topic)
-            if r.key is not None and r.value and b"value-1" in r.value]  # fmt: skip
+    kept = [
+        r
+        for r in records.read_topic(src, topic)
+        if r.key is not None and r.value and b"value-1" in r.value
+    ]
     assert 0 < len(kept) < len(written)
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(kept, "src")
 
@@ -270,8 +284,11 @@ def test_three_clusters_aggregate_into_one_under_identity_naming(
     tmp_path: Path, lab: dict[str, dict[str, str]], more_clusters: dict[str, dict[str, str]]
 ) -> None:
     central = lab[TARGET_CLUSTER]
-    regions = {"a": lab[SOURCE_CLUSTER], "c": more_clusters["itest-region-c"],
-               "d": more_clusters["itest-region-d"]}  # fmt: skip
+    regions = {
+        "a": lab[SOURCE_CLUSTER],
+        "c": more_clusters["itest-region-c"],
+        "d": more_clusters["itest-region-d"],
+    }
     topology = Topology(tmp_path, {**regions, "central": central})
     topic = topology.topic("clicks")
     written = {}
@@ -363,8 +380,9 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
 
     # kill -9 of the driver mid-stream: its supervisor (`topo run`) starts it again once the
     # dead driver's lease has expired; no record lost (duplicates allowed only here).
-    stream = [Record(first, i % 3, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
-              for i in range(300)]  # fmt: skip
+    stream = [
+        Record(first, i % 3, f"stream-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(300)
+    ]
     producing = threading.Thread(target=_trickle, args=(src, stream))
     producing.start()
     time.sleep(2)
@@ -420,8 +438,9 @@ def wait_for_restart(
 def kill_while_streaming(topology: Topology, topic: str) -> None:
     """kill -9 of the driver while 200 records (`stream-<i>`, 2 partitions) trickle into the
     source topic; back once its supervisor has restarted it."""
-    stream = [Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
-              for i in range(200)]  # fmt: skip
+    stream = [
+        Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(200)
+    ]
     producing = threading.Thread(target=_trickle, args=(topology.clusters["src"], stream))
     producing.start()
     time.sleep(2)
@@ -451,8 +470,10 @@ def test_exactly_once_has_no_duplicates_after_a_crash(topology: Topology) -> Non
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 20, 2))
     # Spark's micro-batches, whose exactly-once writer is Python's (test_copy_loop.py: the loop's)
-    topology.write("  - mirror: {from: src, to: dst}\n    delivery: exactly-once",
-                   extra="engine: {trigger: micro-batch}")  # fmt: skip
+    topology.write(
+        "  - mirror: {from: src, to: dst}\n    delivery: exactly-once",
+        extra="engine: {trigger: micro-batch}",
+    )
 
     topology.apply()
     wait_for(dst, f"src.{topic}", 20)
@@ -511,8 +532,10 @@ def test_once_copies_a_large_backlog_exactly(topology: Topology) -> None:
     topic = topology.topic("backlog")
     records.create_topic(src, topic, 3)
     # One millisecond apart: brokers refuse timestamps more than an hour ahead.
-    written = [replace(r, timestamp_ms=RECENT_MS + i)
-               for i, r in enumerate(varied(topic, 20_000, partitions=3))]  # fmt: skip
+    written = [
+        replace(r, timestamp_ms=RECENT_MS + i)
+        for i, r in enumerate(varied(topic, 20_000, partitions=3))
+    ]
     records.produce(src, written)
     topology.write("  - mirror: {from: src, to: dst}")
 

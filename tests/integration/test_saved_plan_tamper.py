@@ -145,8 +145,10 @@ class Tamper:
         if guard_only:
             done = subprocess.run(
                 [sys.executable, "-c", GUARD_ONLY, "apply", str(path), *flags],
-                capture_output=True, text=True, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                check=False,
+            )
         else:
             done = run_topo("apply", str(path), *flags)
         assert done.returncode == 1, done.stdout + done.stderr
@@ -165,18 +167,26 @@ class Tamper:
 
     def delete_payroll(self) -> dict[str, Any]:
         return {
-            "action": "delete", "resource": "topic", "cluster": "dst", "name": self.payroll,
+            "action": "delete",
+            "resource": "topic",
+            "cluster": "dst",
+            "name": self.payroll,
             "before": {"partitions": 3, "replication_factor": 1, "configs": {}},
-            "reason": "topo created it and its source no longer exists", "edges": ["src->dst"],
-        }  # fmt: skip
+            "reason": "topo created it and its source no longer exists",
+            "edges": ["src->dst"],
+        }
 
     def grant_evil(self) -> dict[str, Any]:
         acl = Acl("TOPIC", self.copy, "LITERAL", EVIL, "*", "ALL", "ALLOW")
         return {
-            "action": "create", "resource": "acl", "cluster": "dst", "name": self.copy,
-            "after": acl.to_dict(), "reason": "copied from the source topic's ACLs by src->dst",
+            "action": "create",
+            "resource": "acl",
+            "cluster": "dst",
+            "name": self.copy,
+            "after": acl.to_dict(),
+            "reason": "copied from the source topic's ACLs by src->dst",
             "edges": ["src->dst"],
-        }  # fmt: skip
+        }
 
 
 def _admin(config: dict[str, str]) -> AdminClient:
@@ -187,8 +197,15 @@ def _admin(config: dict[str, str]) -> AdminClient:
 def _reading(topic: str, kind: type[AclBinding] = AclBinding) -> Any:
     """READER's READ on `topic`: the source's ACL, and its copy on the target (as a filter
     matching exactly that binding when `kind` is AclBindingFilter)."""
-    return kind(ResourceType.TOPIC, topic, ResourcePatternType.LITERAL, READER, "*",
-                AclOperation.READ, AclPermissionType.ALLOW)  # fmt: skip
+    return kind(
+        ResourceType.TOPIC,
+        topic,
+        ResourcePatternType.LITERAL,
+        READER,
+        "*",
+        AclOperation.READ,
+        AclPermissionType.ALLOW,
+    )
 
 
 def _acls(config: dict[str, str], topic: str | None = None) -> list[Acl]:
@@ -213,8 +230,10 @@ def resign(data: dict[str, Any]) -> dict[str, Any]:
 def tamper(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Tamper:
     """On the plaintext pair: the clusters reached by bootstrap alone."""
     source, target = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
-    clusters = {"src": {"bootstrap": source["bootstrap.servers"]},
-                "dst": {"bootstrap": target["bootstrap.servers"]}}  # fmt: skip
+    clusters = {
+        "src": {"bootstrap": source["bootstrap.servers"]},
+        "dst": {"bootstrap": target["bootstrap.servers"]},
+    }
     return Tamper(tmp_path, source, target, clusters)
 
 
@@ -224,8 +243,10 @@ def secured_tamper(tmp_path: Path, secured_lab: SecuredLab) -> Iterator[Tamper]:
     this test's topics are removed at the end."""
     source = secured_lab.admin_config(secured_lab.source)
     target = secured_lab.admin_config(secured_lab.target)
-    clusters = {"src": secured_lab.entry(secured_lab.source),
-                "dst": secured_lab.entry(secured_lab.target)}  # fmt: skip
+    clusters = {
+        "src": secured_lab.entry(secured_lab.source),
+        "dst": secured_lab.entry(secured_lab.target),
+    }
     made = Tamper(tmp_path, source, target, clusters, source_acl=True)
     assert made.before["target acls"] is not None, "the secured target lists no ACLs"
     yield made
@@ -401,8 +422,9 @@ def _acl_refused(tamper: Tamper, line: str) -> None:
 def test_the_honest_secured_plan_copies_the_source_acl(secured_tamper: Tamper) -> None:
     """So the ACL cases below tamper with a plan that really syncs ACLs."""
     acls = [c["after"] for c in secured_tamper.honest["changes"] if c["resource"] == "acl"]
-    assert acls == [Acl("TOPIC", secured_tamper.copy, "LITERAL", READER, "*", "READ",
-                        "ALLOW").to_dict()]  # fmt: skip
+    assert acls == [
+        Acl("TOPIC", secured_tamper.copy, "LITERAL", READER, "*", "READ", "ALLOW").to_dict()
+    ]
     assert _acls(secured_tamper.target, secured_tamper.copy) == []  # not yet
 
 

@@ -49,8 +49,13 @@ class SecuredTopology(Topology):
 
     def write(self, flows: str, extra: str = "") -> None:
         clusters = yaml_out.render({"clusters": self.entries}).rstrip("\n")
-        lines = ["version: 1", clusters, "defaults:", "  replication_factor: 1",
-                 f'  topics: {{include: ["{self.prefix}-.*"]}}']  # fmt: skip
+        lines = [
+            "version: 1",
+            clusters,
+            "defaults:",
+            "  replication_factor: 1",
+            f'  topics: {{include: ["{self.prefix}-.*"]}}',
+        ]
         self.file.write_text("\n".join([*lines, extra, "flows:", flows]) + "\n")
 
 
@@ -87,9 +92,10 @@ def job_folder_is_private(owner: str) -> bool:
 @pytest.fixture
 def scram_pair(tmp_path: Path, secured_lab: SecuredLab) -> Iterator[SecuredTopology]:
     made = SecuredTopology(
-        tmp_path, secured_lab,
+        tmp_path,
+        secured_lab,
         {"a": {"cluster": secured_lab.source}, "b": {"cluster": secured_lab.target}},
-    )  # fmt: skip
+    )
     yield made
     made.stop()
 
@@ -101,10 +107,13 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
     a, b = t.clusters["a"], t.clusters["b"]
     assert t.entries["a"]["security"] == {
         "protocol": "SASL_SSL",
-        "sasl": {"mechanism": "SCRAM-SHA-512", "username": "admin",
-                 "password": t.entries["a"]["security"]["sasl"]["password"]},  # type: ignore[index]
+        "sasl": {
+            "mechanism": "SCRAM-SHA-512",
+            "username": "admin",
+            "password": t.entries["a"]["security"]["sasl"]["password"],  # type: ignore[index]
+        },
         "tls": t.entries["a"]["security"]["tls"],  # type: ignore[index]
-    }  # fmt: skip
+    }
     orders = t.topic("orders")
     records.create_topic(a, orders, 3)
     records.create_topic(b, orders, 2)
@@ -150,8 +159,9 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
         status = t.status()
     STATUS_SCHEMA.validate(status)
     assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
-        "a->b": "running", "b->a": "running",
-    }  # fmt: skip
+        "a->b": "running",
+        "b->a": "running",
+    }
     assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
     offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
     assert offsets.returncode == 0, offsets.stderr
@@ -182,10 +192,13 @@ def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
     tmp_path: Path, secured_lab: SecuredLab, spark_cluster: "StandaloneSpark"
 ) -> None:
     t = SecuredTopology(
-        tmp_path, secured_lab,
-        {"src": {"cluster": secured_lab.source, "mtls": True},
-         "dst": {"cluster": secured_lab.target}},
-    )  # fmt: skip
+        tmp_path,
+        secured_lab,
+        {
+            "src": {"cluster": secured_lab.source, "mtls": True},
+            "dst": {"cluster": secured_lab.target},
+        },
+    )
     assert set(t.entries["src"]["security"]["tls"]) == {"ca", "cert", "key"}  # type: ignore[index]
     src, dst = t.clusters["src"], t.clusters["dst"]
     orders = t.topic("orders")
@@ -206,10 +219,13 @@ def test_an_oauthbearer_source_copies_exactly_once_into_a_scram_target(
     tmp_path: Path, secured_lab: SecuredLab
 ) -> None:
     t = SecuredTopology(
-        tmp_path, secured_lab,
-        {"src": {"cluster": secured_lab.source, "mechanism": "OAUTHBEARER"},
-         "dst": {"cluster": secured_lab.target}},
-    )  # fmt: skip
+        tmp_path,
+        secured_lab,
+        {
+            "src": {"cluster": secured_lab.source, "mechanism": "OAUTHBEARER"},
+            "dst": {"cluster": secured_lab.target},
+        },
+    )
     assert t.entries["src"]["client"] == {
         "enable.sasl.oauthbearer.unsecure.jwt": True,
         "sasl.oauthbearer.config": "principal=admin",

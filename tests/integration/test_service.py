@@ -46,8 +46,11 @@ class Machine:
         with log.open("wb") as out:
             return subprocess.Popen(
                 [sys.executable, "-m", "topology", "run", str(file)],
-                stdout=out, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
-            )  # fmt: skip
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                env=self.env,
+                start_new_session=True,
+            )
 
 
 def _mirror(
@@ -187,9 +190,10 @@ def test_a_supervised_run_is_watched_followed_fenced_and_stopped_from_anywhere(
     changes: list[dict[str, Any]] = []
     while time.monotonic() < deadline and not changes:
         changes = [
-            c for c in _status(operator, file)["changes"]
+            c
+            for c in _status(operator, file)["changes"]
             if c["name"] == f"src.{topic}" and c["resource"] == "topic_config"
-        ]  # fmt: skip
+        ]
         time.sleep(1)
     assert changes and changes[-1]["outcome"] == "done" and changes[-1]["cluster"] == "dst"
     assert "retention.ms" in changes[-1]["what"] and "86400001" in changes[-1]["what"]

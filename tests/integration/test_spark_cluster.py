@@ -51,12 +51,16 @@ def submit(cluster: StandaloneSpark, script: Path, work: Path) -> subprocess.Com
     }
     cmd = [
         str(cluster.spark_home / "bin" / "spark-submit"),
-        "--master", cluster.master_url,
-        "--conf", "spark.driver.memory=512m",
-        "--conf", "spark.executor.memory=512m",
-        "--conf", "spark.ui.enabled=false",
+        "--master",
+        cluster.master_url,
+        "--conf",
+        "spark.driver.memory=512m",
+        "--conf",
+        "spark.executor.memory=512m",
+        "--conf",
+        "spark.ui.enabled=false",
         str(script),
-    ]  # fmt: skip
+    ]
     return subprocess.run(
         cmd,
         env=env,

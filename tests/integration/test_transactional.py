@@ -101,25 +101,32 @@ def test_rows_of_two_source_partitions_are_copied_as_they_are_with_their_progres
     records.create_topic(source, topic_name, 2)
     written = [
         records.Record(
-            topic_name, offset % 2, None if offset == 0 else f"k{offset}".encode(),
+            topic_name,
+            offset % 2,
+            None if offset == 0 else f"k{offset}".encode(),
             None if offset == 5 else f"v{offset}".encode(),
             (("trace", b"a"), ("trace", None), ("trace", b"b")) if offset % 3 else (),
             RECENT_MS + offset,
         )
         for offset in range(10)
-    ]  # fmt: skip
+    ]
     records.produce(source, written)
     read = records.read_topic(source, topic_name)
     renamed = f"east.{topic_name}"
     rows = [
         Row(
-            topic=renamed, partition=record.partition, key=record.key, value=record.value,
-            headers=record.headers, timestamp_ms=record.timestamp_ms or 0,
-            source_topic=topic_name, source_partition=record.partition,
+            topic=renamed,
+            partition=record.partition,
+            key=record.key,
+            value=record.value,
+            headers=record.headers,
+            timestamp_ms=record.timestamp_ms or 0,
+            source_topic=topic_name,
+            source_partition=record.partition,
             source_offset=record.offset or 0,
         )
         for record in read
-    ]  # fmt: skip
+    ]
     records.create_topic(target, renamed, 3)
 
     assert write(target, rows, ids) == Written(written=10, skipped=0)

@@ -64,8 +64,9 @@ def test_an_include_list_of_50000_names_is_analysed_in_linear_time() -> None:
 
 
 def _mesh(size: int, naming: str) -> str:
-    clusters = "".join(f'  c{n:03d}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n'
-                       for n in range(size))  # fmt: skip
+    clusters = "".join(
+        f'  c{n:03d}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n' for n in range(size)
+    )
     members = ", ".join(f"c{n:03d}" for n in range(size))
     return f"version: 1\nclusters:\n{clusters}flows:\n  - active-active: [{members}]\n" + (
         f"    naming: {naming}\n"
@@ -95,8 +96,7 @@ def test_a_hub_with_480_spokes_is_analysed_in_full_without_a_t309() -> None:
     # literal filter names `orders`, the hub receives `sN.orders`). Counting those as steps once
     # stopped the search with a false "very many multi-hop paths".
     spokes = range(480)
-    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n'
-                       for n in spokes)  # fmt: skip
+    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n' for n in spokes)
     flows = "".join(
         f"  - active-active: [hub, s{n}]\n    topics: {{include: ['orders']}}\n" for n in spokes
     )
@@ -113,8 +113,7 @@ def test_a_hub_with_regex_filters_that_reject_onward_edges_is_analysed_in_full()
     # Regex filters are not looked up by name: the hub tries 479 edges for each arrival, and
     # the step budget (every two-edge path, plus more) leaves room for all of them.
     spokes = range(300)
-    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n'
-                       for n in spokes)  # fmt: skip
+    clusters = "".join(f'  s{n}: {{bootstrap: "10.1.{n // 250}.{n % 250}:9092"}}\n' for n in spokes)
     flows = "".join(
         f"  - active-active: [hub, s{n}]\n    topics: {{include: ['svc{n}-.*']}}\n" for n in spokes
     )

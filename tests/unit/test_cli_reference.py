@@ -85,8 +85,10 @@ def test_every_command_has_a_heading_and_every_heading_is_a_command() -> None:
     missing = [
         f"docs/cli.md has no heading for `{p}`" for p in sorted(set(COMMANDS) - set(SECTIONS))
     ]
-    stale = [f"docs/cli.md documents `{p}`, which the CLI does not have"
-             for p in sorted(set(SECTIONS) - set(COMMANDS))]  # fmt: skip
+    stale = [
+        f"docs/cli.md documents `{p}`, which the CLI does not have"
+        for p in sorted(set(SECTIONS) - set(COMMANDS))
+    ]
     assert not missing + stale, "\n".join(missing + stale)
 
 

@@ -25,9 +25,17 @@ flows:
 
 def _plan(**changes: object) -> QueryPlan:
     [spec] = specs_of(topology(TOPOLOGY))
-    planned = QueryPlan(spec, {"orders": "east.orders"}, {"bootstrap.servers": "e:1"},
-                        {"bootstrap.servers": "w:1"}, "/tmp/none", once=False, owner="shop",
-                        trigger="loop", partitions={"orders": 3})  # fmt: skip
+    planned = QueryPlan(
+        spec,
+        {"orders": "east.orders"},
+        {"bootstrap.servers": "e:1"},
+        {"bootstrap.servers": "w:1"},
+        "/tmp/none",
+        once=False,
+        owner="shop",
+        trigger="loop",
+        partitions={"orders": 3},
+    )
     return replace(planned, **changes)  # type: ignore[arg-type]
 
 

@@ -72,11 +72,21 @@ RESULTS = {
 def flow(**numbers: Any) -> dict[str, Any]:
     """A flow's entry of a sample: what Prometheus had not yet, 0 or None."""
     return {
-        "state": "unknown", "records": 0, "bytes": 0, "lag_records": 0, "lag_seconds": 0.0,
-        "latency_p50_seconds": None, "latency_p99_seconds": None,
-        "heartbeat_p99_seconds": None, "topics_synced": 0, "errors": 0, "restarts": 0,
-        "last_restart": None, "batch_seconds": None, **numbers,
-    }  # fmt: skip
+        "state": "unknown",
+        "records": 0,
+        "bytes": 0,
+        "lag_records": 0,
+        "lag_seconds": 0.0,
+        "latency_p50_seconds": None,
+        "latency_p99_seconds": None,
+        "heartbeat_p99_seconds": None,
+        "topics_synced": 0,
+        "errors": 0,
+        "restarts": 0,
+        "last_restart": None,
+        "batch_seconds": None,
+        **numbers,
+    }
 
 
 def topic(records: int, size: int, lag: int, mean: float | None) -> dict[str, Any]:

@@ -241,9 +241,17 @@ def checkpoint(
     group: str, partition: int, upstream: int, downstream: int, **flags: bool
 ) -> tuple[bytes, bytes]:
     return checkpoints.encode_checkpoint(
-        Checkpoint(group, "orders", partition, upstream, "east.orders", downstream,
-                   at_ms=1_700_000_000_000, **flags)
-    )  # fmt: skip
+        Checkpoint(
+            group,
+            "orders",
+            partition,
+            upstream,
+            "east.orders",
+            downstream,
+            at_ms=1_700_000_000_000,
+            **flags,
+        )
+    )
 
 
 def world(progressed: tuple[int, int] = (10, 27)) -> FakeKafka:
@@ -555,10 +563,12 @@ def handed_over(syncs: list[tuple[int, int]], source_markers: frozenset[int]) ->
     east = FakeCluster(
         topics={"orders": [Partition([{}] * 14, markers=source_markers)]},
         committed={"billing": {("orders", 0): 5}},
-        logs={"mm2-offset-syncs.west.internal": [
-            wire.encode_offset_sync(wire.OffsetSync("orders", 0, u, d)) for u, d in syncs
-        ]},
-    )  # fmt: skip
+        logs={
+            "mm2-offset-syncs.west.internal": [
+                wire.encode_offset_sync(wire.OffsetSync("orders", 0, u, d)) for u, d in syncs
+            ]
+        },
+    )
     mm2_copies: list[Stamps] = [{}] * 6
     west = FakeCluster(
         topics={"east.orders": [Partition([*mm2_copies, *copies(7, 8, 9, 11, 12, 13)])]},

@@ -117,8 +117,14 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
 def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
     from topology.core.flow_status import lag, progress_metrics
 
-    progress = {"sources": [{"endOffset": "{'orders': {'0': 16, '1': 10}}",
-                             "latestOffset": "{'orders': {'0': 20, '1': 10}}"}]}  # fmt: skip
+    progress = {
+        "sources": [
+            {
+                "endOffset": "{'orders': {'0': 16, '1': 10}}",
+                "latestOffset": "{'orders': {'0': 20, '1': 10}}",
+            }
+        ]
+    }
     assert lag(progress) == 4
     assert lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None
     assert progress_metrics({"observedMetrics": {"topo": {"records": 3}}}, "topo") == {"records": 3}

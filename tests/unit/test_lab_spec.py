@@ -116,8 +116,9 @@ def test_only_the_admin_and_the_broker_are_super_users_and_nothing_is_anonymous(
 
 def test_sasl_and_mtls_together_put_certificates_on_their_own_port() -> None:
     mechanisms = ("SCRAM-SHA-512", "PLAIN", "OAUTHBEARER")
-    cluster = LabCluster("x", 19150, sasl=True, tls=True, mtls=True, mechanisms=mechanisms,
-                         users=("bob",))  # fmt: skip
+    cluster = LabCluster(
+        "x", 19150, sasl=True, tls=True, mtls=True, mechanisms=mechanisms, users=("bob",)
+    )
     files = TlsFiles(ca_pem="/ca.pem", keystore_pem="/ks.pem", key_password="kp")
     passwords = {"admin": "apw", "bob": "bpw", "broker": "k"}
     config = props(server_properties(cluster, "/d", passwords, tls=files))

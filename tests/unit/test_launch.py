@@ -18,10 +18,14 @@ from topology.spark import installed, launch
 JOBS = JobsDocument(
     owner="orders",
     published_at=1.0,
-    topology_data={"name": "orders", "clusters": {}, "flows": [],
-                   "engine": model_data.engine_data(Engine())},
+    topology_data={
+        "name": "orders",
+        "clusters": {},
+        "flows": [],
+        "engine": model_data.engine_data(Engine()),
+    },
     specs=(),
-)  # fmt: skip
+)
 
 
 @pytest.fixture
@@ -32,9 +36,12 @@ def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> launch.Submis
     monkeypatch.setattr(launch, "topo_jar", lambda jars: Path("/jars/i.jar"))
     monkeypatch.setattr(launch, "_spark_submit", lambda: "/spark/bin/spark-submit")
     return launch.Submission(
-        owner="orders", base="/t", runner="local", master="local[2]",
+        owner="orders",
+        base="/t",
+        runner="local",
+        master="local[2]",
         spark_conf={"spark.hadoop.fs.s3a.secret.key": "s3cr3t\\value\nline"},
-    )  # fmt: skip
+    )
 
 
 def test_spark_settings_are_in_a_private_file_not_on_the_command_line(
@@ -62,9 +69,9 @@ def _java_options(submission: launch.Submission) -> str:
 
 
 @pytest.mark.parametrize(
-    ("memory", "initial"), [(None, "-Xms1g"), ("2g", "-Xms2g"), ("1536m", "-Xms1536m"),
-                            ("2G", "-Xms2G")],
-)  # fmt: skip
+    ("memory", "initial"),
+    [(None, "-Xms1g"), ("2g", "-Xms2g"), ("1536m", "-Xms1536m"), ("2G", "-Xms2G")],
+)
 def test_the_driver_starts_with_its_whole_heap_and_kafkas_collector_settings(
     submission: launch.Submission, memory: str | None, initial: str
 ) -> None:

@@ -16,10 +16,25 @@ def banned_in(path: str, names: tuple[str, ...]) -> set[str]:
     """Which of `names` ruff refuses to let a file at `path` import."""
     source = "".join(f"import {name}\n" for name in names) + f"\nprint({', '.join(names)})\n"
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--stdin-filename", path, "--output-format",
-         "concise", "--select", "TID251", "-"],
-        input=source, capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--stdin-filename",
+            path,
+            "--output-format",
+            "concise",
+            "--select",
+            "TID251",
+            "-",
+        ],
+        input=source,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode in (0, 1), done.stderr
     return {name for name in names if f"`{name}` is banned" in done.stdout}
 
@@ -67,12 +82,19 @@ def test_each_layer_imports_only_the_layers_below_it(
 
 
 # The core imports the core only: beyond the packages above, none of the other edges either.
-CORE_ONLY = ("topology.host", "topology.lab", "topology.review", "topology.dashboard",
-             "topology.telemetry")  # fmt: skip
+CORE_ONLY = (
+    "topology.host",
+    "topology.lab",
+    "topology.review",
+    "topology.dashboard",
+    "topology.telemetry",
+)
 
 
-@pytest.mark.parametrize("path", ["topology/core/jobs.py", "topology/core/plan/saved.py",
-                                  "topology/core/mm2/importer.py"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    ["topology/core/jobs.py", "topology/core/plan/saved.py", "topology/core/mm2/importer.py"],
+)
 def test_the_core_imports_no_edge_of_its_own(path: str) -> None:
     assert banned_in(path, (*PACKAGES, *CORE_ONLY)) == {*PACKAGES, *CORE_ONLY}
     assert banned_in("topology/spark/loop.py", CORE_ONLY) == set()  # an edge may
@@ -89,10 +111,25 @@ def test_the_core_imports_no_edge_of_its_own(path: str) -> None:
 )
 def test_every_spelling_of_an_import_is_caught(line: str) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--stdin-filename", "topology/core/model.py",
-         "--output-format", "concise", "--select", "TID251", "-"],
-        input=f"{line}\n", capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--stdin-filename",
+            "topology/core/model.py",
+            "--output-format",
+            "concise",
+            "--select",
+            "TID251",
+            "-",
+        ],
+        input=f"{line}\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert "`topology.kafka` is banned" in done.stdout, (line, done.stdout)
 
 
@@ -100,8 +137,20 @@ def test_the_whole_package_keeps_the_rules() -> None:
     """Today's code, not only the configuration: `ruff check` over the package finds no import
     across the layers (entry points excepted in pyproject.toml)."""
     done = subprocess.run(
-        [sys.executable, "-m", "ruff", "check", "--select", "TID251", "--output-format",
-         "concise", "topology"],
-        capture_output=True, text=True, cwd=ROOT, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "ruff",
+            "check",
+            "--select",
+            "TID251",
+            "--output-format",
+            "concise",
+            "topology",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout

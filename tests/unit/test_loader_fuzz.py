@@ -74,10 +74,32 @@ def _assert_handled(content: bytes) -> None:
 # -- inputs ------------------------------------------------------------------------------------
 
 _WORDS = [
-    "version", "clusters", "flows", "defaults", "bootstrap", "security", "client", "topics",
-    "include", "exclude", "mirror", "active-active", "aggregate", "from", "to", "into",
-    "naming", "prefix", "identity", "engine", "spark_conf", "east", "west", "<<", "name",
-]  # fmt: skip
+    "version",
+    "clusters",
+    "flows",
+    "defaults",
+    "bootstrap",
+    "security",
+    "client",
+    "topics",
+    "include",
+    "exclude",
+    "mirror",
+    "active-active",
+    "aggregate",
+    "from",
+    "to",
+    "into",
+    "naming",
+    "prefix",
+    "identity",
+    "engine",
+    "spark_conf",
+    "east",
+    "west",
+    "<<",
+    "name",
+]
 _SCALARS = st.one_of(
     st.sampled_from(_WORDS),
     st.text(max_size=20),

@@ -340,8 +340,14 @@ def test_cli_refuses_the_conflict_with_a_located_error(tmp_path: Path) -> None:
 
 
 # (YAML escape, the character): line breaks to Python, Java or YAML 1.1, and a vertical tab.
-BREAKS = [("\\n", "\n"), ("\\r", "\r"), ("\\r\\n", "\r\n"), ("\\N", "\x85"), ("\\L", "\u2028"),
-          ("\\v", "\x0b")]  # fmt: skip
+BREAKS = [
+    ("\\n", "\n"),
+    ("\\r", "\r"),
+    ("\\r\\n", "\r\n"),
+    ("\\N", "\x85"),
+    ("\\L", "\u2028"),
+    ("\\v", "\x0b"),
+]
 
 
 @pytest.mark.parametrize(("escape", "char"), BREAKS, ids=repr)

@@ -116,10 +116,13 @@ def test_mm2_runs_while_its_source_connector_or_a_task_is_running_by_its_newest_
 
 def test_waiting_records_are_the_source_end_beyond_the_position() -> None:
     handover = Handover(
-        "east->west", "mm2-offsets.east.internal", "mm2-status.east.internal", (),
+        "east->west",
+        "mm2-offsets.east.internal",
+        "mm2-status.east.internal",
+        (),
         positions={("orders", 0): 40, ("orders", 1): 7},
         ends={("orders", 0): 55, ("orders", 1): 7},
-    )  # fmt: skip
+    )
     assert handover.waiting(("orders", 0)) == 15
     assert handover.waiting(("orders", 1)) == 0
     assert handover.waiting(("orders", 2)) is None

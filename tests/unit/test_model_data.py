@@ -77,10 +77,12 @@ def test_only_the_clusters_asked_for_are_carried() -> None:
         (FlowSettings, lambda: model_data.settings_data(topology().flows[0].settings)),
         (Engine, lambda: model_data.engine_data(Engine())),
         (Flow, lambda: model_data.flow_data(topology().flows[0])),
-        (Cluster, lambda: {**model_data.cluster_data(topology().clusters["east"]),
-                           "name": 0, "span": 0}),
+        (
+            Cluster,
+            lambda: {**model_data.cluster_data(topology().clusters["east"]), "name": 0, "span": 0},
+        ),
     ],
-)  # fmt: skip
+)
 def test_every_field_of_the_model_is_carried(kind: type, carried: object) -> None:
     """A field added to the model and not to model_data would be lost on the way to the
     driver: this fails until model_data carries it."""

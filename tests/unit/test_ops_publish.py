@@ -75,8 +75,7 @@ class Log:
 
     def status(self, published_at: float, *states: tuple[str, str], error: str = "") -> None:
         flows = [{"flow": flow, "state": state, "error": error or None} for flow, state in states]
-        self.put("status", {"state": "running", "jobs_published_at": published_at,
-                            "flows": flows})  # fmt: skip
+        self.put("status", {"state": "running", "jobs_published_at": published_at, "flows": flows})
 
 
 class Host:
@@ -118,9 +117,15 @@ def jobs(at: float = T0, starts: dict[str, Any] | None = None) -> JobsDocument:
 def publisher(log: Log, host: Host, made: JobsDocument, runner: str = "local") -> Publisher:
     lines: list[str] = []
     found = Publisher(
-        lambda: made, runner, "west", lambda: log, host, lines.append, clock=log.clock,
+        lambda: made,
+        runner,
+        "west",
+        lambda: log,
+        host,
+        lines.append,
+        clock=log.clock,
         sleep=log.clock.sleep,
-    )  # fmt: skip
+    )
     found.lines = lines  # type: ignore[attr-defined]
     return found
 
@@ -212,8 +217,11 @@ def test_mm2_is_asked_again_only_for_the_flows_that_take_over_from_it() -> None:
     assert host.asked == []  # no flow starts from MM2's positions: nothing to ask
     log = Log(Clock())
     resumed = publisher(log, host, jobs(starts={"east->west": {"orders": {0: 100}}}))
-    with pytest.raises(TopoError, match=r"MirrorMaker 2 runs flow east->west again: .* shows "
-                       r"its connector on worker w1 \(RUNNING\)"):  # fmt: skip
+    with pytest.raises(
+        TopoError,
+        match=r"MirrorMaker 2 runs flow east->west again: .* shows "
+        r"its connector on worker w1 \(RUNNING\)",
+    ):
         resumed.execute()
     assert host.asked == ["east->west"] and log.written == [] and not resumed.handled
 

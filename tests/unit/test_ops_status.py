@@ -207,11 +207,30 @@ def test_the_text_of_a_running_replication() -> None:
         f"Replication of {OWNER}: running on runner-1 (local, local[2], pid 4242, up 1h02m)"
     )
     header = lines[2].split()
-    assert header == ["FLOW", "STATE", "TOPICS", "RECORDS", "BYTES", "LAG", "RECORDS/S", "MB/S",
-                      "LATENCY"]  # fmt: skip
+    assert header == [
+        "FLOW",
+        "STATE",
+        "TOPICS",
+        "RECORDS",
+        "BYTES",
+        "LAG",
+        "RECORDS/S",
+        "MB/S",
+        "LATENCY",
+    ]
     assert lines[3].split() == [
-        "east->west", "running", "3", "1,234,567", "2.5", "MB", "12", "250.5", "1.50", "40", "ms"
-    ]  # fmt: skip
+        "east->west",
+        "running",
+        "3",
+        "1,234,567",
+        "2.5",
+        "MB",
+        "12",
+        "250.5",
+        "1.50",
+        "40",
+        "ms",
+    ]
     assert lines[4].startswith("west->east  not running")
     assert lines[4].split()[-1] == "-"
     assert "Changes the driver made to follow the sources (newest last):" in lines
@@ -258,8 +277,10 @@ def test_latency_is_the_median_the_max_and_the_age_of_the_newest() -> None:
 def test_latency_without_arrival_times_is_only_the_age_of_the_newest() -> None:
     # (copies in a topic that keeps the producer's time, as one MM2 created does)
     assert status.latency([], int((T0 - 3) * 1000), T0) == {
-        "p50": None, "max": None, "newest_age_s": 3.0
-    }  # fmt: skip
+        "p50": None,
+        "max": None,
+        "newest_age_s": 3.0,
+    }
 
 
 MM2_RUNS = (
@@ -270,10 +291,13 @@ MM2_RUNS = (
 
 def test_a_flow_mm2_runs_while_topo_does_not_is_run_by_mm2_with_its_heartbeats() -> None:
     beats: dict[str, dict[str, float | None]]
-    beats = {"east->west": {"p50": None, "max": None, "newest_age_s": 0.8},
-             "west->east": {"p50": 3, "max": 9, "newest_age_s": 0.5}}  # fmt: skip
-    document = valid(status.document(OWNER, SPECS, None, False, beats, T0,
-                                     {"east->west": MM2_RUNS}))  # fmt: skip
+    beats = {
+        "east->west": {"p50": None, "max": None, "newest_age_s": 0.8},
+        "west->east": {"p50": 3, "max": 9, "newest_age_s": 0.5},
+    }
+    document = valid(
+        status.document(OWNER, SPECS, None, False, beats, T0, {"east->west": MM2_RUNS})
+    )
     east, west = document["flows"]
     assert (east["state"], east["mm2"], east["latency_ms"]) == (
         "run by MM2",
@@ -290,8 +314,11 @@ def test_a_flow_mm2_runs_while_topo_does_not_is_run_by_mm2_with_its_heartbeats()
 
 
 def test_mm2_beside_a_running_flow_is_said_with_the_flows_own_state() -> None:
-    document = valid(status.document(OWNER, SPECS, published(), True, LATENCY, T0 + 1,
-                                     {"east->west": MM2_RUNS[:1]}))  # fmt: skip
+    document = valid(
+        status.document(
+            OWNER, SPECS, published(), True, LATENCY, T0 + 1, {"east->west": MM2_RUNS[:1]}
+        )
+    )
     east = document["flows"][0]
     assert (east["state"], east["mm2"]) == ("running", [MM2_RUNS[0]])
     assert (

@@ -249,9 +249,11 @@ def test_another_topologys_copy_is_never_altered_and_deletes_need_delete() -> No
 
     mine = Owned("topic", "east.gone", ("east->west",), owner="shop")
     _topology, _plan, found = needs(
-        MIRROR, cluster("east", "orders"), cluster("west", "east.gone", owned=(mine,)),
+        MIRROR,
+        cluster("east", "orders"),
+        cluster("west", "east.gone", owned=(mine,)),
         allow_delete=True,
-    )  # fmt: skip
+    )
     assert topic("west", "east.gone", "DELETE") <= keys(found, now=True)
 
 
@@ -306,18 +308,28 @@ def test_a_missing_permission_comes_with_the_kafka_acls_line_that_grants_it() ->
 @pytest.mark.parametrize(
     ("permission", "line"),
     [
-        (Permission("w", CLUSTER, CLUSTER_NAME, LITERAL, "DESCRIBE_CONFIGS"),
-         "--operation DescribeConfigs --cluster"),
-        (Permission("w", GROUP, "topo-read-", PREFIXED, "DESCRIBE"),
-         "--operation Describe --group topo-read- --resource-pattern-type prefixed"),
-        (Permission("w", TRANSACTIONAL_ID, "topo.s.a--b.", PREFIXED, "WRITE"),
-         "--operation Write --transactional-id topo.s.a--b. --resource-pattern-type prefixed"),
-        (Permission("w", TOPIC, "east.orders", LITERAL, "ALTER_CONFIGS"),
-         "--operation AlterConfigs --topic east.orders"),
-        (Permission("w", GROUP, "my group", LITERAL, "READ"),
-         "--operation Read --group 'my group'"),
+        (
+            Permission("w", CLUSTER, CLUSTER_NAME, LITERAL, "DESCRIBE_CONFIGS"),
+            "--operation DescribeConfigs --cluster",
+        ),
+        (
+            Permission("w", GROUP, "topo-read-", PREFIXED, "DESCRIBE"),
+            "--operation Describe --group topo-read- --resource-pattern-type prefixed",
+        ),
+        (
+            Permission("w", TRANSACTIONAL_ID, "topo.s.a--b.", PREFIXED, "WRITE"),
+            "--operation Write --transactional-id topo.s.a--b. --resource-pattern-type prefixed",
+        ),
+        (
+            Permission("w", TOPIC, "east.orders", LITERAL, "ALTER_CONFIGS"),
+            "--operation AlterConfigs --topic east.orders",
+        ),
+        (
+            Permission("w", GROUP, "my group", LITERAL, "READ"),
+            "--operation Read --group 'my group'",
+        ),
     ],
-)  # fmt: skip
+)
 def test_each_resource_type_has_its_kafka_acls_option(permission: Permission, line: str) -> None:
     granted = permissions.grant_line(permission, "w:9092", "User:topo")
     start = "kafka-acls.sh --bootstrap-server w:9092 --add --allow-principal User:topo"
@@ -384,9 +396,15 @@ def test_later_needs_are_warnings_not_errors() -> None:
 
 
 def binding(
-    name: str, operation: str, permission: str = "ALLOW", *, pattern: str = "LITERAL",
-    principal: str = "User:topo", host: str = "*", resource: str = "TOPIC",
-) -> Acl:  # fmt: skip
+    name: str,
+    operation: str,
+    permission: str = "ALLOW",
+    *,
+    pattern: str = "LITERAL",
+    principal: str = "User:topo",
+    host: str = "*",
+    resource: str = "TOPIC",
+) -> Acl:
     return Acl(resource, name, pattern, principal, host, operation, permission)
 
 
@@ -400,15 +418,25 @@ def binding(
         ((binding("east.orders", "WRITE", principal="User:*"),), True),
         ((binding("east.orders", "WRITE", principal="User:someone"),), False),
         ((binding("east.orders", "READ"),), False),
-        ((binding("east.", "WRITE", pattern="PREFIXED"), binding("east.orders", "WRITE", "DENY")),
-         False),
+        (
+            (
+                binding("east.", "WRITE", pattern="PREFIXED"),
+                binding("east.orders", "WRITE", "DENY"),
+            ),
+            False,
+        ),
         ((binding("*", "ALL"), binding("east.", "ALL", "DENY", pattern="PREFIXED")), False),
         ((binding("east.orders", "WRITE", host="10.0.0.1"),), None),
         ((binding("east.orders", "WRITE", principal="Group:ops"),), None),
-        ((binding("east.orders", "WRITE"),
-          binding("east.orders", "WRITE", "DENY", host="10.0.0.1")), None),
+        (
+            (
+                binding("east.orders", "WRITE"),
+                binding("east.orders", "WRITE", "DENY", host="10.0.0.1"),
+            ),
+            None,
+        ),
     ],
-)  # fmt: skip
+)
 def test_acls_are_judged_by_kafkas_rules(acls: tuple[Acl, ...], answer: bool | None) -> None:
     assert permissions.acls_allow(acls, "User:topo", TOPIC, "east.orders", "WRITE") is answer
 
@@ -419,8 +447,9 @@ def test_describe_is_implied_by_an_allow_but_a_deny_of_read_does_not_deny_descri
 
 
 def test_a_topic_not_created_yet_is_judged_by_the_acls() -> None:
-    access = Access("west", acls=(binding("east.", "READ", pattern="PREFIXED"),),
-                    principal="User:topo")  # fmt: skip
+    access = Access(
+        "west", acls=(binding("east.", "READ", pattern="PREFIXED"),), principal="User:topo"
+    )
     findings = check([write_copy()], access)
     [missing] = findings.errors
     assert missing.judged == "the ACLs on west"
@@ -428,8 +457,9 @@ def test_a_topic_not_created_yet_is_judged_by_the_acls() -> None:
 
 def test_transactional_ids_are_judged_by_the_acls_for_each_id_they_stand_for() -> None:
     ids = ("topo.shop.east--west.orders.0", "topo.shop.east--west.orders.1")
-    wanted = Permission("west", TRANSACTIONAL_ID, "topo.shop.east--west.", PREFIXED, "WRITE",
-                        instances=ids)  # fmt: skip
+    wanted = Permission(
+        "west", TRANSACTIONAL_ID, "topo.shop.east--west.", PREFIXED, "WRITE", instances=ids
+    )
     one = binding(ids[0], "WRITE", resource=TRANSACTIONAL_ID)
     every = binding("topo.shop.", "WRITE", resource=TRANSACTIONAL_ID, pattern="PREFIXED")
 
@@ -446,11 +476,15 @@ def test_transactional_ids_are_judged_by_the_acls_for_each_id_they_stand_for() -
 
 
 def test_a_principal_granted_every_cluster_operation_is_taken_for_a_super_user() -> None:
-    access = Access("west", cluster_operations=permissions.CLUSTER_OPERATIONS, acls=(),
-                    principal="User:admin")  # fmt: skip
+    access = Access(
+        "west", cluster_operations=permissions.CLUSTER_OPERATIONS, acls=(), principal="User:admin"
+    )
     assert check([write_copy()], access).missing == ()
-    hidden = Access("west", cluster_operations=permissions.CLUSTER_OPERATIONS,
-                    topics={"east.orders": frozenset({"DESCRIBE"})})  # fmt: skip
+    hidden = Access(
+        "west",
+        cluster_operations=permissions.CLUSTER_OPERATIONS,
+        topics={"east.orders": frozenset({"DESCRIBE"})},
+    )
     assert check([write_copy()], hidden).errors, "what the broker says still counts"
 
 
@@ -478,16 +512,26 @@ def security_topology(security: str, bootstrap: str = "east:9092") -> Topology:
 @pytest.mark.parametrize(
     ("security", "shown", "matched"),
     [
-        ("{protocol: SASL_SSL, sasl: {mechanism: PLAIN, username: alice, password: '${env:P}'}}",
-         "User:alice", "User:alice"),
-        ("{protocol: SASL_SSL, sasl: {mechanism: SCRAM-SHA-256, username: '${env:EAST_USER}', "
-         "password: '${env:P}'}}", '"User:$EAST_USER"', "User:alice"),
-        ("{protocol: SSL, tls: {ca: ca.pem, cert: c.pem, key: k.pem}}",
-         "'User:<your principal>'", None),
+        (
+            "{protocol: SASL_SSL, sasl: {mechanism: PLAIN, username: alice, password: '${env:P}'}}",
+            "User:alice",
+            "User:alice",
+        ),
+        (
+            "{protocol: SASL_SSL, sasl: {mechanism: SCRAM-SHA-256, username: '${env:EAST_USER}', "
+            "password: '${env:P}'}}",
+            '"User:$EAST_USER"',
+            "User:alice",
+        ),
+        (
+            "{protocol: SSL, tls: {ca: ca.pem, cert: c.pem, key: k.pem}}",
+            "'User:<your principal>'",
+            None,
+        ),
         ("{protocol: PLAINTEXT}", "User:ANONYMOUS", "User:ANONYMOUS"),
         ("{protocol: SSL}", "User:ANONYMOUS", "User:ANONYMOUS"),
     ],
-)  # fmt: skip
+)
 def test_the_principal_is_shown_without_revealing_a_secret_reference(
     security: str, shown: str, matched: str | None
 ) -> None:
@@ -511,10 +555,12 @@ def test_reading_needs_describe_configs_on_each_visible_topic_but_no_group() -> 
     access = Access(
         "east",
         cluster_operations=frozenset({"DESCRIBE", "DESCRIBE_CONFIGS"}),
-        topics={"orders": frozenset({"READ"}),
-                STATE_TOPIC: frozenset({"READ", "DESCRIBE_CONFIGS"})},
+        topics={
+            "orders": frozenset({"READ"}),
+            STATE_TOPIC: frozenset({"READ", "DESCRIBE_CONFIGS"}),
+        },
         groups={"billing": None, probe: frozenset({"DESCRIBE"})},
-    )  # fmt: skip
+    )
     findings = check(permissions.observing(access), access)
     # A group topo may not DESCRIBE is skipped when reading (kafka/inventory.py).
     assert [m.permission.describe() for m in findings.errors] == [
@@ -574,8 +620,10 @@ class FakeAdmin:
     def describe_topics(self, collection: Any, **options: Any) -> dict[str, "Future[Any]"]:
         assert options["include_authorized_operations"] is True
         self.asked.append(("describe_topics", sorted(collection.topic_names)))
-        return {name: self._answer(self.topics.get(name, KafkaError.UNKNOWN_TOPIC_OR_PART))
-                for name in collection.topic_names}  # fmt: skip
+        return {
+            name: self._answer(self.topics.get(name, KafkaError.UNKNOWN_TOPIC_OR_PART))
+            for name in collection.topic_names
+        }
 
     def create_topics(self, topics: list[Any], **options: Any) -> dict[str, "Future[Any]"]:
         assert options["validate_only"] is True, "asking must never create a topic"
@@ -614,13 +662,20 @@ def fake_admin(monkeypatch: pytest.MonkeyPatch) -> type[FakeAdmin]:
 
 def ask(needed: list[Permission], **observed: Any) -> Access:
     east = cluster("east", **observed)
-    return asking.ask("east", {"bootstrap.servers": "east:9092"}, cluster=east, needed=needed,
-                      principal="User:topo")  # fmt: skip
+    return asking.ask(
+        "east",
+        {"bootstrap.servers": "east:9092"},
+        cluster=east,
+        needed=needed,
+        principal="User:topo",
+    )
 
 
 def test_asking_sorts_topics_into_granted_hidden_and_absent(fake_admin: type[FakeAdmin]) -> None:
-    wanted = [Permission("east", TOPIC, n, LITERAL, "DESCRIBE")
-              for n in ("orders", "east.orders", "secret", "gone")]  # fmt: skip
+    wanted = [
+        Permission("east", TOPIC, n, LITERAL, "DESCRIBE")
+        for n in ("orders", "east.orders", "secret", "gone")
+    ]
     access = ask(wanted)
     assert access.topics == {
         "orders": frozenset({"DESCRIBE", "READ"}),
@@ -697,15 +752,17 @@ def granting_all_but(*withheld: tuple[str, ...]) -> Callable[[list[Permission]],
         granted = [p for p in needed if p.key not in withheld]
         accesses = {}
         for name in ("east", "west"):
-            operations = {p.operation for p in granted
-                          if p.cluster == name and p.resource_type == CLUSTER}  # fmt: skip
+            operations = {
+                p.operation for p in granted if p.cluster == name and p.resource_type == CLUSTER
+            }
             acls = tuple(
                 Acl(p.resource_type, p.name, p.pattern_type, "User:topo", "*", p.operation, "ALLOW")
                 for p in granted
                 if p.cluster == name and p.resource_type != CLUSTER
             )
-            accesses[name] = Access(name, cluster_operations=frozenset(operations), acls=acls,
-                                    principal="User:topo")  # fmt: skip
+            accesses[name] = Access(
+                name, cluster_operations=frozenset(operations), acls=acls, principal="User:topo"
+            )
         return accesses
 
     return answer
@@ -782,9 +839,13 @@ def test_reading_refused_is_explained_with_the_permission_reading_lacks(
 
     def ask_for_reading(name: str, _config: Any, **_options: Any) -> Access:
         asked.append(name)
-        return Access(name, cluster_operations=frozenset({"DESCRIBE", "DESCRIBE_CONFIGS"}),
-                      topics={"orders": frozenset({"READ"})}, groups={"billing": None},
-                      principal="User:topo")  # fmt: skip
+        return Access(
+            name,
+            cluster_operations=frozenset({"DESCRIBE", "DESCRIBE_CONFIGS"}),
+            topics={"orders": frozenset({"READ"})},
+            groups={"billing": None},
+            principal="User:topo",
+        )
 
     monkeypatch.setattr(inventory, "observe_all", refused)
     monkeypatch.setattr(asking, "ask_for_reading", ask_for_reading)
@@ -824,14 +885,15 @@ DOC = (ROOT / "docs" / "security.md").read_text(encoding="utf-8")
 def test_the_security_page_lists_every_line_topo_prints_for_its_example() -> None:
     example = re.search(r"```yaml\n(.*?)```", DOC, re.DOTALL)
     assert example is not None
-    east = cluster("east", "orders", groups={"billing": Group("billing", "STABLE",
-                                                              {("orders", 0): 1})})  # fmt: skip
+    east = cluster(
+        "east", "orders", groups={"billing": Group("billing", "STABLE", {("orders", 0): 1})}
+    )
     loaded_example, _plan, found = needs(example.group(1), east, cluster("west"))
     principals = {n: permissions.principal_shown(c) for n, c in loaded_example.clusters.items()}
-    bootstraps = {n: permissions.bootstrap_shown(c.bootstrap) for n, c in
-                  loaded_example.clusters.items()}  # fmt: skip
-    lines = {permissions.grant_line(p, bootstraps[p.cluster], principals[p.cluster])
-             for p in found}  # fmt: skip
+    bootstraps = {
+        n: permissions.bootstrap_shown(c.bootstrap) for n, c in loaded_example.clusters.items()
+    }
+    lines = {permissions.grant_line(p, bootstraps[p.cluster], principals[p.cluster]) for p in found}
     absent = sorted(line for line in lines if line not in DOC)
     assert not absent, "docs/security.md lacks:\n" + "\n".join(absent)
 
@@ -844,8 +906,12 @@ def test_a_broker_open_without_acls_allows_what_no_binding_concerns(
     open_ = Access("west", acls=(), principal="User:topo", open_without_acls=True)
     assert not check([write_copy()], open_).errors
     # A binding that concerns the resource decides, as Kafka's authorizer does.
-    concerned = Access("west", acls=(binding("east.orders", "READ"),), principal="User:topo",
-                       open_without_acls=True)  # fmt: skip
+    concerned = Access(
+        "west",
+        acls=(binding("east.orders", "READ"),),
+        principal="User:topo",
+        open_without_acls=True,
+    )
     assert [m.permission for m in check([write_copy()], concerned).errors] == [write_copy()]
 
 

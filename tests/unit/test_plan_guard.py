@@ -169,8 +169,14 @@ def test_an_acl_delete_needs_allow_delete_and_topos_own_record() -> None:
 
 def test_an_ownership_record_goes_only_with_its_topic() -> None:
     case = load("orphans-deleted")
-    present = Change(Action.DELETE, Resource.OWNERSHIP, "west", "east.orders", "x",
-                     before={"edges": ["east->west"]})  # fmt: skip
+    present = Change(
+        Action.DELETE,
+        Resource.OWNERSHIP,
+        "west",
+        "east.orders",
+        "x",
+        before={"edges": ["east->west"]},
+    )
     refused(case, case.adding(present), "the topic still exists")
     theirs = dataclasses.replace(present, name="east.other-team")
     refused(case, case.adding(theirs), "belongs to the topology 'payments-team'")
@@ -181,8 +187,15 @@ def test_an_ownership_record_goes_only_with_its_topic() -> None:
 
 def test_an_acl_no_source_acl_derives_is_never_created() -> None:
     case = load("acl-sync")
-    change = Change(Action.CREATE, Resource.ACL, "west", "east.orders", "copied",
-                    after=EVIL.to_dict(), edges=("east->west",))  # fmt: skip
+    change = Change(
+        Action.CREATE,
+        Resource.ACL,
+        "west",
+        "east.orders",
+        "copied",
+        after=EVIL.to_dict(),
+        edges=("east->west",),
+    )
     refused(case, case.adding(change), "ALLOW User:evil ALL on TOPIC east.orders (literal)")
 
 
@@ -194,8 +207,15 @@ def test_an_acl_no_source_acl_derives_is_never_created() -> None:
 def test_mm2s_acl_rules_hold_against_an_edited_plan(principal: str, operation: str) -> None:
     case = load("acl-sync")
     acl = Acl("TOPIC", "east.orders", "LITERAL", principal, "*", operation, "ALLOW")
-    change = Change(Action.CREATE, Resource.ACL, "west", "east.orders", "copied",
-                    after=acl.to_dict(), edges=("east->west",))  # fmt: skip
+    change = Change(
+        Action.CREATE,
+        Resource.ACL,
+        "west",
+        "east.orders",
+        "copied",
+        after=acl.to_dict(),
+        edges=("east->west",),
+    )
     refused(case, case.adding(change), "is not derived from any source ACL")
 
 
@@ -212,9 +232,20 @@ def test_derived_acls_follow_mm2s_rules() -> None:
 
 def test_a_topic_the_topology_does_not_want_is_never_created() -> None:
     case = load("first-plan")
-    change = Change(Action.CREATE, Resource.TOPIC, "west", "east.payroll", "x", after={
-        "partitions": 1, "replication_factor": 1, "configs": {}, "purpose": "replica",
-        "sources": []})  # fmt: skip
+    change = Change(
+        Action.CREATE,
+        Resource.TOPIC,
+        "west",
+        "east.payroll",
+        "x",
+        after={
+            "partitions": 1,
+            "replication_factor": 1,
+            "configs": {},
+            "purpose": "replica",
+            "sources": [],
+        },
+    )
     refused(case, case.adding(change), "the topology wants no topic of this name on this cluster")
 
 
@@ -228,16 +259,24 @@ def test_a_wanted_topic_is_created_only_as_planned() -> None:
 
 def test_another_topologys_ownership_record_is_never_overwritten() -> None:
     case = load("orphans-deleted")
-    change = Change(Action.UPDATE, Resource.OWNERSHIP, "west", "east.other-team", "x",
-                    before={"edges": ["east->west"]}, after={"edges": ["east->west"]})  # fmt: skip
+    change = Change(
+        Action.UPDATE,
+        Resource.OWNERSHIP,
+        "west",
+        "east.other-team",
+        "x",
+        before={"edges": ["east->west"]},
+        after={"edges": ["east->west"]},
+    )
     refused(case, case.adding(change), "belongs to the topology 'payments-team'")
 
 
 def test_a_topic_nobody_owns_is_not_adopted_by_an_edited_plan() -> None:
     west = with_topic(load("orphans-deleted").clusters["west"], PAYROLL)
     case = load("orphans-deleted", west=west)
-    change = Change(Action.CREATE, Resource.OWNERSHIP, "west", "payroll", "x",
-                    after={"edges": ["east->west"]})  # fmt: skip
+    change = Change(
+        Action.CREATE, Resource.OWNERSHIP, "west", "payroll", "x", after={"edges": ["east->west"]}
+    )
     refused(case, case.adding(change), "not a change topo plans")
 
 

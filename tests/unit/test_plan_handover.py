@@ -92,25 +92,39 @@ def test_the_plan_is_refused_while_mm2_still_runs_the_flow() -> None:
 
 
 def test_the_plan_is_refused_when_mm2_left_no_position_for_the_source() -> None:
-    with pytest.raises(PlanError, match="holds no position MirrorMaker 2 committed for "
-                       "cluster 'east'"):  # fmt: skip
+    with pytest.raises(
+        PlanError, match="holds no position MirrorMaker 2 committed for cluster 'east'"
+    ):
         _plan(_handover())
 
 
 def test_the_plan_is_refused_when_mm2_copied_none_of_the_flows_topics() -> None:
-    other = Handover("east->west", "mm2-offsets.east.internal", "mm2-status.east.internal", (),
-                     {("legacy", 0): 5})  # fmt: skip
-    with pytest.raises(PlanError, match=r"left no position for any topic it copies now "
-                       r"\(MM2 copied legacy from east\)"):  # fmt: skip
+    other = Handover(
+        "east->west",
+        "mm2-offsets.east.internal",
+        "mm2-status.east.internal",
+        (),
+        {("legacy", 0): 5},
+    )
+    with pytest.raises(
+        PlanError,
+        match=r"left no position for any topic it copies now "
+        r"\(MM2 copied legacy from east\)",
+    ):
         _plan(other)
 
 
 def test_the_records_waiting_grow_without_making_a_saved_plan_stale() -> None:
     """Producers keep writing while a plan waits to be applied: only MM2's positions count."""
     saved = _plan(_handover(p0=100, p1=80))
-    later = Handover("east->west", "mm2-offsets.east.internal", "mm2-status.east.internal", (),
-                     {("orders", 0): 100, ("orders", 1): 80},
-                     {("orders", 0): 500, ("orders", 1): 90})  # fmt: skip
+    later = Handover(
+        "east->west",
+        "mm2-offsets.east.internal",
+        "mm2-status.east.internal",
+        (),
+        {("orders", 0): 100, ("orders", 1): 80},
+        {("orders", 0): 500, ("orders", 1): 90},
+    )
     assert first_difference(saved, _plan(later)) is None
     moved = _plan(_handover(p0=101, p1=80))
     assert first_difference(saved, moved) is not None
@@ -130,8 +144,7 @@ def test_mm2s_positions_are_part_of_what_a_saved_plan_is_checked_against() -> No
 def test_a_running_flow_is_not_resumed_again() -> None:
     loaded = _topology()
     running = job_views(loaded)
-    made = plan(loaded, _clusters(), topology_sha256="0" * 64, running=running,
-                handovers={})  # fmt: skip
+    made = plan(loaded, _clusters(), topology_sha256="0" * 64, running=running, handovers={})
     assert not [c for c in made.changes if c.resource is Resource.FLOW]
 
 

@@ -58,64 +58,159 @@ def _acl(principal: str, operation: str, resource: str = "east.orders") -> dict[
 def every_shape() -> Plan:
     """One change of every shape the planner emits, on two clusters, in apply's order."""
     return _plan(
-        Change(Create, Resource.TOPIC, "west", "topo-state.internal",
-               "topo's ownership records for this cluster",
-               after={"partitions": 1, "replication_factor": 3,
-                      "configs": {"cleanup.policy": "compact"}, "purpose": "state",
-                      "sources": []}),
-        Change(Create, Resource.TOPIC, "west", "east.orders",
-               "replicated from east/orders by east->west",
-               after={"partitions": 6, "replication_factor": 3,
-                      "configs": {"cleanup.policy": "compact", "retention.ms": "604800000"},
-                      "purpose": "replica", "sources": ["east/orders"]},
-               edges=("east->west",)),
-        Change(Create, Resource.TOPIC, "central", "orders",
-               "aggregated from east/orders and west/orders by east->central, west->central",
-               after={"partitions": 12, "replication_factor": 3, "configs": {},
-                      "purpose": "replica", "sources": ["east/orders", "west/orders"]},
-               edges=("east->central", "west->central")),
-        Change(Create, Resource.TOPIC, "west", "east.heartbeats",
-               "heartbeats of east->west", edges=("east->west",),
-               after={"partitions": 1, "replication_factor": 3, "configs": {},
-                      "purpose": "heartbeats", "sources": ["east/heartbeats"]}),
-        Change(Create, Resource.OWNERSHIP, "west", "east.clicks",
-               "already exists with the settings east->west needs: topo adopts it",
-               after={"edges": ["east->west"]}, edges=("east->west",)),
-        Change(Update, Resource.OWNERSHIP, "central", "orders",
-               "west->central now replicates into it too",
-               before={"edges": ["east->central"]},
-               after={"edges": ["east->central", "west->central"]},
-               edges=("east->central", "west->central")),
-        Change(Update, Resource.PARTITIONS, "west", "east.clicks",
-               "east/clicks grew from 3 to 6 partitions",
-               before={"partitions": 3}, after={"partitions": 6}, edges=("east->west",)),
-        Change(Update, Resource.TOPIC_CONFIG, "west", "east.clicks",
-               "kept in sync with east/clicks",
-               before={"retention.ms": "1000", "cleanup.policy": None, "segment.ms": "600000"},
-               after={"retention.ms": "2000", "cleanup.policy": "compact", "segment.ms": None},
-               edges=("east->west",)),
-        Change(Create, Resource.ACL, "west", "east.orders",
-               "topo's replication writes east.orders as User:topo",
-               after=_acl("User:topo", "WRITE"), edges=("east->west",)),
-        Change(Delete, Resource.ACL, "west", "east.orders",
-               "no flow reads east.orders as User:legacy any more",
-               before=_acl("User:legacy", "READ")),
-        Change(Delete, Resource.TOPIC, "west", "east.payments",
-               "no longer replicated: east->west stopped matching payments (--allow-delete)",
-               before={"partitions": 3, "replication_factor": 3,
-                       "configs": {"retention.ms": "86400000"}},
-               edges=("east->west",)),
-        Change(Delete, Resource.OWNERSHIP, "central", "east.gone",
-               "a stale record: the topic no longer exists",
-               before={"edges": ["east->central"]}, edges=("east->central",)),
+        Change(
+            Create,
+            Resource.TOPIC,
+            "west",
+            "topo-state.internal",
+            "topo's ownership records for this cluster",
+            after={
+                "partitions": 1,
+                "replication_factor": 3,
+                "configs": {"cleanup.policy": "compact"},
+                "purpose": "state",
+                "sources": [],
+            },
+        ),
+        Change(
+            Create,
+            Resource.TOPIC,
+            "west",
+            "east.orders",
+            "replicated from east/orders by east->west",
+            after={
+                "partitions": 6,
+                "replication_factor": 3,
+                "configs": {"cleanup.policy": "compact", "retention.ms": "604800000"},
+                "purpose": "replica",
+                "sources": ["east/orders"],
+            },
+            edges=("east->west",),
+        ),
+        Change(
+            Create,
+            Resource.TOPIC,
+            "central",
+            "orders",
+            "aggregated from east/orders and west/orders by east->central, west->central",
+            after={
+                "partitions": 12,
+                "replication_factor": 3,
+                "configs": {},
+                "purpose": "replica",
+                "sources": ["east/orders", "west/orders"],
+            },
+            edges=("east->central", "west->central"),
+        ),
+        Change(
+            Create,
+            Resource.TOPIC,
+            "west",
+            "east.heartbeats",
+            "heartbeats of east->west",
+            edges=("east->west",),
+            after={
+                "partitions": 1,
+                "replication_factor": 3,
+                "configs": {},
+                "purpose": "heartbeats",
+                "sources": ["east/heartbeats"],
+            },
+        ),
+        Change(
+            Create,
+            Resource.OWNERSHIP,
+            "west",
+            "east.clicks",
+            "already exists with the settings east->west needs: topo adopts it",
+            after={"edges": ["east->west"]},
+            edges=("east->west",),
+        ),
+        Change(
+            Update,
+            Resource.OWNERSHIP,
+            "central",
+            "orders",
+            "west->central now replicates into it too",
+            before={"edges": ["east->central"]},
+            after={"edges": ["east->central", "west->central"]},
+            edges=("east->central", "west->central"),
+        ),
+        Change(
+            Update,
+            Resource.PARTITIONS,
+            "west",
+            "east.clicks",
+            "east/clicks grew from 3 to 6 partitions",
+            before={"partitions": 3},
+            after={"partitions": 6},
+            edges=("east->west",),
+        ),
+        Change(
+            Update,
+            Resource.TOPIC_CONFIG,
+            "west",
+            "east.clicks",
+            "kept in sync with east/clicks",
+            before={"retention.ms": "1000", "cleanup.policy": None, "segment.ms": "600000"},
+            after={"retention.ms": "2000", "cleanup.policy": "compact", "segment.ms": None},
+            edges=("east->west",),
+        ),
+        Change(
+            Create,
+            Resource.ACL,
+            "west",
+            "east.orders",
+            "topo's replication writes east.orders as User:topo",
+            after=_acl("User:topo", "WRITE"),
+            edges=("east->west",),
+        ),
+        Change(
+            Delete,
+            Resource.ACL,
+            "west",
+            "east.orders",
+            "no flow reads east.orders as User:legacy any more",
+            before=_acl("User:legacy", "READ"),
+        ),
+        Change(
+            Delete,
+            Resource.TOPIC,
+            "west",
+            "east.payments",
+            "no longer replicated: east->west stopped matching payments (--allow-delete)",
+            before={
+                "partitions": 3,
+                "replication_factor": 3,
+                "configs": {"retention.ms": "86400000"},
+            },
+            edges=("east->west",),
+        ),
+        Change(
+            Delete,
+            Resource.OWNERSHIP,
+            "central",
+            "east.gone",
+            "a stale record: the topic no longer exists",
+            before={"edges": ["east->central"]},
+            edges=("east->central",),
+        ),
         notes=(
-            Note(NoteLevel.INFO, "west", "east.clicks",
-                 "min.insync.replicas is not synced: west has fewer brokers than east"),
-            Note(NoteLevel.WARNING, "central", "east.legacy",
-                 "kept: no longer replicated, and deleting it needs --allow-delete"),
+            Note(
+                NoteLevel.INFO,
+                "west",
+                "east.clicks",
+                "min.insync.replicas is not synced: west has fewer brokers than east",
+            ),
+            Note(
+                NoteLevel.WARNING,
+                "central",
+                "east.legacy",
+                "kept: no longer replicated, and deleting it needs --allow-delete",
+            ),
         ),
         allow_delete=True,
-    )  # fmt: skip
+    )
 
 
 def empty() -> Plan:
@@ -125,63 +220,119 @@ def empty() -> Plan:
 def empty_with_notes() -> Plan:
     return _plan(
         notes=(
-            Note(NoteLevel.WARNING, "west", "east.old",
-                 "kept: no longer replicated, and deleting it needs --allow-delete"),
+            Note(
+                NoteLevel.WARNING,
+                "west",
+                "east.old",
+                "kept: no longer replicated, and deleting it needs --allow-delete",
+            ),
             Note(NoteLevel.INFO, "", "", "2 clusters observed, nothing to do"),
         )
-    )  # fmt: skip
+    )
 
 
 def deletes_and_notes() -> Plan:
     return _plan(
-        Change(Delete, Resource.ACL, "central", "east.orders",
-               "east->central was removed", before=_acl("User:topo", "WRITE")),
-        Change(Delete, Resource.TOPIC, "central", "east.orders",
-               "east->central was removed (--allow-delete)",
-               before={"partitions": 6, "replication_factor": 3, "configs": {}},
-               edges=("east->central",)),
-        Change(Delete, Resource.TOPIC, "west", "east.orders",
-               "east->west was removed (--allow-delete)",
-               before={"partitions": 6, "replication_factor": 2,
-                       "configs": {"cleanup.policy": "compact"}},
-               edges=("east->west",)),
+        Change(
+            Delete,
+            Resource.ACL,
+            "central",
+            "east.orders",
+            "east->central was removed",
+            before=_acl("User:topo", "WRITE"),
+        ),
+        Change(
+            Delete,
+            Resource.TOPIC,
+            "central",
+            "east.orders",
+            "east->central was removed (--allow-delete)",
+            before={"partitions": 6, "replication_factor": 3, "configs": {}},
+            edges=("east->central",),
+        ),
+        Change(
+            Delete,
+            Resource.TOPIC,
+            "west",
+            "east.orders",
+            "east->west was removed (--allow-delete)",
+            before={
+                "partitions": 6,
+                "replication_factor": 2,
+                "configs": {"cleanup.policy": "compact"},
+            },
+            edges=("east->west",),
+        ),
         notes=(
             Note(NoteLevel.INFO, "west", "east.orders", "its consumer groups are not deleted"),
-            Note(NoteLevel.WARNING, "west", "east.clicks",
-                 "kept: it has records topo did not write"),
+            Note(
+                NoteLevel.WARNING, "west", "east.clicks", "kept: it has records topo did not write"
+            ),
             Note(NoteLevel.WARNING, "central", "", "no authorizer: ACLs are not managed"),
         ),
         allow_delete=True,
-    )  # fmt: skip
+    )
 
 
 def needs_escaping() -> Plan:
     """Text that breaks markdown tables and code spans unless escaped: |, `, *, _, <, newlines."""
     return _plan(
-        Change(Create, Resource.TOPIC, "west", "odd|name`with`ticks",
-               "a *reason* with_underscores <b>html</b> | pipe and `code`",
-               after={"partitions": 1, "replication_factor": 1,
-                      "configs": {"message|key": "a|b", "tick": "``x`", "nl": "line\nbreak"},
-                      "purpose": "replica", "sources": ["east/odd|name`with`ticks"]}),
-        Change(Update, Resource.TOPIC_CONFIG, "west", "odd|name`with`ticks", "sync | `x`",
-               before={"cleanup.policy": "`delete`"}, after={"cleanup.policy": "compact|x"}),
-        Change(Create, Resource.ACL, "west", "odd|name`with`ticks", "principal with a pipe",
-               after=_acl("User:CN=a|b,O=`x`", "READ", "odd|name`with`ticks")),
+        Change(
+            Create,
+            Resource.TOPIC,
+            "west",
+            "odd|name`with`ticks",
+            "a *reason* with_underscores <b>html</b> | pipe and `code`",
+            after={
+                "partitions": 1,
+                "replication_factor": 1,
+                "configs": {"message|key": "a|b", "tick": "``x`", "nl": "line\nbreak"},
+                "purpose": "replica",
+                "sources": ["east/odd|name`with`ticks"],
+            },
+        ),
+        Change(
+            Update,
+            Resource.TOPIC_CONFIG,
+            "west",
+            "odd|name`with`ticks",
+            "sync | `x`",
+            before={"cleanup.policy": "`delete`"},
+            after={"cleanup.policy": "compact|x"},
+        ),
+        Change(
+            Create,
+            Resource.ACL,
+            "west",
+            "odd|name`with`ticks",
+            "principal with a pipe",
+            after=_acl("User:CN=a|b,O=`x`", "READ", "odd|name`with`ticks"),
+        ),
         notes=(Note(NoteLevel.WARNING, "west", "a|b", "message with | and ` and\nnewline"),),
-    )  # fmt: skip
+    )
 
 
 def replace() -> Plan:
     """The schema allows replace though the planner does not emit it yet: render it anyway."""
     return _plan(
-        Change(Replace, Resource.TOPIC, "west", "east.orders",
-               "partitions cannot shrink: 6 on west, east/orders has 3",
-               before={"partitions": 6, "replication_factor": 3, "configs": {}},
-               after={"partitions": 3, "replication_factor": 3, "configs": {},
-                      "purpose": "replica", "sources": ["east/orders"]},
-               edges=("east->west",)),
+        Change(
+            Replace,
+            Resource.TOPIC,
+            "west",
+            "east.orders",
+            "partitions cannot shrink: 6 on west, east/orders has 3",
+            before={"partitions": 6, "replication_factor": 3, "configs": {}},
+            after={
+                "partitions": 3,
+                "replication_factor": 3,
+                "configs": {},
+                "purpose": "replica",
+                "sources": ["east/orders"],
+            },
+            edges=("east->west",),
+        ),
         allow_delete=True,
-    )  # fmt: skip
+    )
 
 
 PLANS: dict[str, Callable[[], Plan]] = {

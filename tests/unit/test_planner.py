@@ -101,8 +101,11 @@ def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs()
     result = make(east=cluster("east", orders, Topic("audit", 1, 1)), west=cluster("west"))
     [change] = replica_changes(result)
     assert (change.action, change.resource, change.cluster, change.name) == (
-        Action.CREATE, Resource.TOPIC, "west", "east.orders",
-    )  # fmt: skip
+        Action.CREATE,
+        Resource.TOPIC,
+        "west",
+        "east.orders",
+    )
     assert change.after == {
         "partitions": 3,
         "replication_factor": 1,
@@ -113,9 +116,15 @@ def test_first_plan_creates_copies_with_source_partitions_and_filtered_configs()
     assert change.edges == ("east->west",)
     created = {c.name for c in result.changes}
     assert created == {
-        "east.orders", STATE_TOPIC, RUNS_TOPIC, "heartbeats", "east.checkpoints.internal",
-        "topo-checkpoints.east.internal", "topo-offset-syncs.east.internal", "east.heartbeats",
-    }  # fmt: skip
+        "east.orders",
+        STATE_TOPIC,
+        RUNS_TOPIC,
+        "heartbeats",
+        "east.checkpoints.internal",
+        "topo-checkpoints.east.internal",
+        "topo-offset-syncs.east.internal",
+        "east.heartbeats",
+    }
     assert result.changes[0].name == STATE_TOPIC  # ownership records need it first
 
 
@@ -144,8 +153,10 @@ def test_a_copy_of_heartbeats_mm2_made_is_stamped_on_arrival_from_now_on() -> No
     for text in (MIRROR, MIRROR + "    sync: {configs: false}\n"):
         [change] = make(text, east=cluster("east", internal("heartbeats")), west=west).changes
         assert (change.action, change.resource, change.name) == (
-            Action.UPDATE, Resource.TOPIC_CONFIG, "east.heartbeats"
-        )  # fmt: skip
+            Action.UPDATE,
+            Resource.TOPIC_CONFIG,
+            "east.heartbeats",
+        )
         assert (change.before, change.after) == ({"message.timestamp.type": None}, ARRIVAL)
         assert change.reason.startswith("a copy of heartbeats is stamped by its broker on arrival")
 
@@ -155,9 +166,11 @@ def test_a_data_topic_that_merely_ends_in_heartbeats_keeps_its_copys_timestamps(
     text = MIRROR.replace('["orders.*"]', '["billing.*"]')
     billing = Topic("billing.heartbeats", 1, 1, {})
     west = cluster(
-        "west", *WEST_INTERNAL, Topic("east.billing.heartbeats", 1, 1, {}),
+        "west",
+        *WEST_INTERNAL,
+        Topic("east.billing.heartbeats", 1, 1, {}),
         owned=(mine("east.billing.heartbeats"), *OWNED_INTERNAL),
-    )  # fmt: skip
+    )
     assert make(text, east=cluster("east", billing, internal("heartbeats")), west=west).empty
     # nor is a new copy of it stamped on arrival
     fresh = cluster("west", *WEST_INTERNAL, owned=OWNED_INTERNAL)
@@ -179,7 +192,7 @@ def test_drifted_configs_are_updated_incrementally_with_old_and_new_values() -> 
         Topic("east.orders", 3, 1, {"retention.ms": "1000", "segment.ms": "5", **TARGET_ONLY}),
         *WEST_INTERNAL,
         owned=(mine("east.orders"), *OWNED_INTERNAL),
-    )  # fmt: skip
+    )
     [change] = make(east=cluster("east", orders), west=west).changes
     assert (change.action, change.resource) == (Action.UPDATE, Resource.TOPIC_CONFIG)
     # segment.ms is not set on the source: back to the default, like MM2's use.defaults.from;
@@ -204,8 +217,11 @@ def test_partitions_grow_with_the_source_and_never_shrink() -> None:
     result = make(east=east, west=west)
     [change] = result.changes
     assert (change.resource, change.name, change.before, change.after) == (
-        Resource.PARTITIONS, "east.orders", {"partitions": 3}, {"partitions": 6},
-    )  # fmt: skip
+        Resource.PARTITIONS,
+        "east.orders",
+        {"partitions": 3},
+        {"partitions": 6},
+    )
     [note] = result.notes
     assert note.name == "east.orders2" and "never removed" in note.message
 
@@ -428,8 +444,10 @@ def test_each_flow_without_a_running_job_is_started_and_a_changed_one_restarted(
     assert restart.action is Action.UPDATE
     assert restart.reason == "restart: record_filter changed"
     assert restart.after is not None and restart.after["record_filter"] == "key IS NOT NULL"
-    assert first.observed_sha256 != plan(loaded, clusters, topology_sha256="0" * 64,
-                                         running=running).observed_sha256  # fmt: skip
+    assert (
+        first.observed_sha256
+        != plan(loaded, clusters, topology_sha256="0" * 64, running=running).observed_sha256
+    )
 
 
 def test_a_comment_changes_no_job_and_an_engine_setting_restarts_every_job() -> None:
@@ -465,8 +483,12 @@ def test_a_running_job_whose_flow_was_removed_is_stopped() -> None:
     loaded = topology()
     running = job_views(loaded)
     running["east->gone"] = {**running["east->west"], "flow": "east->gone", "target": "gone"}
-    result = plan(loaded, {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)},
-                  topology_sha256="0" * 64, running=running)  # fmt: skip
+    result = plan(
+        loaded,
+        {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)},
+        topology_sha256="0" * 64,
+        running=running,
+    )
     [stop] = [c for c in result.changes if c.resource is Resource.FLOW]
     assert (stop.action, stop.name, stop.after) == (Action.DELETE, "east->gone", None)
     assert stop.phase < result.changes[-1].phase or stop is result.changes[-1]
@@ -476,13 +498,19 @@ def test_the_sources_heartbeats_and_their_copy_are_planned_together_so_one_apply
     None
 ):
     loaded = topology()
-    result = plan(loaded, {"east": Cluster("east", 1, 1, {}, None),
-                           "west": cluster("west")}, topology_sha256="0" * 64)  # fmt: skip
+    result = plan(
+        loaded,
+        {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
+        topology_sha256="0" * 64,
+    )
     created = {(c.cluster, c.name) for c in result.changes if c.resource is Resource.TOPIC}
     assert {("east", "heartbeats"), ("west", "east.heartbeats"), ("west", "heartbeats")} <= created
     none = topology(MIRROR.replace("version: 1", "version: 1\nengine: {runner: none}"))
-    quiet = plan(none, {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
-                 topology_sha256="0" * 64)  # fmt: skip
+    quiet = plan(
+        none,
+        {"east": Cluster("east", 1, 1, {}, None), "west": cluster("west")},
+        topology_sha256="0" * 64,
+    )
     assert not [c for c in quiet.changes if "heartbeats" in c.name or c.resource is Resource.FLOW]
 
 
@@ -494,8 +522,10 @@ def test_the_run_state_topic_is_planned_on_the_home_cluster_when_something_runs(
     east, west = cluster("east"), cluster("west")
     [change] = runs(MIRROR, east=east, west=west)
     assert (change.action, change.resource, change.cluster) == (
-        Action.CREATE, Resource.TOPIC, "west"  # the first edge's target
-    )  # fmt: skip
+        Action.CREATE,
+        Resource.TOPIC,
+        "west",  # the first edge's target
+    )
     assert change.after == {
         "partitions": 1,
         "replication_factor": 1,
@@ -521,8 +551,12 @@ def test_the_run_state_topic_is_planned_on_the_home_cluster_when_something_runs(
     created = plan(topology(text), {"east": bare_east, "west": west}, topology_sha256="0" * 64)
     assert ("east", STATE_TOPIC) in {(c.cluster, c.name) for c in created.changes}
     # Nothing runs: no run state.
-    assert runs(MIRROR.replace("version: 1", "version: 1\nengine: {runner: none}"),
-                east=east, west=west) == []  # fmt: skip
+    assert (
+        runs(
+            MIRROR.replace("version: 1", "version: 1\nengine: {runner: none}"), east=east, west=west
+        )
+        == []
+    )
     # Already there: left as it is, like every internal topic.
     assert runs(MIRROR, east=east, west=cluster("west", internal(RUNS_TOPIC))) == []
 

@@ -59,8 +59,19 @@ def test_a_report_of_another_format_or_shape_is_refused_in_one_line() -> None:
 
 
 def _spec() -> JobSpec:
-    return JobSpec(FLOW, "east", "west", {"include": [".*"], "exclude": []}, "prefix", ".",
-                   True, True, "at-least-once", "earliest", None)  # fmt: skip
+    return JobSpec(
+        FLOW,
+        "east",
+        "west",
+        {"include": [".*"], "exclude": []},
+        "prefix",
+        ".",
+        True,
+        True,
+        "at-least-once",
+        "earliest",
+        None,
+    )
 
 
 def test_status_and_metrics_are_fed_from_the_same_value() -> None:
@@ -80,11 +91,13 @@ def test_status_and_metrics_are_fed_from_the_same_value() -> None:
 
 def test_a_spark_batch_is_read_into_the_same_value_and_an_idle_trigger_is_not() -> None:
     ran = {
-        "runId": "q", "batchId": 4, "numInputRows": 5,
+        "runId": "q",
+        "batchId": 4,
+        "numInputRows": 5,
         "durationMs": {"addBatch": 30, "triggerExecution": 250},
         "observedMetrics": {"topo": {"records": 4, "bytes": 400}},
         "sources": [{"endOffset": {"orders": {"0": 9}}, "latestOffset": {"orders": {"0": 12}}}],
-    }  # fmt: skip
+    }
     made = from_query(ran, ["orders"])
     assert made is not None
     assert (made.records, made.bytes, made.interval_s, made.lag) == (4, 400, 0.25, 3)

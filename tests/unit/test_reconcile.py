@@ -515,8 +515,10 @@ def test_a_flow_taking_over_from_mm2_reads_its_positions_unless_it_runs_or_copie
     checked = reconcile.checked_plan(made, SHA, _clusters(), running={}, read=read)
     [start] = [c for c in checked.planned.plan.changes if c.resource is Resource.FLOW]
     assert start.after is not None and start.after["resume"]["offsets_topic"].startswith("mm2-")
-    assert read.asked == ["progress east->west in topo-offset-syncs.east.internal on west",
-                          "handover east->west"]  # fmt: skip
+    assert read.asked == [
+        "progress east->west in topo-offset-syncs.east.internal on west",
+        "handover east->west",
+    ]
     # topo copied one of its topics since: it resumes from its own positions, MM2 not asked
     copied = Readers(progress={"east->west": {("orders", 0)}})
     again = reconcile.checked_plan(made, SHA, _clusters(), running={}, read=copied)
@@ -544,8 +546,9 @@ def test_the_permissions_a_plan_needs_and_lacks_are_its_findings() -> None:
     assert open_everywhere.findings.errors == () and open_everywhere.planned.plan.changes
     # west answers, with an authorizer, that topo may do nothing there
     refused = Readers(access={"west": Access("west", cluster_operations=frozenset())})
-    checked = reconcile.checked_plan(loaded, SHA, clusters, running=running_jobs(loaded),
-                                     read=refused)  # fmt: skip
+    checked = reconcile.checked_plan(
+        loaded, SHA, clusters, running=running_jobs(loaded), read=refused
+    )
     assert checked.findings.errors
     assert {m.permission.cluster for m in checked.findings.errors} == {"west"}
     assert all(m.grant.startswith("kafka-acls.sh") for m in checked.findings.errors)

@@ -111,9 +111,13 @@ def github() -> Iterator[tuple[FakeGitHub, str]]:
 
 def git(repository: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", *args], cwd=repository, capture_output=True, text=True, check=True,
+        ["git", *args],
+        cwd=repository,
+        capture_output=True,
+        text=True,
+        check=True,
         env={**os.environ, **GIT_ENV},
-    ).stdout.strip()  # fmt: skip
+    ).stdout.strip()
 
 
 def commit_all(repository: Path, message: str) -> str:

@@ -133,8 +133,13 @@ def test_next_claim_is_the_next_term() -> None:
     assert next_claim(book, "prod", "me") == first
     book.feed(b"prod/lease", runstate.encode(runstate.lease_record("a", 7)), 10, 0)
     claim = next_claim(book, "prod", "me", at=12.5)
-    assert claim == {"holder": "me", "term": 8, "claim": True, "released": False,
-                     "renewed_at": 12.5}  # fmt: skip
+    assert claim == {
+        "holder": "me",
+        "term": 8,
+        "claim": True,
+        "released": False,
+        "renewed_at": 12.5,
+    }
 
 
 def test_readers_agree_after_compaction_left_a_lost_claim_as_the_oldest_record() -> None:

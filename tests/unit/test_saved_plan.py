@@ -63,8 +63,13 @@ def planned(allow_delete: bool = True) -> Plan:
     analysis = analyse(TOPOLOGY, "topology.yaml")
     assert analysis.topology is not None, analysis.diagnostics
     digest = hashlib.sha256(TOPOLOGY.encode()).hexdigest()
-    return make_plan(analysis.topology, observed(), topology_sha256=digest,
-                     allow_delete=allow_delete, topo_version="test")  # fmt: skip
+    return make_plan(
+        analysis.topology,
+        observed(),
+        topology_sha256=digest,
+        allow_delete=allow_delete,
+        topo_version="test",
+    )
 
 
 def document(allow_delete: bool = True) -> dict[str, Any]:
@@ -90,15 +95,23 @@ def refusal(text: str) -> str:
 
 
 DELETE_PAYROLL = {
-    "action": "delete", "resource": "topic", "cluster": "west", "name": "payroll",
+    "action": "delete",
+    "resource": "topic",
+    "cluster": "west",
+    "name": "payroll",
     "before": {"partitions": 3, "replication_factor": 1, "configs": {}},
-    "reason": "topo created it and its source no longer exists", "edges": ["east->west"],
-}  # fmt: skip
-CREATE_EVIL = {
-    "action": "create", "resource": "acl", "cluster": "west", "name": "east.orders",
-    "after": EVIL.to_dict(), "reason": "copied from the source topic's ACLs by east->west",
+    "reason": "topo created it and its source no longer exists",
     "edges": ["east->west"],
-}  # fmt: skip
+}
+CREATE_EVIL = {
+    "action": "create",
+    "resource": "acl",
+    "cluster": "west",
+    "name": "east.orders",
+    "after": EVIL.to_dict(),
+    "reason": "copied from the source topic's ACLs by east->west",
+    "edges": ["east->west"],
+}
 
 
 def _add(change: dict[str, Any]) -> Callable[[dict[str, Any]], object]:
@@ -200,8 +213,15 @@ def stop(flow: str, cluster: str) -> dict[str, Any]:
     [job] = job_views(analysis.topology).values()
     source, _, target = flow.partition("->")
     before = {**job, "flow": flow, "source": source, "target": target}
-    return {"action": "delete", "resource": "flow", "cluster": cluster, "name": flow,
-            "before": before, "reason": "stop", "edges": [flow]}  # fmt: skip
+    return {
+        "action": "delete",
+        "resource": "flow",
+        "cluster": cluster,
+        "name": flow,
+        "before": before,
+        "reason": "stop",
+        "edges": [flow],
+    }
 
 
 def test_a_flow_change_must_be_on_its_flows_target() -> None:
@@ -288,10 +308,13 @@ def test_a_key_written_twice_is_refused() -> None:
 
 @pytest.mark.parametrize(
     ("value", "why"),
-    [("NaN", "NaN is not a JSON value"), ("Infinity", "Infinity is not a JSON value"),
-     ("1" * 5000, "not a plan topo wrote: Exceeds the limit")],
+    [
+        ("NaN", "NaN is not a JSON value"),
+        ("Infinity", "Infinity is not a JSON value"),
+        ("1" * 5000, "not a plan topo wrote: Exceeds the limit"),
+    ],
     ids=["NaN", "Infinity", "5000 digits"],
-)  # fmt: skip
+)
 def test_numbers_json_cannot_hold_are_refused_in_one_line(value: str, why: str) -> None:
     text = text_of(document()).replace('"allow_delete": true', f'"allow_delete": {value}', 1)
     assert why in refusal(text)
@@ -373,8 +396,10 @@ def test_the_first_difference_from_a_fresh_plan_is_named() -> None:
         "change 1 is west: delete topic east.payments.eu, where topo now plans "
         "west: create topic east.clicks"
     )
-    extra = saved.read(text_of(resigned({**document(), "changes": [
-        *document()["changes"], DELETE_PAYROLL]})), "plan.json").changes[-1]  # fmt: skip
+    extra = saved.read(
+        text_of(resigned({**document(), "changes": [*document()["changes"], DELETE_PAYROLL]})),
+        "plan.json",
+    ).changes[-1]
     assert differs(changes=(*changes, extra)) == (
         f"change {len(changes) + 1} (west: delete topic payroll) is not one topo plans now"
     )
@@ -518,8 +543,10 @@ def test_a_plan_made_with_allow_delete_needs_allow_delete_to_apply(topo: Topo) -
     reviewed = topo.plan()
     deleting = document(allow_delete=True)
     assert not reviewed["allow_delete"] and reviewed["changes"] != deleting["changes"]
-    forged = {**reviewed, **{key: deleting[key] for key in
-              ("allow_delete", "changes", "notes", "summary")}}  # fmt: skip
+    forged = {
+        **reviewed,
+        **{key: deleting[key] for key in ("allow_delete", "changes", "notes", "summary")},
+    }
     topo.save(resigned(forged))
     topo.monkeypatch.setattr("topology.cli.live.observe", _never_read)
     for flags in [(), ("--dry-run",), ("--auto-approve",)]:
@@ -572,8 +599,9 @@ def test_the_guard_also_stands_between_a_fresh_plan_and_the_clusters(topo: Topo)
 
     def wrong(*args: Any, **kwargs: Any) -> Plan:
         made = honest(*args, **kwargs)
-        delete = Change(Action.DELETE, Resource.TOPIC, "west", "payroll", "x",
-                        before=PAYROLL.to_dict())  # fmt: skip
+        delete = Change(
+            Action.DELETE, Resource.TOPIC, "west", "payroll", "x", before=PAYROLL.to_dict()
+        )
         return dataclasses.replace(made, changes=(*made.changes, delete))
 
     topo.monkeypatch.setattr(live, "make_plan", wrong)

@@ -21,9 +21,19 @@ SERVICE_DOC = ROOT / "docs" / "service.md"
 
 # Registries and package indexes: the files use the clients as configured, never a host.
 REGISTRY_HOSTS = (
-    "docker.io", "quay.io", "ghcr.io", "gcr.io", "registry.", "pypi.org", "pythonhosted.org",
-    "repo.maven", "repo1.maven", "maven.org", "deb.debian.org", "security.debian.org",
-)  # fmt: skip
+    "docker.io",
+    "quay.io",
+    "ghcr.io",
+    "gcr.io",
+    "registry.",
+    "pypi.org",
+    "pythonhosted.org",
+    "repo.maven",
+    "repo1.maven",
+    "maven.org",
+    "deb.debian.org",
+    "security.debian.org",
+)
 
 
 # -- the systemd unit ---------------------------------------------------------------------------

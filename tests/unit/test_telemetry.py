@@ -21,8 +21,12 @@ FLOW = "east->west"
 
 
 def _figures() -> Figures:
-    return Figures("demo", {"mode": "continuous", "runner": "local", "host": "h"},
-                   {FLOW: ("east", "west")}, 100.0)  # fmt: skip
+    return Figures(
+        "demo",
+        {"mode": "continuous", "runner": "local", "host": "h"},
+        {FLOW: ("east", "west")},
+        100.0,
+    )
 
 
 def _batch(
@@ -44,9 +48,14 @@ def _ran(
 ) -> None:
     """A Spark batch that ran with these observed metrics, read as `progress.from_query`
     reads it and given to the figures as the driver gives every copy's progress."""
-    progress = {"runId": "r", "batchId": 0, "numInputRows": rows, "sources": [],
-                "durationMs": {"addBatch": 1, "triggerExecution": seconds * 1000},
-                "observedMetrics": {OBSERVED: observed}}  # fmt: skip
+    progress = {
+        "runId": "r",
+        "batchId": 0,
+        "numInputRows": rows,
+        "sources": [],
+        "durationMs": {"addBatch": 1, "triggerExecution": seconds * 1000},
+        "observedMetrics": {OBSERVED: observed},
+    }
     made = from_query(progress, topics)
     assert made is not None
     figures.progress(FLOW, made)
@@ -66,8 +75,13 @@ def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str
 def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     figures = _figures()
     figures.state(FLOW, "running")
-    _ran(figures, _batch([40, 300, 2000], {0: (2, 20, 340, 5000), 1: (1, 7, 2000, 4000)}),
-         ["orders", "payments"], 3, 0.7)  # fmt: skip
+    _ran(
+        figures,
+        _batch([40, 300, 2000], {0: (2, 20, 340, 5000), 1: (1, 7, 2000, 4000)}),
+        ["orders", "payments"],
+        3,
+        0.7,
+    )
     figures.lag(FLOW, {"orders": 4, "payments": 0})
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west"}
@@ -195,8 +209,7 @@ def test_the_history_keeps_tiers_samples_intervals_and_survives_a_save() -> None
 def test_ready_while_running_keeping_up_and_heartbeats_arrive() -> None:
     figures = _figures()
     figures.expect_heartbeats(FLOW)
-    assert readiness(figures.snapshot(100.0), 10) == {"ready": False,
-                                                      "unready": {FLOW: "starting"}}  # fmt: skip
+    assert readiness(figures.snapshot(100.0), 10) == {"ready": False, "unready": {FLOW: "starting"}}
     figures.state(FLOW, "running")
     assert readiness(figures.snapshot(100.0), 10)["unready"] == {FLOW: "no heartbeat copied yet"}
     figures.heartbeats(FLOW, [0.1], 95_000)
@@ -212,10 +225,16 @@ def test_ready_while_running_keeping_up_and_heartbeats_arrive() -> None:
 
 def test_log_lines_are_text_or_one_json_object_naming_the_flow() -> None:
     assert logline.line("hello", "text", 0.0, event="driver") == "topo: hello"
-    found = json.loads(logline.line(f"{FLOW}: 5 records", "json", 1.5, event="progress",
-                                    flows=[FLOW]))  # fmt: skip
-    assert found == {"time": "1970-01-01T00:00:01.500Z", "level": "info", "flow": FLOW,
-                     "event": "progress", "message": f"{FLOW}: 5 records"}  # fmt: skip
+    found = json.loads(
+        logline.line(f"{FLOW}: 5 records", "json", 1.5, event="progress", flows=[FLOW])
+    )
+    assert found == {
+        "time": "1970-01-01T00:00:01.500Z",
+        "level": "info",
+        "flow": FLOW,
+        "event": "progress",
+        "message": f"{FLOW}: 5 records",
+    }
     other = json.loads(logline.line("offsets: 2 written", "json", 0, event="driver", flows=[FLOW]))
     assert other["flow"] is None
 
