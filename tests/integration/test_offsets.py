@@ -155,7 +155,18 @@ def rest(config: dict[str, str], topic: str, offsets: dict[int, int]) -> list[Re
 
 
 def failover(topology: Topology, *args: str) -> Any:
-    return run_topo("failover", str(topology.file), *args)
+    """`topo failover`, approved (it asks first; without a terminal it must be told)."""
+    return run_topo("failover", str(topology.file), *args, "--auto-approve")
+
+
+def dry_run(topology: Topology, *args: str) -> dict[str, Any]:
+    """`topo failover --dry-run --json`: what it would commit and cost, checked by the schema."""
+    done = run_topo("failover", str(topology.file), *args, "--dry-run", "--json")
+    document: dict[str, Any] = json.loads(done.stdout)
+    OFFSETS_SCHEMA.validate(document)
+    assert not any(move["committed"] for move in document["groups"])
+    document["returncode"] = done.returncode
+    return document
 
 
 @pytest.fixture
@@ -314,18 +325,27 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
     assert refused.returncode == 1
     assert "active member" in refused.stdout and "nothing was committed" in refused.stderr
 
-    moved = failover(
-        topology,
-        "--from",
-        "src",
-        "--to",
-        "dst",
-        *[
-            x
-            for name in ("plain", "txn", "compact", "sparse", "far", "rewound")
-            for x in ("--group", g[name])
-        ],
+    chosen = [
+        x
+        for name in ("plain", "txn", "compact", "sparse", "far", "rewound")
+        for x in ("--group", g[name])
+    ]
+    # Caught up: the dry run says each partition resumes exactly, with nothing left behind,
+    # and commits nothing.
+    planned = dry_run(topology, "--from", "src", "--to", "dst", *chosen)
+    assert planned["returncode"] == 0
+    rows = [row for move in planned["groups"] for row in move["partitions"]]
+    assert rows and all(row["rereads"] == 0 for row in rows)
+    assert all(row["not_copied"] == {"records": 0, "seconds": None} for row in rows)
+    # (the rewound group would move back to 2, 5, 0: the dry run left it where sync put it)
+    assert committed(dst, g["rewound"], f"src.{plain}", 3) == {0: 9, 1: 9, 2: 9}
+    shown = run_topo(
+        "failover", str(topology.file), "--from", "src", "--to", "dst", *chosen[:2], "--dry-run"
     )
+    assert shown.returncode == 0 and "Dry run: nothing was committed on dst" in shown.stderr
+    assert "read again  not copied yet" in shown.stdout
+
+    moved = failover(topology, "--from", "src", "--to", "dst", *chosen)
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert "committed 3 offset(s) for" in moved.stdout
 
@@ -347,8 +367,17 @@ def test_groups_fail_over_and_back_reading_exactly_what_they_had_not_committed(
 
     # Not replicated far enough: records arrive on src after the copy and the group reads
     # past them. Refused; --force accepts it.
-    records.produce(src, varied(plain, 6, partitions=3, tag="late"))
+    late = varied(plain, 6, partitions=3, tag="late")
+    records.produce(src, late)
     consume_part(src, g["ahead"], plain, {0: 12, 1: 12, 2: 12})
+    # Lagging: the dry run says what a failover now would leave behind, and why it is refused.
+    lagging = dry_run(topology, "--from", "src", "--to", "dst", "--group", g["ahead"])
+    assert lagging["returncode"] == 1
+    [move] = lagging["groups"]
+    assert move["refused"] and "not replicated" in move["refused"][0]
+    behind = {row["partition"]: row["not_copied"] for row in move["partitions"]}
+    assert {p: b["records"] for p, b in behind.items()} == Counter(r.partition for r in late)
+    assert all(b["seconds"] is not None and b["seconds"] >= 0 for b in behind.values())
     ahead = failover(topology, "--from", "src", "--to", "dst", "--group", g["ahead"])
     assert ahead.returncode == 1 and "not replicated" in ahead.stdout
     assert committed(dst, g["ahead"], f"src.{plain}", 3) == {}

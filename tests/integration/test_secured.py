@@ -181,7 +181,9 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
     assert job_folder_is_private(t.prefix)
 
     t.stop()
-    moved = run_topo("failover", str(t.file), "--from", "a", "--to", "b", "--group", group)
+    moved = run_topo(
+        "failover", str(t.file), "--from", "a", "--to", "b", "--group", group, "--auto-approve"
+    )
     assert moved.returncode == 0, moved.stdout + moved.stderr
     assert committed(b, group, remote, 3) == {0: 3, 1: 2, 2: 4}
     assert seen(resume(b, group, remote, 3)) == seen(rest(a, orders, {0: 3, 1: 2, 2: 4}))

@@ -63,9 +63,29 @@ def test_offsets_against_clusters_that_refuse_connections_is_an_error(
     assert "cannot be reached" in done.stderr.strip().splitlines()[-1]
 
 
-def test_failover_all_checks_the_destination_before_reading_from_it(topology: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "standard input is not a terminal; pass --auto-approve"),
+        (["--json"], "--json asks nothing: pass --dry-run, or --auto-approve"),
+    ],
+)
+def test_failover_asks_before_committing_and_refuses_where_it_cannot_ask(
+    topology: str, args: list[str], message: str
+) -> None:
+    """Refused before any cluster is read (the ports refuse connections: reading would be
+    another error)."""
+    done = run_topo("failover", topology, "--from", "east", "--to", "west", "-g", "g", *args)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.strip().count("\n") == 0 and message in done.stderr
+
+
+@pytest.mark.parametrize("approval", ["--dry-run", "--auto-approve"])
+def test_failover_all_checks_the_destination_before_reading_from_it(
+    topology: str, approval: str
+) -> None:
     """With --all and --from down, groups come from checkpoints on --to: a --to that does not
     answer is named at once, rather than after a read of its checkpoints times out."""
-    done = run_topo("failover", topology, "--all", "--from", "east", "--to", "west")
+    done = run_topo("failover", topology, "--all", "--from", "east", "--to", "west", approval)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "cluster west cannot be reached" in done.stderr.strip().splitlines()[-1]

@@ -13,10 +13,13 @@ east's `orders` is mirrored to west as `east.orders`:
   aggregated from another cluster, then copies of east 22..26 (offsets 100..107).
 """
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from topology.core import analysis
 from topology.core.errors import ActiveGroupError, KafkaUnavailableError, TopoError
@@ -28,7 +31,7 @@ from topology.core.offsets import checkpoints
 from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey, Progress
 from topology.core.render.offsets import moves_text
 from topology.kafka.offsets import GroupState
-from topology.ops.failover import Move, Offsets
+from topology.ops.failover import Behind, Move, Offsets, behind
 from topology.ops.rounds import Checkpointer
 
 TOPOLOGY = """
@@ -51,6 +54,11 @@ CONFIGS = {name: {"bootstrap.servers": name} for name in ("east", "west")}
 
 Stamps = dict[str, int]  # a record's topo-offsets header: its offset on each cluster it came from
 Committed = dict[tuple[str, int], int]
+
+
+def written_ms(offset: int) -> int:
+    """When the fake's record at `offset` was written: one a second."""
+    return 1_700_000_000_000 + offset * 1000
 
 
 @dataclass
@@ -111,6 +119,11 @@ class FakeReader:
         found = self.cluster.topics[topic][partition]
         wanted = range(max(start, found.base), min(end, found.end))
         return [at for at in wanted if at not in found.markers]
+
+    def timestamp(self, topic: str, partition: int, offset: int) -> int | None:
+        """Each record of the fake was written a second after the one before it."""
+        later = self.offsets(topic, partition, offset, self.cluster.topics[topic][partition].end)
+        return written_ms(later[0]) if later else None
 
 
 class FakeGroups:
@@ -630,6 +643,9 @@ def test_where_mm2s_copies_do_not_tell_the_group_reads_them_again_rather_than_sk
     kafka = handed_over([(0, 0), (6, 5)], frozenset({2, 4, 10}))
     [move] = offsets(kafka, source=HANDED_OVER).failover("east", "west", ["billing"], False)
     assert [r.position for r in move.rows] == [1]  # after the copy of 0: 1..3 read again
+    # what it costs, as a bound: the copy of east's 5 lies before west's 5, which MM2's last
+    # sync names as the copy of east's 6: at most 1..4 read again
+    assert move.rows[0].rereads == 4
     assert not move.rows[0].exact and "MirrorMaker 2 copied the records here" in str(
         move.rows[0].note
     )
@@ -638,7 +654,7 @@ def test_where_mm2s_copies_do_not_tell_the_group_reads_them_again_rather_than_sk
     kafka = handed_over([(0, 0), (6, 5)], frozenset({2, 4, 10}))
     kafka.clusters["west"].committed["billing"] = {("east.orders", 0): 3}
     [back] = offsets(kafka, source=HANDED_OVER).show(["billing"], "west", "east")
-    assert [(r.position, r.exact) for r in back.rows] == [(1, False)]
+    assert [(r.position, r.exact, r.rereads) for r in back.rows] == [(1, False, 5)]
 
 
 def test_without_start_mm2_the_copies_before_topos_are_not_looked_up_in_mm2s_syncs() -> None:
@@ -662,3 +678,48 @@ def test_mm2s_answer_is_shown_beside_topos_from_its_checkpoints_topic() -> None:
     assert "MM2 checkpoint" in text.splitlines()[1]
     # on east, offset, on west, translated, there now, MM2 checkpoint
     assert [line.split()[7] for line in text.splitlines()[2:4]] == ["4", "-"]
+
+
+# What a failover costs, before it is made
+
+
+def test_a_failover_plan_prices_each_partition_and_commits_nothing() -> None:
+    """orders [1] is copied up to 23 of its 30 records: 7 left behind, the oldest (23) written
+    at second 23; now is second 40. orders [0] is copied to its end: nothing left behind."""
+    kafka = world(progressed=(10, 23))
+    result = analysis.analyse(TOPOLOGY, "t.yaml")
+    assert result.topology is not None
+    now = (written_ms(40)) / 1000
+    lines: list[str] = []
+    found = Offsets(result.topology, CONFIGS, lines.append, kafka, clock=lambda: now)
+    [move] = found.plan_failover("east", "west", ["billing"], force=True)
+    assert kafka.commits == [] and not move.committed and move.refused == []
+    assert move.behind == {("orders", 0): Behind(0, None), ("orders", 1): Behind(7, 17.0)}
+    assert [row.rereads for row in move.rows] == [0, 0]  # exact: nothing read twice
+    shown = move.to_dict()["partitions"]
+    assert [row["not_copied"] for row in shown] == [
+        {"records": 0, "seconds": None},
+        {"records": 7, "seconds": 17.0},
+    ]
+    schema = json.loads((Path(__file__).parents[2] / "schemas/offsets.schema.json").read_text())
+    Draft202012Validator(schema).validate({"groups": [move.to_dict()]})
+    text = moves_text([move.to_dict()], True).splitlines()
+    assert text[1].split()[-5:] == ["read", "again", "not", "copied", "yet"]
+    assert text[2].split()[-2:] == ["0", "0"]  # orders [0]: exact, nothing left behind
+    # orders [1]: exact, 7 records left behind, the oldest 17 s old; forced past its refusal
+    assert text[3].split()[7:11] == ["0", "7", "(17", "s)"] and "not replicated yet" in text[3]
+    found.commit([move])
+    assert move.committed and kafka.commits == [("west", "billing", BILLING_ON_WEST)]
+
+
+def test_what_a_partition_leaves_behind() -> None:
+    assert behind(30, 23, 0, written_ms(23), written_ms(40)) == Behind(7, 17.0)
+    assert behind(30, 30, 0, None, 0) == Behind(0, None)
+    # after the progress, only a transaction's commit marker: no record is left behind
+    assert behind(31, 30, 0, None, written_ms(40)) == Behind(0, None)
+    # nothing recorded yet: everything the origin still holds, from its first offset
+    assert behind(30, None, 12, written_ms(12), written_ms(12)) == Behind(18, 0.0)
+    # copied past the log's start (retention removed what was copied): from the start
+    assert behind(30, 5, 12, written_ms(12), written_ms(14)) == Behind(18, 2.0)
+    # a clock behind the record's own time says 0 s, not a negative age
+    assert behind(30, 29, 0, written_ms(29), written_ms(20)) == Behind(1, 0.0)

@@ -104,10 +104,29 @@ class PartitionReader:
             return []
         return [offset for offset, _stamps in self._read(topic, partition, start, end)]
 
+    def timestamp(self, topic: str, partition: int, offset: int) -> int | None:
+        """The timestamp (ms) of the first committed record at or after `offset`; None when
+        there is none up to the end."""
+        with contextlib.closing(self._messages(topic, partition, offset, None)) as read:
+            for message in read:
+                _kind, at = message.timestamp()
+                return int(at)
+        return None
+
     def _read(
         self, topic: str, partition: int, start: int, end: int | None
     ) -> Generator[tuple[int, dict[str, int]], None, None]:
         """(offset, source offsets by cluster) of each record from `start` to `end` or the end."""
+        with contextlib.closing(self._messages(topic, partition, start, end)) as read:
+            for message in read:
+                here = message.offset()
+                assert here is not None
+                yield here, _stamps(message.headers())
+
+    def _messages(
+        self, topic: str, partition: int, start: int, end: int | None
+    ) -> Generator[Any, None, None]:
+        """Each committed record from `start` to `end` or the end."""
         doing = f"reading {topic} [{partition}] at offset {start}"
         with client.failures_named(self.config, doing, (self.last_error, self.consumer)):
             self.consumer.assign([TopicPartition(topic, partition, start)])
@@ -126,7 +145,7 @@ class PartitionReader:
                     assert here is not None
                     if end is not None and here >= end:
                         return
-                    yield here, _stamps(message.headers())
+                    yield message
                     deadline = time.monotonic() + self.timeout
                 raise KafkaUnavailableError(f"{doing}: no answer in {self.timeout:.0f}s")
             finally:

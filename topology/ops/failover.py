@@ -19,6 +19,7 @@ from topology.core.errors import KafkaUnavailableError, TopoError
 from topology.core.model import Topology
 from topology.core.naming import checkpoints_topic, topo_checkpoints_topic
 from topology.core.offsets import checkpoints
+from topology.core.offsets.route import Route
 from topology.ops.ports import OffsetsAdapter
 from topology.ops.translate import Translation, Translator
 
@@ -35,6 +36,9 @@ class Move:
     current: dict[tuple[str, int], int] = field(default_factory=dict)  # on the destination now
     refused: list[str] = field(default_factory=list)
     committed: bool = False
+    # Per (origin topic, partition): what the origin holds that is not copied yet; only for a
+    # failover (`Offsets.plan_failover`), where the origin answers and one flow links the two
+    behind: dict[tuple[str, int], "Behind"] = field(default_factory=dict)
 
     @property
     def offsets(self) -> dict[tuple[str, int], int]:
@@ -56,10 +60,38 @@ class Move:
                 {
                     **row.to_dict(),
                     "current": self.current.get((row.destination_topic or "", row.partition)),
+                    "not_copied": _behind_dict(self.behind.get((row.topic, row.partition))),
                 }
                 for row in self.rows
             ],
         }
+
+
+@dataclass(frozen=True)
+class Behind:
+    """What a failover now would leave behind of one origin partition: the records (offsets)
+    the flow has not copied yet, and how old the oldest of them is by its own timestamp (the
+    recovery point: what was written since then is not on the destination)."""
+
+    records: int
+    seconds: float | None  # None: nothing left behind, or its time could not be read
+
+
+def behind(
+    end: int, processed: int | None, start: int, oldest_ms: int | None, now_ms: int
+) -> Behind:
+    """The partition's `Behind`: `processed`, how far its flow has copied (None: nothing
+    recorded yet, so everything the origin holds from `start`); `oldest_ms`, the timestamp of
+    the first record not copied (None: there is none to read, only transaction markers or
+    aborted records: nothing is left behind)."""
+    first = start if processed is None else max(processed, start)
+    if end <= first or oldest_ms is None:
+        return Behind(0, None)
+    return Behind(end - first, max(0.0, (now_ms - oldest_ms) / 1000))
+
+
+def _behind_dict(found: Behind | None) -> dict[str, Any] | None:
+    return None if found is None else {"records": found.records, "seconds": found.seconds}
 
 
 class Offsets:
@@ -73,8 +105,10 @@ class Offsets:
         report: Callable[[str], None],
         adapter: OffsetsAdapter,
         unreachable: Iterable[str] = (),
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.topology = topology
+        self.clock = clock
         self.configs = configs
         self.report = report
         self.adapter = adapter
@@ -98,8 +132,17 @@ class Offsets:
     def failover(
         self, origin: str, destination: str, groups: Sequence[str] | None, force: bool
     ) -> list[Move]:
-        """`topo failover`: each group's move from `origin` to `destination`, checked, and
-        committed on `destination` only when none is refused (all or nothing).
+        """`topo failover`: `plan_failover`, then `commit` when no move is refused."""
+        moves = self.plan_failover(origin, destination, groups, force)
+        if not any(move.refused for move in moves):
+            self.commit(moves)
+        return moves
+
+    def plan_failover(
+        self, origin: str, destination: str, groups: Sequence[str] | None, force: bool
+    ) -> list[Move]:
+        """Each group's move from `origin` to `destination`, checked (`Move.refused`) and
+        priced (`Move.behind`, the rows' `rereads`), committing nothing.
 
         `groups` None (`--all`): every group on `origin` that the flows between the two admit,
         with offsets on topics they link. TopoError when there is no group to move."""
@@ -108,7 +151,7 @@ class Offsets:
         chosen = self.groups_on(origin, destination) if every else list(dict.fromkeys(groups or []))
         if not chosen:
             raise TopoError(f"no consumer group on {origin} is replicated to {destination}")
-        moves = self.moves(chosen, origin, destination)
+        moves = self.moves(chosen, origin, destination, priced=True)
         if every:  # only the groups with offsets on topics replicated between the two
             moves = [move for move in moves if move.rows]
             if not moves:
@@ -116,11 +159,15 @@ class Offsets:
         there = self.adapter.groups(self.configs[destination])
         for move in moves:
             check(move, force, there.state(move.group).members)
-        if not any(move.refused for move in moves):
-            for move in moves:
-                there.commit(move.group, move.offsets)
-                move.committed = True
         return moves
+
+    def commit(self, moves: Sequence[Move]) -> None:
+        """Commit every move on its destination (all checked, none refused)."""
+        assert not any(move.refused for move in moves)
+        for move in moves:
+            there = self.adapter.groups(self.configs[move.destination])
+            there.commit(move.group, move.offsets)
+            move.committed = True
 
     def show(
         self, groups: Sequence[str], origin: str | None = None, destination: str | None = None
@@ -159,7 +206,11 @@ class Offsets:
             if group.offsets and any(e.settings.groups.admits(name) for e in edges)
         )
 
-    def moves(self, groups: Iterable[str], origin: str, destination: str) -> list[Move]:
+    def moves(
+        self, groups: Iterable[str], origin: str, destination: str, priced: bool = False
+    ) -> list[Move]:
+        """The groups' translations from `origin` to `destination`; `priced`: with what each
+        partition leaves behind on a live origin (`Move.behind`)."""
         self.need(destination)
         here = self.clusters[destination].groups
         if origin in self.down:
@@ -177,9 +228,34 @@ class Offsets:
                 rows = translator.translate(group, origin, destination, committed)
                 current = dict(here[group].offsets) if group in here else {}
                 moves.append(Move(group, origin, destination, "live", rows, current))
+            if priced:
+                self._price(translator, moves)
         finally:
             translator.close()
         return self._beside_mm2s(moves, origin, destination)
+
+    def _price(self, translator: Translator, moves: list[Move]) -> None:
+        """Each row's `Behind`, where one flow copies its partition from the origin to the
+        destination (a chain of flows, or a failback, is not priced: `not_copied` null)."""
+        asked: dict[tuple[str, int], Behind] = {}
+        now_ms = int(self.clock() * 1000)
+        for move in moves:
+            for row in move.rows:
+                key = (row.topic, row.partition)
+                linked = translator.route(move.origin, row.topic, move.destination)
+                if not isinstance(linked, Route) or len(linked.forward) != 1 or linked.backward:
+                    continue
+                if key not in asked:
+                    reader = translator.reader(move.origin).reader
+                    start, end = reader.bounds(row.topic, row.partition)
+                    hop = linked.forward[0]
+                    done = translator.progress(hop).get((hop.source_topic, row.partition))
+                    first = start if done is None else max(done, start)
+                    oldest = None
+                    if end > first:
+                        oldest = reader.timestamp(row.topic, row.partition, first)
+                    asked[key] = behind(end, done, start, oldest, now_ms)
+                move.behind[key] = asked[key]
 
     def _beside_mm2s(self, moves: list[Move], origin: str, destination: str) -> list[Move]:
         """`moves` with MM2's answer beside topo's: the newest checkpoint in MM2's format for
@@ -229,6 +305,7 @@ class Offsets:
                         c.exact,
                         c.complete,
                         f"checkpoint of {_age(c.at_ms)}",
+                        rereads=0 if c.exact else None,
                     )
                 )
         current = dict(here[group].offsets) if group in here else {}

@@ -49,6 +49,11 @@ class ReaderLike(Protocol):
         transaction markers and aborted records have none)."""
         ...
 
+    def timestamp(self, topic: str, partition: int, offset: int) -> int | None:
+        """The timestamp (ms) of the first committed record at or after `offset`; None when
+        there is none up to the end."""
+        ...
+
 
 class GroupStateLike(Protocol):
     @property

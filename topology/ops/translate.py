@@ -38,6 +38,9 @@ class Translation:
     # The newest checkpoint in MM2's format on the destination for this group and partition:
     # what MM2's RemoteClusterUtils.translateOffsets answers now (written by MM2, or by topo)
     mm2_checkpoint: int | None = None
+    # Records the group may read again from `position`: 0 where exact, else at most this many;
+    # None where no position is known or no bound can be told
+    rereads: int | None = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +102,7 @@ class Translator:
                         None,
                         replicated=False,
                         note=linked,
+                        rereads=None,
                     )
                 )
         return found
@@ -136,6 +140,7 @@ class Translator:
                 base,
                 replicated=False,
                 note=f"{linked.destination_topic} [{partition}] is not on {linked.destination} yet",
+                rereads=None,
             )
         if not linked.forward:
             return self._failback(base, linked, partition, offset)
@@ -152,8 +157,15 @@ class Translator:
             back = linked.backward[0]
             window = (window[0], self.progress(back).get((back.source_topic, partition)))
         if window is None or window == (None, None):  # no records of the destination's own
+            # untold: the first unconsumed copy lies between here and the next copy known
+            rereads = self._latest(linked, partition, position) - position if untold else 0
             return replace(
-                base, position=position, exact=not untold, replicated=replicated, note=note
+                base,
+                position=position,
+                exact=not untold,
+                replicated=replicated,
+                note=note,
+                rereads=rereads,
             )
         latest = self._latest(linked, partition, position)
         merged, repeats = search.merged_position((position, latest), window)
@@ -169,6 +181,7 @@ class Translator:
             exact=not repeats and not untold,
             replicated=replicated,
             note=note,
+            rereads=max(repeats, latest - merged if untold else 0, 0),
         )
 
     def _downstream(
@@ -225,9 +238,10 @@ class Translator:
             and not caught_up
             and not here.told(linked.topic, partition, hop.source, offset)
         ):
-            earliest, _latest = search.upstream_window(offset, *probes)
+            earliest, latest = search.upstream_window(offset, *probes)
             position = earliest if earliest is not None else start
-            return replace(base, position=position, exact=False, note=_MM2_UNTOLD)
+            rereads = None if latest is None else max(0, latest - position)
+            return replace(base, position=position, exact=False, note=_MM2_UNTOLD, rereads=rereads)
         return replace(base, position=search.upstream_position(offset, *probes, start))
 
     def _took_over(self, hop: Hop) -> bool:
