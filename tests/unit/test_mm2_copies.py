@@ -88,6 +88,9 @@ class Reader:
     def offsets(self, topic: str, partition: int, start: int, end: int) -> list[int]:
         return list(range(max(start, 0), min(end, self.end)))  # no markers here
 
+    def timestamp(self, topic: str, partition: int, offset: int) -> int | None:
+        return None  # no translation here reads a time
+
 
 def _copies(inner: Reader, mm2: list[Known], source: list[int] | None = None) -> Mm2Copies:
     """`inner` with MM2's copies as `mm2` tells them; an unsure stretch is settled from
