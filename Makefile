@@ -6,7 +6,7 @@ INSTALLED := $(VENV)/.installed
 JARS := $(VENV)/.jars-resolved
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test test-unit test-java lint clean prometheus
+.PHONY: help setup demo test test-unit test-java test-tools lint clean prometheus
 .DEFAULT_GOAL := help
 
 help: ## List the targets
@@ -51,8 +51,18 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 	@echo "Done. The lab clusters east and west are still running: run the topo commands above"
 	@echo "yourself, or stop them with: $(BIN)/topo lab down east west"
 
-test: setup test-java ## Run every test: JUnit, unit, and integration against real lab Kafka and real Spark
+test: setup test-java test-tools ## Run every test: JUnit, unit, and integration against real lab Kafka and real Spark
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# Debian's Prometheus for tests/integration/test_prometheus.py, installed where apt-get may run
+# (as root: CI); elsewhere the test is skipped unless a `prometheus` is found (`make prometheus`).
+test-tools:
+	@command -v prometheus >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  { DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; } && \
+	  echo "installed Debian's prometheus for the tests"; } || \
+	  echo "note: no prometheus here; tests/integration/test_prometheus.py will be skipped"
 
 PROMETHEUS_VERSION := v0.316.0
 prometheus: ## Build Prometheus 3.16 from its Go module (needs go, ~15 min) for tests/integration/test_prometheus.py

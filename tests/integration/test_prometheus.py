@@ -2,9 +2,9 @@
 the Grafana dashboard (dashboards/grafana-topo.json) is valid PromQL that Prometheus answers,
 and `topo dashboard --prometheus` builds its history from Prometheus' range queries.
 
-Prometheus is not in a package registry as a binary: `make prometheus` builds it from its Go
-module. The test runs when a `prometheus` is found (TOPO_PROMETHEUS, the PATH, or where `go
-install` puts it) and is skipped otherwise."""
+`make test` installs Debian's `prometheus` package where apt-get may run (as root, as in CI);
+elsewhere `make prometheus` builds one from its Go module. The test runs when a `prometheus` is
+found (TOPO_PROMETHEUS, the PATH, or where `go install` puts it) and is skipped otherwise."""
 
 import json
 import os
