@@ -240,8 +240,8 @@ def test_thousands_of_duplicate_keys_are_reported_briefly(tmp_path: Path) -> Non
     result = run_topo("validate", str(file))
     assert result.returncode == 1
     headlines = [line for line in result.stderr.splitlines() if "error[T002]" in line]
-    assert len(headlines) == 101
-    assert "49,899 more duplicate keys from here on are not listed" in headlines[-1]
+    assert len(headlines) == 21
+    assert "49,979 more duplicate keys from here on are not listed" in headlines[-1]
 
 
 @pytest.mark.parametrize("version", ["1.0", "0x1", "+1", "01", "0o1", "true", "'1'"])
@@ -290,9 +290,9 @@ def test_thousands_of_unknown_keys_are_reported_up_to_a_limit_then_counted() -> 
     text = VALID_TEXT + "".join(f"extra{i}: 1\n" for i in range(5_000))
     unknown = [d for d in analyse(text, "t.yaml").diagnostics if d.code == "T101"]
     assert len(unknown) == MAX_UNKNOWN_KEYS + 1
-    assert (
-        unknown[-1].message
-        == "4,900 more unknown keys in the top level from here on are not listed"
+    rest = 5_000 - MAX_UNKNOWN_KEYS
+    assert unknown[-1].message == (
+        f"{rest:,} more unknown keys in the top level from here on are not listed"
     )
 
 

@@ -5,11 +5,16 @@ from collections.abc import Iterable
 import typer
 
 from topology.core.diagnostics import Diagnostic
-from topology.core.render.diagnostics import as_text
+from topology.core.render.diagnostics import as_text, listed
 from topology.core.source import Document
 
 
 def show(diagnostics: Iterable[Diagnostic], document: Document) -> None:
-    """Each diagnostic with its source line, on stderr (stdout stays for the command's output)."""
-    for diagnostic in diagnostics:
+    """Each diagnostic with its source line, on stderr (stdout stays for the command's output):
+    the first ones of each severity, then one line counting those left out."""
+    chosen = listed(diagnostics)
+    for diagnostic in chosen.shown:
         typer.echo(as_text(diagnostic, document), err=True)
+    more = chosen.left_out()
+    if more is not None:
+        typer.echo(more, err=True)

@@ -6,7 +6,7 @@ diagnostics are kept, so one run reports every problem in the file.
 
 from dataclasses import dataclass
 
-from topology.core import checks, reach, resolve, schema, source
+from topology.core import checks, collector, reach, resolve, schema, source
 from topology.core import flow_graph as graph
 from topology.core.budget import Steps
 from topology.core.diagnostics import Diagnostic, has_errors, in_file_order
@@ -38,6 +38,11 @@ _SHAPE_KEEPING = {"T002", "T101", "T105"}
 
 
 def analyse(text: str, file: str) -> Analysis:
+    with collector.paused():  # a large file is millions of objects, none of them garbage
+        return _analyse(text, file)
+
+
+def _analyse(text: str, file: str) -> Analysis:
     document, found = source.parse(text, file)
     if document.data is None and found:  # a syntax error: there is nothing to look at
         return Analysis(document, tuple(found))

@@ -12,9 +12,13 @@ and no diagnostic shows a line that holds one.
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
 
 from topology.core.errors import TopoError
 
@@ -125,6 +129,25 @@ _SECRET_WORDS = frozenset(
         *(typo for word in _FUZZY_WORDS for typo in _one_typo_away(word) if len(typo) >= 5),
     }
 )
+
+
+def secret_name_parts(text: str) -> Iterator[int]:
+    """Where in `text` a part that every secret's name holds starts: a name `is_secret_key`
+    accepts contains, in any case, a secret word (or one a typo off), `key` or `info`, since its
+    words are pieces of it. Text without one names no secret, so a caller scanning megabytes
+    looks closer only where one starts. One pass of RE2 (Python's `re` would take minutes on
+    3,450 alternatives)."""
+    for found in _name_parts().finditer(text):
+        yield found.start()
+
+
+@cache
+def _name_parts() -> Any:
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = 64 << 20  # the automaton of 3,450 words; compiled in about 25 ms
+    parts = sorted({*_SECRET_WORDS, *_GLUED_WORDS, "key", "info"})
+    return re2.compile("|".join(re.escape(part) for part in parts), options)
 
 
 class SecretError(TopoError):

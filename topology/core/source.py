@@ -6,10 +6,10 @@ aborting, and so that later stages can point at `clusters.east.bootstrap` as `fi
 """
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar, overload
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
@@ -53,10 +53,50 @@ _MAX_NUMBER_TEXT = 1_000
 # stack (a segmentation fault) near 50,000.
 MAX_DEPTH = 100
 # A file that repeats a key thousands of times is one mistake; past this many reports of it, one
-# more diagnostic counts the rest.
-MAX_DUPLICATE_REPORTS = 100
+# more diagnostic counts the rest (fewer than a report lists, so that one is shown).
+MAX_DUPLICATE_REPORTS = 20
 # The line breaks ruamel counts in its marks (YAML 1.1's), so a line number means the same here.
 _LINE_BREAK = re.compile("\r\n|[\n\r\x85\u2028\u2029]")
+
+
+_T = TypeVar("_T")
+
+
+class Spans(Mapping[Path, Span]):
+    """Positions by path, kept as (line, column) and made a Span when read: a file of 300,000
+    values made 300,000 Spans (a fifth of a second) that hardly any reader asks for."""
+
+    __slots__ = ("_at", "_file")
+
+    def __init__(self, file: str = "", at: dict[Path, tuple[int, int]] | None = None) -> None:
+        self._file, self._at = file, at or {}
+
+    def lines(self) -> Iterator[tuple[Path, int]]:
+        """Each path with the line it starts on, without a Span for each."""
+        return ((path, at[0]) for path, at in self._at.items())
+
+    def __getitem__(self, path: Path) -> Span:
+        line, column = self._at[path]
+        return Span(self._file, line, column)
+
+    @overload
+    def get(self, path: Path, /) -> Span | None: ...
+
+    @overload
+    def get(self, path: Path, /, default: Span | _T) -> Span | _T: ...
+
+    def get(self, path: Path, /, default: object = None) -> object:
+        found = self._at.get(path)
+        return default if found is None else Span(self._file, *found)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._at
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter(self._at)
+
+    def __len__(self) -> int:
+        return len(self._at)
 
 
 @dataclass(frozen=True)
@@ -66,8 +106,8 @@ class Document:
     file: str
     text: str
     data: Any
-    values: Mapping[Path, Span] = field(default_factory=dict)
-    keys: Mapping[Path, Span] = field(default_factory=dict)
+    values: Spans = field(default_factory=Spans)
+    keys: Spans = field(default_factory=Spans)
 
     def span(self, path: Path, *, key: bool = False) -> Span:
         """The closest known position for `path` (its key if asked, else its value)."""
@@ -134,9 +174,10 @@ def parse(text: str, file: str) -> tuple[Document, list[Diagnostic]]:
             error("T001", f"YAML syntax: {problem}", Span(file, 1, 1))
         ]
     lines = _LINE_BREAK.split(text)
-    builder = _Builder(file, yaml, Span(file, len(lines), len(lines[-1]) + 1))
+    builder = _Builder(file, yaml, (len(lines), len(lines[-1]) + 1))
     data = builder.build(root, ()) if root is not None else None
-    return Document(file, text, data, builder.values, builder.keys), builder.finish()
+    values, keys = Spans(file, builder.values), Spans(file, builder.keys)
+    return Document(file, text, data, values, keys), builder.finish()
 
 
 def _at(file: str, mark: Any) -> Span:
@@ -249,20 +290,47 @@ class _Composer:
         self.opened_at: list[int] = []  # per open collection: `values` before it
 
     def compose(self, events: Iterable[Event]) -> Node | None:
+        scalar, take = self._scalar, self._take
         try:
             for event in events:
-                self._take(event)
+                if type(event) is ScalarEvent:  # most events: the short way
+                    scalar(event)
+                else:
+                    take(event)
         except MarkedYAMLError as found:
             flows = [node for node in self.open if node.flow_style]
             raise _SyntaxError(found, flows[-1] if flows else None) from None
         return self.root
 
+    def _scalar(self, event: ScalarEvent) -> None:
+        """`_take` of a scalar, in one call instead of five: a file of 300,000 values has as
+        many of them."""
+        node = _Scalar(self._scalar_tag(event), event.value, event.start_mark)
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise _TooMany(event.start_mark)
+        if event.anchor is not None:
+            self._anchor(event, node)
+        if not self.open:
+            self.root = node
+            return
+        top = self.open[-1]
+        if type(top) is _Sequence:
+            top.value.append(node)
+            return
+        key = self.keys[-1]
+        if key is None:
+            self.keys[-1] = node
+        else:
+            top.value.append((key, node))
+            self.keys[-1] = None
+
     def _take(self, event: Event) -> None:
         node: Node
         if isinstance(event, ScalarEvent):
-            node = _Scalar(self._scalar_tag(event), event.value, event.start_mark)
-            self._count(1, event)
-        elif isinstance(event, CollectionStartEvent):
+            self._scalar(event)
+            return
+        if isinstance(event, CollectionStartEvent):
             if len(self.open) >= MAX_DEPTH:
                 raise _TooDeep(event.start_mark)
             self.opened_at.append(self.values)
@@ -300,16 +368,16 @@ class _Composer:
             return
         else:  # the stream's and the document's other events carry no values
             return
-        if isinstance(event, ScalarEvent):
-            self._anchor(event, node)
         self._add(node)
 
     def _scalar_tag(self, event: ScalarEvent) -> str:
         """What ruamel's resolver answers, without its per-call lookups (a third of the time
         on a large file)."""
-        explicit = _explicit_tag(event)
-        if explicit is not None:
-            return explicit
+        tag = event.ctag
+        if tag is not None:
+            explicit = _explicit_tag(event)
+            if explicit is not None:
+                return explicit
         value = event.value
         if event.implicit[0]:
             start = value[:1]
@@ -390,12 +458,12 @@ class _Mapping(MappingNode):
 
 
 class _Builder:
-    def __init__(self, file: str, yaml: YAML, end: Span) -> None:
+    def __init__(self, file: str, yaml: YAML, end: tuple[int, int]) -> None:
         self.file = file
         self.yaml = yaml
-        self.end = end  # where the text ends
-        self.values: dict[Path, Span] = {}
-        self.keys: dict[Path, Span] = {}
+        self.end = end  # where the text ends: (line, column), as positions are kept
+        self.values: dict[Path, tuple[int, int]] = {}
+        self.keys: dict[Path, tuple[int, int]] = {}
         self.diagnostics: list[Diagnostic] = []
         self._open: set[int] = set()  # the collections being built: an alias to one is a cycle
         self._count = 0
@@ -414,16 +482,22 @@ class _Builder:
             )
         return self.diagnostics
 
-    def _span(self, node: Node) -> Span:
+    def _at(self, node: Node) -> tuple[int, int]:
+        """The node's (line, column), 1-based."""
         mark = node.start_mark
-        line = mark.line + 1
-        if line >= self.end.line and (line > self.end.line or mark.column >= self.end.column):
-            return self.end  # libyaml puts an empty value at the very end (`---` alone) past it
-        return Span(self.file, line, mark.column + 1)
+        at = (mark.line + 1, mark.column + 1)
+        # libyaml puts an empty value at the very end (`---` alone), past the text
+        return self.end if at > self.end else at
+
+    def _span(self, node: Node) -> Span:
+        return Span(self.file, *self._at(node))
 
     def build(self, node: Node, path: Path) -> Any:
-        self.values.setdefault(path, self._span(node))
+        if path not in self.values:
+            self.values[path] = self._at(node)
         self._count += 1
+        if type(node) is _Scalar and node.tag == _STR_TAG and self._count <= MAX_VALUES:
+            return node.value  # most values: a string, nothing to check or convert
         if self._count > MAX_VALUES:
             if self._count == MAX_VALUES + 1:
                 self.diagnostics.append(
@@ -480,20 +554,22 @@ class _Builder:
 
     def _mapping(self, node: MappingNode, path: Path) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        seen: dict[str, Span] = {}
+        seen: dict[str, tuple[int, int]] = {}
         merges = []
+        keys, build, place = self.keys, self.build, self._at
         for key_node, value_node in node.value:
             if key_node.tag == _MERGE_TAG:
                 merges.append(value_node)
                 continue
-            key = self._key(key_node)
-            child = (*path, key)
+            key = key_node.value if type(key_node) is _Scalar else self._key(key_node)
             if key in seen:
-                self._duplicate(key, seen[key], self._span(key_node))
+                self._duplicate(key, seen[key][0], self._span(key_node))
                 continue
-            seen[key] = self._span(key_node)
-            self.keys.setdefault(child, seen[key])
-            result[key] = self.build(value_node, child)
+            child = (*path, key)
+            seen[key] = at = place(key_node)
+            if child not in keys:
+                keys[child] = at
+            result[key] = build(value_node, child)
         # Explicit keys win over merged ones (`<<: *base`), as the YAML merge spec says. Built
         # after them, merged values never take the positions the explicit ones recorded.
         merged: dict[str, Any] = {}
@@ -502,13 +578,13 @@ class _Builder:
                 merged.setdefault(key, value)
         return {**merged, **result}
 
-    def _duplicate(self, key: str, first: Span, again: Span) -> None:
+    def _duplicate(self, key: str, first: int, again: Span) -> None:
         self._duplicates.append(again)
         if len(self._duplicates) <= MAX_DUPLICATE_REPORTS:
             self.diagnostics.append(
                 error(
                     "T002",
-                    f"duplicate key '{_shown(key)}' (first at line {first.line}); "
+                    f"duplicate key '{_shown(key)}' (first at line {first}); "
                     "YAML keeps only one, so the other would be lost",
                     again,
                 )

@@ -4,13 +4,14 @@ is also marked on the line it is about in the pull request's "Files changed" vie
 from collections.abc import Iterable
 
 from topology.core.diagnostics import Severity
+from topology.core.render.diagnostics import listed
 from topology.review.findings import FileReview
 
 
 def workflow_commands(reviews: Iterable[FileReview]) -> list[str]:
     commands = []
     for review in reviews:
-        for diagnostic in review.diagnostics:
+        for diagnostic in listed(review.diagnostics).shown:  # the comment counts the rest
             level = "error" if diagnostic.severity is Severity.ERROR else "warning"
             properties = ",".join(
                 [

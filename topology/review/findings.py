@@ -69,9 +69,7 @@ def review_file(
         change,
         # Messages as the other printers show them: nothing quoted from a secret's value.
         diagnostics=tuple(render_diagnostics.redacted(d, head.document) for d in head.diagnostics),
-        diagnostics_text=tuple(
-            render_diagnostics.as_text(d, head.document) for d in head.diagnostics
-        ),
+        diagnostics_text=_as_text(head),
         mermaid=_mermaid(head),
     )
     if change is Change.ADDED or base_text is None:
@@ -90,6 +88,14 @@ def review_file(
     data = diff(base, head).to_dict()
     # The graph gets its own section, so the diff is rendered without its folded copy.
     return replace(found, diff_markdown=render_diff.as_markdown(data, None))
+
+
+def _as_text(analysis: Analysis) -> tuple[str, ...]:
+    """As `topo validate` prints them: the first of each severity, then a line for the rest."""
+    chosen = render_diagnostics.listed(analysis.diagnostics)
+    more = chosen.left_out()
+    shown = [render_diagnostics.as_text(d, analysis.document) for d in chosen.shown]
+    return (*shown, more) if more is not None else tuple(shown)
 
 
 def _mermaid(analysis: Analysis) -> str | None:

@@ -9,8 +9,8 @@ FILE:LINE:COL and the message still say where and what; what a message quotes fr
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from topology.core import secrets
@@ -78,10 +78,24 @@ def _hidden(document: Document) -> dict[int, str]:
         return _cached[1]
     lines = _LINE_BREAK.split(document.text)
     secret = _SecretKeys()
+    if len(lines) > _MANY_LINES:
+        secret.refuse_unnamed({path[-1] for path in document.keys if isinstance(path[-1], str)})
     found = {number: lines[number - 1] for number in _covered(document, len(lines), secret)}
-    found.update(_written(lines, secret))
+    found.update(_written(lines, secret, _naming_lines(document.text, len(lines))))
     _cached = (document, found)
     return found
+
+
+_MANY_LINES = 2_000  # past this, find the lines that may name a secret in one pass first
+
+
+def _naming_lines(text: str, count: int) -> list[int] | None:
+    """The numbers of the lines that may name a secret's key (`secrets.secret_name_parts`), in
+    order; None for a short text, whose every line is looked at."""
+    if count <= _MANY_LINES:
+        return None
+    starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
+    return sorted({bisect_right(starts, at) for at in secrets.secret_name_parts(text)})
 
 
 _cached: tuple[Document, dict[int, str]] | None = None
@@ -94,26 +108,47 @@ class _SecretKeys(dict[str, bool]):
         self[key] = found = bool(key) and secrets.is_secret_key(key)
         return found
 
+    def refuse_unnamed(self, names: set[str]) -> None:
+        """Remember as no secret, in one pass over them all, each name that holds no part of
+        a secret's name (`secrets.secret_name_parts`): a file may have 100,000 different keys,
+        and asking `is_secret_key` of each took a quarter of a second."""
+        fresh = [name for name in names if name not in self]
+        starts, at = [], 0
+        for name in fresh:
+            starts.append(at)
+            at += len(name) + 1  # the separator: no part spans it, as parts are words
+        named = {bisect_right(starts, i) - 1 for i in secrets.secret_name_parts("\n".join(fresh))}
+        self.update((name, False) for i, name in enumerate(fresh) if i not in named)
 
-def _written(lines: list[str], secret: _SecretKeys) -> Iterator[tuple[int, str]]:
+
+def _written(
+    lines: list[str], secret: _SecretKeys, naming: list[int] | None = None
+) -> Iterator[tuple[int, str]]:
     """The lines that write a secret, read from the text alone, so that it works on a file that
     does not parse (a T001 on the password's own line): a line where a secret's key (block or
     flow style) has a value that is not empty and not a whole reference, whatever the value
     starts with (`&`, `*`, `|`, `[`, `!`...); and below a secret's key that starts its line, the
     lines indented more than that key, which continue its value (a block scalar after `|` or
-    `>`, a plain or quoted scalar, a nested value). Linear in the text's length."""
-    under: int | None = None  # the column of the secret's key whose value may go on below
-    for number, line in enumerate(lines, 1):
-        if under is not None:
-            if not line.strip() or _indent(line) > under:
-                yield number, line
-                continue
-            under = None
+    `>`, a plain or quoted scalar, a nested value). Linear in the text's length; only the
+    `naming` lines (every line when None), as no other names a secret."""
+    numbers = range(1, len(lines) + 1) if naming is None else naming
+    after = 1  # the first line not yet yielded as the continuation of a secret's value
+    for number in numbers:
+        if number < after:
+            continue
+        line = lines[number - 1]
         if ":" not in line:
             continue
         value, under = _secret_on(line, secret)
         if value is not None:
             yield number, value
+        after = number + 1
+        while under is not None and after <= len(lines):
+            below = lines[after - 1]
+            if below.strip() and _indent(below) <= under:
+                break
+            yield after, below
+            after += 1
 
 
 def _secret_on(line: str, secret: _SecretKeys) -> tuple[str | None, int | None]:
@@ -159,19 +194,24 @@ def _covered(document: Document, last_line: int, secret: _SecretKeys) -> Iterato
     if document.data is None:
         return
     ends: list[tuple[int, int]] = []
-    for path, span in document.values.items():
+    collections: dict[tuple[str | int, ...], int] = {}  # a secret's list or mapping: its line
+    for path, line in document.values.lines():
         if not (path and isinstance(path[-1], str) and secret[path[-1]]):
             continue
         value = _at(document.data, path)
         if not _written_data(value):
             continue
-        last = span.line
         if isinstance(value, (list, dict)):
-            last = max(_lines_under(document, path), default=last)
-        ends.append((span.line, last))
+            collections[path] = line
+        else:
+            ends.append((line, line))
+    under = _last_lines_under(document, collections)
+    ends += [(line, under.get(path, line)) for path, line in collections.items()]
     if not ends:
         return
-    starts = sorted({s.line for s in (*document.values.values(), *document.keys.values())})
+    starts = sorted(
+        {line for spans in (document.values, document.keys) for _, line in spans.lines()}
+    )
     for first, last in ends:
         after = bisect_right(starts, last)
         end = starts[after] - 1 if after < len(starts) else last_line
@@ -186,12 +226,21 @@ def _written_data(value: Any) -> bool:
     return value is not None
 
 
-def _lines_under(document: Document, path: tuple[str | int, ...]) -> Iterator[int]:
-    depth = len(path)
+def _last_lines_under(
+    document: Document, paths: dict[tuple[str | int, ...], int]
+) -> dict[tuple[str | int, ...], int]:
+    """For each of `paths` that has keys or values under it, the last line one starts on: one
+    pass over the document, not one for each (10,000 secret lists made it quadratic)."""
+    last: dict[tuple[str | int, ...], int] = {}
+    if not paths:
+        return last
     for spans in (document.values, document.keys):
-        for inner, span in spans.items():
-            if len(inner) > depth and inner[:depth] == path:
-                yield span.line
+        for inner, line in spans.lines():
+            for depth in range(1, len(inner)):
+                prefix = inner[:depth]
+                if prefix in paths and line > last.get(prefix, 0):
+                    last[prefix] = line
+    return last
 
 
 def _at(data: Any, path: tuple[str | int, ...]) -> Any:
@@ -228,6 +277,45 @@ def redacted(diagnostic: Diagnostic, document: Document) -> Diagnostic:
     return replace(diagnostic, message=_QUOTED.sub(cut, message))
 
 
+# A report lists the first this many errors, and as many warnings, in file order; one line
+# counts the rest, as compilers do. A file with 100,000 problems is a few mistakes repeated,
+# and locating and printing each took seconds.
+SHOWN_PER_SEVERITY = 50
+# Listed whatever their place: they say the analysis stopped early, so the counts are partial.
+_ALWAYS_SHOWN = frozenset({"T309", "T310"})
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The diagnostics a report shows, and how many of each severity it leaves out."""
+
+    shown: tuple[Diagnostic, ...]
+    errors_left_out: int = 0
+    warnings_left_out: int = 0
+
+    def left_out(self) -> str | None:
+        """`... and 99,950 more errors not shown`, or None when nothing is left out."""
+        parts = [
+            f"{n:,} more {word}{'' if n == 1 else 's'}"
+            for n, word in ((self.errors_left_out, "error"), (self.warnings_left_out, "warning"))
+            if n
+        ]
+        return f"... and {' and '.join(parts)} not shown" if parts else None
+
+
+def listed(diagnostics: Iterable[Diagnostic], limit: int = SHOWN_PER_SEVERITY) -> Listed:
+    """The first `limit` errors and the first `limit` warnings, in the order given, with every
+    analysis-limit diagnostic; the others are counted, not rendered."""
+    shown: list[Diagnostic] = []
+    seen = {Severity.ERROR: 0, Severity.WARNING: 0}
+    for diagnostic in diagnostics:
+        seen[diagnostic.severity] += 1
+        if seen[diagnostic.severity] <= limit or diagnostic.code in _ALWAYS_SHOWN:
+            shown.append(diagnostic)
+    left = {s: n - sum(d.severity is s for d in shown) for s, n in seen.items()}
+    return Listed(tuple(shown), left[Severity.ERROR], left[Severity.WARNING])
+
+
 def summary(file: str, diagnostics: Sequence[Diagnostic]) -> str:
     errors = sum(d.severity is Severity.ERROR for d in diagnostics)
     warnings = len(diagnostics) - errors
@@ -238,11 +326,20 @@ def summary(file: str, diagnostics: Sequence[Diagnostic]) -> str:
 
 
 def as_json(document: Document, diagnostics: Sequence[Diagnostic]) -> dict[str, object]:
-    return {
+    """The file's report as data: the diagnostics `listed` keeps, and under `omitted` how many
+    of each severity it left out (absent when none were)."""
+    chosen = listed(diagnostics)
+    found: dict[str, object] = {
         "file": document.file,
         "valid": not any(d.severity is Severity.ERROR for d in diagnostics),
-        "diagnostics": [redacted(d, document).to_dict() for d in diagnostics],
+        "diagnostics": [redacted(d, document).to_dict() for d in chosen.shown],
     }
+    if chosen.errors_left_out or chosen.warnings_left_out:
+        found["omitted"] = {
+            "errors": chosen.errors_left_out,
+            "warnings": chosen.warnings_left_out,
+        }
+    return found
 
 
 def _count(n: int, word: str) -> str:
