@@ -25,6 +25,7 @@ from topology.cli import (
     status,
     stop,
     validate,
+    verify,
 )
 from topology.core.errors import TopoError
 
@@ -49,6 +50,7 @@ app.command()(stop.stop)
 app.command()(run.run)
 app.command()(failover.failover)
 app.command()(failover.offsets)
+app.command()(verify.verify)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

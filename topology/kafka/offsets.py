@@ -23,6 +23,7 @@ from topology.core.mm2 import wire
 from topology.core.naming import OFFSETS_GROUPS
 from topology.core.offsets import checkpoints
 from topology.core.offsets.checkpoints import Checkpoint, CheckpointKey
+from topology.core.verify import Stored
 from topology.kafka import client, records
 
 BACK_STEP = 500  # records read per step when looking backwards for a copy
@@ -103,6 +104,20 @@ class PartitionReader:
         if end <= start:
             return []
         return [offset for offset, _stamps in self._read(topic, partition, start, end)]
+
+    def records(
+        self, topic: str, partition: int, start: int, end: int
+    ) -> Generator[Stored, None, None]:
+        """Each committed record from `start` to before `end`, in order, as it is stored."""
+        if end <= start:
+            return
+        with contextlib.closing(self._messages(topic, partition, start, end)) as read:
+            for message in read:
+                _kind, at = message.timestamp()
+                offset = message.offset()
+                assert offset is not None
+                headers = tuple(message.headers() or ())
+                yield Stored(offset, message.key(), message.value(), headers, int(at))
 
     def timestamp(self, topic: str, partition: int, offset: int) -> int | None:
         """The timestamp (ms) of the first committed record at or after `offset`; None when

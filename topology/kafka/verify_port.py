@@ -1,0 +1,14 @@
+"""`ops.verify`'s reads on Kafka: partitions read committed, and a flow's progress log."""
+
+from topology.kafka import offsets
+
+
+class KafkaVerify:
+    def __init__(self, configs: dict[str, dict[str, str]]) -> None:
+        self.configs = configs
+
+    def partitions(self, cluster: str) -> offsets.PartitionReader:
+        return offsets.PartitionReader(self.configs[cluster])
+
+    def progress(self, cluster: str, topic: str, flow: str) -> dict[tuple[str, int], int]:
+        return offsets.read_progress(self.configs[cluster], topic, flow)
