@@ -41,8 +41,7 @@ class Following:
         self.specs = {spec.flow: spec for spec in jobs.specs}
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
-        sources = {spec.source for spec in jobs.specs}
-        self.watches = {name: TopicWatch(configs[name]) for name in sources}
+        self.watches: dict[str, TopicWatch] = {}  # per source, made on the first look
         self.shapes: dict[str, dict[str, int]] = {}
 
     def sync(self) -> Maps:
@@ -88,6 +87,9 @@ class Following:
         """The flows' topic maps when the sources' topics or partition counts changed since
         the last look (reconciled through `sync`); None when they did not. The second value
         says why the sources could not be read, if so."""
+        if not self.watches:
+            sources = sorted({spec.source for spec in self.specs.values()})
+            self.watches = {name: TopicWatch(self.configs[name]) for name in sources}
         try:
             now = {name: watch.shapes() for name, watch in self.watches.items()}
             if now == self.shapes:
