@@ -231,3 +231,33 @@ def test_the_digest_tells_apart_what_a_naive_join_would_not() -> None:
     )
     a, b = Content(b"a", None, (), 1), Content(b"b", None, (), 1)
     assert digest(a, b) != digest(b, a)  # order counts
+
+
+def test_the_partitions_to_prove_are_the_copied_topics_but_the_heartbeats() -> None:
+    from topology.core.observed import Cluster, Topic
+    from topology.ops.verify import tasks
+
+    flow = spec()
+    east = Cluster(
+        "east",
+        1,
+        1,
+        acls=None,
+        topics={
+            "orders": Topic("orders", 2, 1),
+            "ledger": Topic("ledger", 1, 1, {"cleanup.policy": "compact,delete"}),
+            "heartbeats": Topic("heartbeats", 1, 1),
+            "fresh": Topic("fresh", 1, 1),  # no copy on west yet
+        },
+    )
+    copies = ("east.orders", "east.ledger", "east.heartbeats")
+    west = Cluster("west", 1, 1, acls=None, topics={name: Topic(name, 2, 1) for name in copies})
+    maps = {flow.flow: {t: f"east.{t}" for t in ("orders", "ledger", "heartbeats", "fresh")}}
+    found = tasks([flow], maps, {"east": east, "west": west})
+    assert [(t.topic, t.partition, t.compacted) for t in found] == [
+        ("ledger", 0, True),
+        ("orders", 0, False),
+        ("orders", 1, False),
+    ]
+    only = tasks([flow], maps, {"east": east, "west": west}, topics=["orders"])
+    assert {t.topic for t in only} == {"orders"}
