@@ -227,11 +227,19 @@ FRAGMENTS = [
 ]
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(FRAGMENTS), max_size=40))
-def test_the_quick_pass_hides_what_the_full_one_does_on_any_text(lines: list[str]) -> None:
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(FRAGMENTS), st.sampled_from(["\n", "\r\n", "\r", "\u2028"])),
+        max_size=40,
+    )
+)
+def test_the_quick_pass_hides_what_the_full_one_does_on_any_text(
+    lines: list[tuple[str, str]],
+) -> None:
+    text = "".join(line + end for line, end in lines)
     with pytest.MonkeyPatch.context() as monkeypatch:
-        every_line, quick = _hidden_both_ways("\n".join(lines), monkeypatch)
+        every_line, quick = _hidden_both_ways(text, monkeypatch)
     assert quick == every_line
 
 

@@ -75,8 +75,9 @@ def build(topology: Topology, steps: Steps | None = None) -> tuple[TopologyGraph
                 flow.span,
             )
         )
+    unknown = _UnknownClusters(topology)
     for flow, known in zip(topology.flows, flows, strict=True):
-        diagnostics += _unknown_clusters(flow, topology)
+        diagnostics += unknown.of(flow)
         diagnostics += _repeated_members(flow)
         if too_many:
             continue
@@ -136,23 +137,34 @@ def _short(flow: Flow) -> str:
 
 
 # An unknown cluster's message lists at most this many clusters, and at most this many unknown
-# names of one flow get a "did you mean" (a flow of 10,000 misspelt names among 1,000 clusters
-# would otherwise compare 10,000,000 pairs of names and print 10,000 lists of 1,000).
+# names in the file get a "did you mean" (a flow of 10,000 misspelt names among 1,000 clusters
+# would otherwise compare 10,000,000 pairs of names and print 10,000 lists of 1,000; 20,000
+# flows with one each took a second).
 _LISTED = 20
 _SUGGESTED = 100
 
 
-def _unknown_clusters(flow: Flow, topology: Topology) -> list[Diagnostic]:
-    known = list(topology.clusters)
-    listed = ", ".join(known[:_LISTED]) + (
-        f" and {len(known) - _LISTED} more" if len(known) > _LISTED else ""
-    )
-    found: list[Diagnostic] = []
-    for name in dict.fromkeys((*flow.sources, *flow.targets)):
-        if name not in topology.clusters:
+class _UnknownClusters:
+    """T201 for each flow, with what the messages share worked out once for the file."""
+
+    def __init__(self, topology: Topology) -> None:
+        self.clusters = topology.clusters
+        self.known = list(topology.clusters)
+        more = len(self.known) - _LISTED
+        self.listed = ", ".join(self.known[:_LISTED]) + (f" and {more} more" if more > 0 else "")
+        self.suggested = 0
+
+    def of(self, flow: Flow) -> list[Diagnostic]:
+        found: list[Diagnostic] = []
+        for name in dict.fromkeys((*flow.sources, *flow.targets)):
+            if name in self.clusters:
+                continue
             # Suggestions cost a comparison with every cluster: only the first few get one.
-            close = difflib.get_close_matches(name, known, n=1) if len(found) < _SUGGESTED else []
-            hint = f"; did you mean '{close[0]}'?" if close else f"; clusters are: {listed}"
+            close: list[str] = []
+            if self.suggested < _SUGGESTED:
+                self.suggested += 1
+                close = difflib.get_close_matches(name, self.known, n=1)
+            hint = f"; did you mean '{close[0]}'?" if close else f"; clusters are: {self.listed}"
             found.append(
                 error(
                     "T201",
@@ -161,7 +173,7 @@ def _unknown_clusters(flow: Flow, topology: Topology) -> list[Diagnostic]:
                     flow.span,
                 )
             )
-    return found
+        return found
 
 
 def _repeated_members(flow: Flow) -> list[Diagnostic]:

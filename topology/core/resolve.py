@@ -6,9 +6,10 @@ diagnostics; the topology is still built so that the graph analysis can report i
 """
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
+from functools import cache
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from topology.core import kafka_rules, patterns, secrets
 from topology.core.diagnostics import Diagnostic, error, warning
@@ -283,8 +284,8 @@ class _Resolver:
             separator=raw.get("separator", base.separator),
             internal_separator=raw.get("internal_separator", base.internal_separator),
             replication_factor=raw.get("replication_factor", base.replication_factor),
-            sync=Sync(**{**vars(base.sync), **_known(Sync, sync)}),
-            emit=Emit(**{**vars(base.emit), **_known(Emit, emit)}),
+            sync=_over(base.sync, sync),
+            emit=_over(base.emit, emit),
             config_exclude=self._regexes(
                 raw.get("configs", {}).get("exclude"),
                 (*where, "configs", "exclude"),
@@ -294,7 +295,7 @@ class _Resolver:
             start=raw.get("start", base.start),
             filter=raw.get("filter", base.filter),
             provenance=raw.get("provenance", base.provenance),
-            mm2=Mm2State(**{**vars(base.mm2), **_known(Mm2State, mm2)}),
+            mm2=_over(base.mm2, mm2),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:
@@ -429,10 +430,25 @@ def _default_name(file: str) -> str:
     return cleaned or "topology"
 
 
+_Settings = TypeVar("_Settings", Sync, Emit, Mm2State)
+
+
+def _over(base: _Settings, raw: dict[str, Any]) -> _Settings:
+    """`base` with the keys `raw` sets; `base` itself when it sets none (most flows: 20,000
+    flows made 60,000 copies)."""
+    known = _known(type(base), raw)
+    return replace(base, **known) if known else base
+
+
 def _known(value_type: type, raw: dict[str, Any]) -> dict[str, Any]:
     """The keys the value type has: unknown keys were reported (T101) and are left out."""
-    names = {f.name for f in fields(value_type)}
+    names = _field_names(value_type)
     return {key: value for key, value in raw.items() if key in names}
+
+
+@cache
+def _field_names(value_type: type) -> frozenset[str]:
+    return frozenset(f.name for f in fields(value_type))
 
 
 def _builtin_settings() -> FlowSettings:

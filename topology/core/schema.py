@@ -16,6 +16,7 @@ from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from topology.core.diagnostics import Diagnostic, error, warning
+from topology.core.schema_proof import surely_valid
 from topology.core.source import Document, Path
 
 FLOW_KINDS = ("mirror", "active-active", "aggregate")
@@ -76,8 +77,26 @@ def _additional_in_order(
     named = schema.get("properties", {})
     patterns = "|".join(schema.get("patternProperties", {}))
     for key, value in instance.items():
-        if key not in named and not (patterns and re.search(patterns, key)):
+        if key in named or (patterns and re.search(patterns, key)):
+            continue
+        if not surely_valid(rule, value, ecma_regex):  # most values: no descent
             yield from validator.descend(value, rule, path=key)
+
+
+_ITEMS = Draft202012Validator.VALIDATORS["items"]
+
+
+def _items(
+    validator: Any, rule: Any, instance: Any, schema: dict[str, Any]
+) -> Iterator[ValidationError]:
+    """`items`, with each item `surely_valid` proves right passed without jsonschema's descent
+    (30 µs an item: a list of 20,000 flows took a second)."""
+    if not (isinstance(rule, dict) and isinstance(instance, list)) or "prefixItems" in schema:
+        yield from _ITEMS(validator, rule, instance, schema)
+        return
+    for index, item in enumerate(instance):
+        if not surely_valid(rule, item, ecma_regex):
+            yield from validator.descend(item, rule, path=index)
 
 
 def _property_names(
@@ -107,6 +126,7 @@ _EcmaPatternValidator = validators.extend(  # type: ignore[no-untyped-call]
         "pattern": _ecma_pattern,
         "additionalProperties": _additional_in_order,
         "propertyNames": _property_names,
+        "items": _items,
     },
 )
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from topology.core import secrets
+from topology.core import collector, secrets
 from topology.core.diagnostics import Diagnostic, Severity, Span
 from topology.core.source import Document
 
@@ -76,12 +76,14 @@ def _hidden(document: Document) -> dict[int, str]:
     global _cached
     if _cached is not None and _cached[0] is document:
         return _cached[1]
-    lines = _LINE_BREAK.split(document.text)
-    secret = _SecretKeys()
-    if len(lines) > _MANY_LINES:
-        secret.refuse_unnamed({path[-1] for path in document.keys if isinstance(path[-1], str)})
-    found = {number: lines[number - 1] for number in _covered(document, len(lines), secret)}
-    found.update(_written(lines, secret, _naming_lines(document.text, len(lines))))
+    with collector.paused():  # as many lines and names as the file has: no garbage
+        lines = _LINE_BREAK.split(document.text)
+        secret = _SecretKeys()
+        if len(lines) > _MANY_LINES:
+            names = {path[-1] for path in document.keys if isinstance(path[-1], str)}
+            secret.refuse_unnamed(names)
+        found = {number: lines[number - 1] for number in _covered(document, len(lines), secret)}
+        found.update(_written(lines, secret, _naming_lines(document.text, len(lines))))
     _cached = (document, found)
     return found
 
@@ -94,8 +96,14 @@ def _naming_lines(text: str, count: int) -> list[int] | None:
     order; None for a short text, whose every line is looked at."""
     if count <= _MANY_LINES:
         return None
-    starts = [0, *(found.end() for found in _LINE_BREAK.finditer(text))]
-    return sorted({bisect_right(starts, at) for at in secrets.secret_name_parts(text)})
+    numbers: list[int] = []
+    number, before = 1, 0
+    for at in secrets.secret_name_parts(text):  # in order; each at a letter, inside no break
+        number += len(_LINE_BREAK.findall(text, before, at))
+        before = at
+        if not numbers or numbers[-1] != number:
+            numbers.append(number)
+    return numbers
 
 
 _cached: tuple[Document, dict[int, str]] | None = None
