@@ -89,3 +89,25 @@ def test_failover_all_checks_the_destination_before_reading_from_it(
     done = run_topo("failover", topology, "--all", "--from", "east", "--to", "west", approval)
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert "cluster west cannot be reached" in done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("answer", ["no", "", EOFError()])
+def test_anything_but_yes_at_the_question_commits_nothing(
+    monkeypatch: pytest.MonkeyPatch, answer: object
+) -> None:
+    """Ctrl-D included: a cancel, exit 1, not a traceback."""
+    import typer
+
+    from topology.cli.failover import _confirm
+
+    def reply(_prompt: str) -> str:
+        if isinstance(answer, BaseException):
+            raise answer
+        return str(answer)
+
+    monkeypatch.setattr("builtins.input", reply)
+    with pytest.raises(typer.Exit) as ended:
+        _confirm("west")
+    assert ended.value.exit_code == 1
+    monkeypatch.setattr("builtins.input", lambda _prompt: "yes")
+    _confirm("west")  # returns: the caller commits

@@ -374,7 +374,11 @@ def _confirm() -> None:
             "pass --auto-approve to apply without asking"
         )
     typer.echo("\nDo you want to apply these changes? Only 'yes' is accepted.", err=True)
-    if input("  Enter a value: ").strip() != "yes":
+    try:
+        answer = input("  Enter a value: ")
+    except EOFError:  # Ctrl-D: no answer is no
+        answer = ""
+    if answer.strip() != "yes":
         typer.echo("Apply cancelled; nothing was changed.", err=True)
         raise typer.Exit(1)
 

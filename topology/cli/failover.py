@@ -78,7 +78,11 @@ def _confirm(destination: str) -> None:
     typer.echo(
         f"\nDo you want to commit these offsets on {destination}? Only 'yes' is accepted.", err=True
     )
-    if input("  Enter a value: ").strip() != "yes":
+    try:
+        answer = input("  Enter a value: ")
+    except EOFError:  # Ctrl-D: no answer is no
+        answer = ""
+    if answer.strip() != "yes":
         typer.echo(f"Failover cancelled; nothing was committed on {destination}.", err=True)
         raise typer.Exit(1)
 
