@@ -107,7 +107,9 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     )
     copied = wait_for(dst, f"src.{topic}", len(written))
     assert contents(copied) == expected(records.read_topic(src, topic), "src")
-    url = _until("metrics_url", lambda: _status(machine, file)["driver"]["metrics_url"])
+    url = _until(
+        "metrics_url", lambda: (_status(machine, file).get("driver") or {}).get("metrics_url")
+    )
 
     # A real Prometheus scrapes the driver every second.
     port = _free_port()
