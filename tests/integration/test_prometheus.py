@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SOURCE_CLUSTER, TARGET_CLUSTER
+from tests.conftest import SOURCE_CLUSTER
 from tests.integration.test_metrics import _get, _until
 from tests.integration.test_replication import contents, expected, varied, wait_for
 from tests.integration.test_service import Machine, _status, runs  # noqa: F401 (a fixture)
@@ -27,6 +27,8 @@ from tests.unit.test_grafana_dashboard import load, queries
 from topology.kafka import records
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+TARGET = "itest-region-d"  # a lab cluster of its own: the test stops it
+BEAT_BOUND = 20  # seconds: heartbeats are read back every 5 s
 
 
 def _prometheus_binary() -> str | None:
@@ -70,14 +72,20 @@ def _query(base: str, promql: str) -> dict:  # type: ignore[type-arg]
     return answer["data"]  # type: ignore[no-any-return]
 
 
-def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_dashboard(
+def test_prometheus_scrapes_the_driver_answers_every_grafana_query_and_fires_the_alerts(
     tmp_path: Path,
     lab: dict[str, dict[str, str]],
+    more_clusters: dict[str, dict[str, str]],
     runs: list["subprocess.Popen[bytes]"],  # noqa: F811 (the fixture imported above)
     prometheus: tuple[Path, list["subprocess.Popen[bytes]"]],
 ) -> None:
+    """Also: the rules of `topo export alerts` pass `promtool check rules`, and their heartbeat
+    objective fires while the target cluster is stopped and resolves once it is back, as the
+    driver's /readyz says the same."""
+    from topology.lab import manager
+
     binary, started = prometheus
-    src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
+    src, dst = lab[SOURCE_CLUSTER], more_clusters[TARGET]
     prefix = f"px{uuid.uuid4().hex[:8]}"
     topic = f"{prefix}-orders"
     records.create_topic(src, topic, 2)
@@ -92,6 +100,8 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
         "defaults:\n  replication_factor: 1\n"
         f'  topics: {{include: ["{prefix}-.*"]}}\n'
         "flows:\n  - mirror: {from: src, to: dst}\n"
+        f"    objectives: {{heartbeat_age_seconds: {BEAT_BOUND}, lag_seconds: 3600, "
+        "for_seconds: 5}\n"
     )
     machine = Machine(tmp_path / "machine-a")  # the `runs` fixture stops its driver
     applied = machine.topo("apply", str(file), "--auto-approve")
@@ -115,8 +125,17 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     port = _free_port()
     target = url.removeprefix("http://")
     config = tmp_path / "prometheus.yml"
+    rules = tmp_path / "rules.yml"
+    exported = machine.topo("export", "alerts", str(file), "-o", str(rules))
+    assert exported.returncode == 0, exported.stderr
+    promtool = Path(binary).with_name("promtool")
+    checked = subprocess.run(
+        [str(promtool), "check", "rules", str(rules)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0 and "SUCCESS: 4 rules found" in checked.stdout, checked
     config.write_text(
         "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: ['{rules}']\n"
         f"scrape_configs:\n  - job_name: topo\n    static_configs: [{{targets: ['{target}']}}]\n"
     )
     with (tmp_path / "prometheus.log").open("wb") as log:
@@ -142,7 +161,29 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
         return bool(result) and float(result[0]["value"][1]) == len(written)
 
     _until("Prometheus has the copy's counter", scraped, 60)
-    time.sleep(70)  # past the rate() window of the dashboards' queries: rates have two points
+    counted = time.monotonic()
+    # Prometheus loaded topo's rules; none fires once the copy keeps up.
+    _until("ready", lambda: _readyz(url) == "", 60)
+    _until("no alert firing", lambda: _alerts(base, "firing") == [], 60)
+
+    # The target stops: no heartbeat reaches it, the objective breaks, the alert fires, and
+    # the driver's /readyz names the objective.
+    manager.down([TARGET])
+    try:
+        beat = ("TopoObjectiveBreached", "src->dst", "heartbeat_age_seconds")
+        _until("the heartbeat alert fires", lambda: beat in _alerts(base, "firing"), 120)
+        _until(
+            "/readyz names the breached objective",
+            lambda: "objective breached: heartbeat_age_seconds" in _readyz(url),
+            60,
+        )
+    finally:
+        manager.up([manager.UpRequest(TARGET)])
+    _until("the heartbeat alert resolves", lambda: beat not in _alerts(base, "firing"), 180)
+    _until("ready again", lambda: _readyz(url) == "", 120)
+
+    # Past the rate() window of the dashboards' queries, so that rates have two points.
+    time.sleep(max(0.0, 70 - (time.monotonic() - counted)))
 
     # Every Grafana query is valid PromQL over what the driver exports; the charts of a
     # copying flow have data.
@@ -152,9 +193,13 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
             continue  # a variable's label_values(), Grafana's own function
         promql = expr.replace("$owner", prefix).replace("$flow", ".*").replace("$__range", "5m")
         answered[where] = _query(base, promql)["result"]
-    for panel in ("Records copied", "Lag (records)", "Flows up"):
+    for panel in ("Records copied", "Lag (records)", "Flows up", "Heartbeat age [A]"):
         found = [result for where, result in answered.items() if where.startswith(panel)]
         assert found and found[0], (panel, answered.keys())
+    # The heartbeat objective's bound is drawn, and judged kept.
+    assert [float(r["value"][1]) for r in answered["Heartbeat age [B]"]] == [BEAT_BOUND]
+    kept = {r["metric"]["objective"]: r["value"][1] for r in answered["Objectives breached [A]"]}
+    assert kept == {"heartbeat_age_seconds": "0", "lag_seconds": "0"}
 
     # `topo dashboard --prometheus` builds its history from Prometheus' range queries.
     dashboard = subprocess.Popen(
@@ -192,6 +237,26 @@ def test_prometheus_scrapes_the_driver_and_answers_every_grafana_query_and_the_d
     stopped = machine.topo("stop", str(file))
     assert stopped.returncode == 0, stopped.stderr
     assert runs[0].wait(90) == 0
+
+
+def _alerts(base: str, state: str) -> list[tuple[str, str | None, str | None]]:
+    """The alerts Prometheus has in `state` (pending, firing): name, flow, objective."""
+    _code, body = _get(f"{base}/api/v1/alerts")
+    found = json.loads(body)["data"]["alerts"]
+    return sorted(
+        (a["labels"]["alertname"], a["labels"].get("flow"), a["labels"].get("objective"))
+        for a in found
+        if a["state"] == state
+    )
+
+
+def _readyz(url: str) -> str:
+    """What /readyz says is unready ("" when ready)."""
+    try:
+        code, body = _get(f"{url}/readyz")
+    except OSError:
+        return "unanswered"
+    return "" if code == 200 else body
 
 
 def _ready(base: str) -> bool:

@@ -66,6 +66,8 @@ RESULTS = {
         ({**EW, "topic": "payments"}, {10: "0.7", 20: "0.6", 30: "NaN"}),
     ),
     "group_checkpoint_age_seconds": matrix(({**EW, "group": "billing"}, {20: "12.5", 30: "2"})),
+    "objective_bound": matrix(({**EW, "objective": "lag_seconds"}, {20: "1", 30: "1"})),
+    "objective_breached": matrix(({**EW, "objective": "lag_seconds"}, {20: "0", 30: "1"})),
 }
 
 
@@ -85,7 +87,19 @@ def flow(**numbers: Any) -> dict[str, Any]:
         "restarts": 0,
         "last_restart": None,
         "batch_seconds": None,
+        "objectives": [],
         **numbers,
+    }
+
+
+def judged(breached: bool) -> dict[str, Any]:
+    """The lag_seconds objective (bound 1 s) as Prometheus has it: no measure, no since."""
+    return {
+        "objective": "lag_seconds",
+        "bound": 1.0,
+        "value": None,
+        "since": None,
+        "breached": breached,
     }
 
 
@@ -136,6 +150,7 @@ EXPECTED_SAMPLES = [
                 heartbeat_p99_seconds=0.8,
                 topics_synced=2,
                 batch_seconds=0.65,
+                objectives=[judged(breached=False)],
             ),
             "west->east": flow(state="waiting for topics"),
         },
@@ -163,6 +178,7 @@ EXPECTED_SAMPLES = [
                 restarts=1,
                 last_restart=1732349925.5,
                 batch_seconds=0.8,
+                objectives=[judged(breached=True)],
             ),
             "west->east": flow(state="waiting for topics"),
         },

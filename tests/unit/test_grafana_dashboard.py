@@ -29,7 +29,7 @@ def queries(dashboard: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """(where, PromQL) of every panel target, annotation and template variable."""
     for panel in panels(dashboard["panels"]):
         for target in panel.get("targets", []):
-            yield panel["title"], target["expr"]
+            yield f"{panel['title']} [{target['refId']}]", target["expr"]
     for annotation in dashboard["annotations"]["list"]:
         if "expr" in annotation:
             yield f"annotation {annotation['name']}", annotation["expr"]

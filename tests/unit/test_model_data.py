@@ -44,6 +44,7 @@ flows:
     start: latest
     filter: "key IS NOT NULL"
     provenance: true
+    objectives: {lag_seconds: 2.5, lag_records: 100, min_records_per_second: 5, for_seconds: 30}
   - active-active: [west, central]
     naming: identity
     topics: {include: ["clicks"]}

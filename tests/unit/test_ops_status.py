@@ -156,6 +156,7 @@ def test_running_merges_the_reported_flows_by_name() -> None:
         "restarts": 1,
         "error": None,
         "mm2": [],
+        "objectives": [],
     }
     assert west["flow"] == "west->east"  # the driver reports nothing for it
     assert west["delivery"] == "exactly-once"
@@ -217,6 +218,7 @@ def test_the_text_of_a_running_replication() -> None:
         "RECORDS/S",
         "MB/S",
         "LATENCY",
+        "OBJECTIVES",
     ]
     assert lines[3].split() == [
         "east->west",
@@ -230,6 +232,7 @@ def test_the_text_of_a_running_replication() -> None:
         "1.50",
         "40",
         "ms",
+        "-",
     ]
     assert lines[4].startswith("west->east  not running")
     assert lines[4].split()[-1] == "-"
@@ -309,7 +312,7 @@ def test_a_flow_mm2_runs_while_topo_does_not_is_run_by_mm2_with_its_heartbeats()
     lines = status.text(document, T0).splitlines()
     assert lines[0].endswith("MirrorMaker 2 copies 1 of its 2 flows.")
     assert lines[3].split()[:2] == ["east->west", "run"]
-    assert lines[3].endswith("newest 1s ago")
+    assert lines[3].endswith("newest 1s ago  -")
     assert f"east->west: MirrorMaker 2 copies it ({', '.join(MM2_RUNS)})" in lines
 
 

@@ -27,6 +27,9 @@ from topology.cli import (
     validate,
     verify,
 )
+from topology.cli import (
+    export_alerts as export_alerts,  # its command joins export_mm2's `export` group
+)
 from topology.core.errors import TopoError
 
 app = typer.Typer(

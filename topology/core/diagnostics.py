@@ -36,6 +36,7 @@ CODES: dict[str, str] = {
     "T207": "illegal topic name",
     "T208": "topic names collide in metrics",
     "T209": "incomplete engine settings",
+    "T210": "objective that cannot be measured",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

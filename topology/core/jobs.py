@@ -136,6 +136,7 @@ DRIVER_SETTINGS = (
     "config_exclude",
     "mm2",
     "internal_separator",
+    "objectives",  # only where a flow declares any (model_data.settings_data)
 )
 
 
@@ -207,7 +208,7 @@ def job_views(
         ends = {spec.source, spec.target} | ({topology.home} if topology.home else set())
         found[spec.flow] = {
             **spec.to_dict(),
-            **{key: settings[key] for key in DRIVER_SETTINGS},
+            **{key: settings[key] for key in DRIVER_SETTINGS if key in settings},
             "engine": engine,
             "clusters": {
                 name: model_data.cluster_data(topology.clusters[name], masked=True)

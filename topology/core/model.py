@@ -82,6 +82,34 @@ class Mm2State:
 
 
 @dataclass(frozen=True)
+class Objectives:
+    """What a flow promises (docs/objectives.md), each bound None when not declared: the most
+    lag in seconds and in records, the oldest the newest heartbeat copied and the newest
+    checkpoint written may be, and the fewest records a second it copies while records wait.
+    An objective is breached once its measure has been past its bound for `for_seconds` on end;
+    the driver's /readyz, `topo status`, the dashboards and the rules of `topo export alerts`
+    all judge so."""
+
+    lag_seconds: float | None = None
+    lag_records: int | None = None
+    heartbeat_age_seconds: float | None = None
+    checkpoint_age_seconds: float | None = None
+    min_records_per_second: float | None = None
+    for_seconds: float = 60.0
+
+    def declared(self) -> dict[str, float]:
+        """The bounds set, by name, in the order above."""
+        found = {
+            "lag_seconds": self.lag_seconds,
+            "lag_records": self.lag_records,
+            "heartbeat_age_seconds": self.heartbeat_age_seconds,
+            "checkpoint_age_seconds": self.checkpoint_age_seconds,
+            "min_records_per_second": self.min_records_per_second,
+        }
+        return {name: float(bound) for name, bound in found.items() if bound is not None}
+
+
+@dataclass(frozen=True)
 class FlowSettings:
     """Everything a flow decides besides its endpoints; defaults applied."""
 
@@ -101,6 +129,7 @@ class FlowSettings:
     filter: str | None = None
     provenance: bool = True
     mm2: Mm2State = Mm2State()
+    objectives: Objectives = Objectives()
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""

@@ -10,6 +10,7 @@ document is published to a Kafka topic and must never hold one.
 """
 
 from collections.abc import Mapping
+from dataclasses import fields
 from typing import Any
 
 from topology.core import secrets
@@ -26,6 +27,7 @@ from topology.core.model import (
     Mm2State,
     NameFilter,
     Naming,
+    Objectives,
     Sasl,
     Security,
     Sync,
@@ -108,7 +110,9 @@ def _is_literal(value: Any) -> bool:
 
 
 def settings_data(settings: FlowSettings) -> dict[str, Any]:
-    return {
+    """The settings as plain data; `objectives` only where any differs from the defaults, so
+    a flow without objectives has the data it had before they existed."""
+    found = {
         "topics": settings.topics.to_dict(),
         "groups": settings.groups.to_dict(),
         "naming": str(settings.naming),
@@ -132,6 +136,19 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
             "status_topic": settings.mm2.status_topic,
             "connector": settings.mm2.connector,
         },
+    }
+    objectives = objectives_data(settings.objectives)
+    if objectives:
+        found["objectives"] = objectives
+    return found
+
+
+def objectives_data(objectives: Objectives) -> dict[str, Any]:
+    """The objectives set to other than their defaults."""
+    return {
+        each.name: getattr(objectives, each.name)
+        for each in fields(objectives)
+        if getattr(objectives, each.name) != each.default
     }
 
 
@@ -218,6 +235,8 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         filter=data["filter"],
         provenance=bool(data["provenance"]),
         mm2=Mm2State(**data["mm2"]),
+        # A jobs document published before objectives existed has none.
+        objectives=Objectives(**data.get("objectives", {})),
     )
 
 

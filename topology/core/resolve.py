@@ -24,6 +24,7 @@ from topology.core.model import (
     Mm2State,
     NameFilter,
     Naming,
+    Objectives,
     Sasl,
     Security,
     Sync,
@@ -270,9 +271,33 @@ class _Resolver:
             fan_in = raw["aggregate"]
             kind, sources, targets = FlowKind.AGGREGATE, tuple(fan_in["from"]), (fan_in["into"],)
         key = kind.value
+        self._measurable(raw, where, settings)
         return Flow(
             index, kind, sources, targets, settings, self.document.span((*where, key), key=True)
         )
+
+    def _measurable(self, raw: dict[str, Any], where: Path, settings: FlowSettings) -> None:
+        """T210 for an objective on something the flow does not make: the heartbeats' age
+        without heartbeats, the checkpoints' without checkpoints."""
+        declared = settings.objectives.declared()
+        for objective, emitted, made in (
+            ("heartbeat_age_seconds", settings.emit.heartbeats, "heartbeats"),
+            ("checkpoint_age_seconds", settings.emit.checkpoints, "checkpoints"),
+        ):
+            if objective not in declared or emitted:
+                continue
+            here = raw.get("objectives", {})
+            at: Path = (
+                (*where, "objectives", objective)
+                if objective in here
+                else ("defaults", "objectives", objective)
+            )
+            self._error(
+                "T210",
+                f"flows[{where[1]}]: objective {objective} cannot be measured: the flow emits no "
+                f"{made} (emit.{made}: false); turn emit.{made} on or remove the objective",
+                at,
+            )
 
     def _settings(self, raw: dict[str, Any], where: Path, base: FlowSettings) -> FlowSettings:
         """`base` with the keys `raw` sets; nested mappings merge key by key."""
@@ -296,6 +321,7 @@ class _Resolver:
             filter=raw.get("filter", base.filter),
             provenance=raw.get("provenance", base.provenance),
             mm2=_over(base.mm2, mm2),
+            objectives=_over(base.objectives, raw.get("objectives", {})),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:
@@ -430,7 +456,7 @@ def _default_name(file: str) -> str:
     return cleaned or "topology"
 
 
-_Settings = TypeVar("_Settings", Sync, Emit, Mm2State)
+_Settings = TypeVar("_Settings", Sync, Emit, Mm2State, Objectives)
 
 
 def _over(base: _Settings, raw: dict[str, Any]) -> _Settings:

@@ -49,6 +49,9 @@ FLOW_TIMES = (
 TOPIC_COUNTS = ("records", "bytes", "lag_records")
 TOPIC_PREFIX = "topic_"
 GROUP_AGE = "group_checkpoint_age_seconds"
+# Each declared objective's bound and whether the driver judged it breached (docs/objectives.md).
+OBJECTIVE_BOUND = "objective_bound"
+OBJECTIVE_BREACHED = "objective_breached"
 
 
 def queries(owner: str, window: str = WINDOW) -> dict[str, str]:
@@ -90,6 +93,8 @@ def queries(owner: str, window: str = WINDOW) -> dict[str, str]:
         "topic_lag_records": f"sum by ({TOPIC}) ({mine('topo_replication_lag_records')})",
         "topic_latency_mean_seconds": mean("topo_topic_replication_latency_seconds", TOPIC),
         GROUP_AGE: f"max by ({FLOW}, group) ({mine('topo_checkpoint_age_seconds')})",
+        OBJECTIVE_BOUND: f"max by ({FLOW}, objective) ({mine('topo_objective')})",
+        OBJECTIVE_BREACHED: f"max by ({FLOW}, objective) ({mine('topo_objective_breached')})",
     }
 
 
@@ -124,6 +129,9 @@ def history(
             table.topic(labels, name.removeprefix(TOPIC_PREFIX), points)
     for labels, points in _series(results, GROUP_AGE):
         table.group(labels, points)
+    for field, name in (("bound", OBJECTIVE_BOUND), ("breached", OBJECTIVE_BREACHED)):
+        for labels, points in _series(results, name):
+            table.objective(labels, field, points)
     scraped = [i for _, points in _series(results, "info") for i, value in table.on(points)]
     newest = table.time(max(scraped)) if scraped else None
     return {
@@ -148,6 +156,7 @@ class _Table:
         self.states: dict[str, dict[int, str]] = {}
         self.topics: dict[tuple[str, str], dict[int, dict[str, float | None]]] = {}
         self.groups: dict[tuple[str, str], dict[int, float | None]] = {}
+        self.objectives: dict[tuple[str, str], dict[int, dict[str, float | None]]] = {}
 
     def time(self, index: int) -> float:
         return round(self.start + index * self.step, 3)
@@ -189,6 +198,12 @@ class _Table:
         rows = self.groups.setdefault((self._flow(labels), labels.get("group", "")), {})
         for index, value in self.on(points):
             rows[index] = value
+
+    def objective(self, labels: Mapping[str, str], field: str, points: list[list[Any]]) -> None:
+        key = (self._flow(labels), labels.get("objective", ""))
+        rows = self.objectives.setdefault(key, {})
+        for index, value in self.on(points):
+            rows.setdefault(index, {})[field] = value
 
     def graph(self) -> list[dict[str, Any]]:
         """Every flow seen, with the newest state it had in the range."""
@@ -241,6 +256,18 @@ class _Table:
             "lag_seconds": values.get("lag_seconds") or 0.0,
             **{field: values.get(field) for field in FLOW_TIMES},
             "last_restart": restart if restart else None,  # 0: never restarted
+            # As the driver judged them; Prometheus keeps no measure or since beside them.
+            "objectives": [
+                {
+                    "objective": objective,
+                    "bound": rows[index].get("bound"),
+                    "value": None,
+                    "since": None,
+                    "breached": rows[index].get("breached") == 1,
+                }
+                for (of, objective), rows in sorted(self.objectives.items())
+                if of == flow and index in rows and rows[index].get("bound") is not None
+            ],
         }
 
 

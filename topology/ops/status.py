@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from topology.core.jobs import JobSpec
+from topology.core.objectives import Judged
 from topology.core.runstate import Entry
 
 STALE_AFTER = 15.0  # seconds without a status update: the driver is not making progress
@@ -114,6 +115,7 @@ def _flow(
         "restarts": numbers.get("restarts", 0),
         "error": numbers.get("error"),
         "mm2": list(mm2),
+        "objectives": list(numbers.get("objectives", [])),
     }
 
 
@@ -138,7 +140,18 @@ def text(document: Mapping[str, Any], now: float) -> str:
         lines = [f"Replication of {owner}: running on {where}, up {duration(up)}){stale}"]
         if driver.get("metrics_url"):
             lines.append(f"Metrics: {driver['metrics_url']}/metrics (`topo dashboard` charts them)")
-    header = ("FLOW", "STATE", "TOPICS", "RECORDS", "BYTES", "LAG", "RECORDS/S", "MB/S", "LATENCY")
+    header = (
+        "FLOW",
+        "STATE",
+        "TOPICS",
+        "RECORDS",
+        "BYTES",
+        "LAG",
+        "RECORDS/S",
+        "MB/S",
+        "LATENCY",
+        "OBJECTIVES",
+    )
     rows = [header]
     for flow in document["flows"]:
         latency_ms = flow["latency_ms"]
@@ -153,6 +166,7 @@ def text(document: Mapping[str, Any], now: float) -> str:
                 f"{flow['records_per_second']:,.1f}",
                 f"{flow['bytes_per_second'] / 1e6:.2f}",
                 _latency(latency_ms),
+                _objectives(flow["objectives"]),
             )
         )
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -162,6 +176,10 @@ def text(document: Mapping[str, Any], now: float) -> str:
     for flow in document["flows"]:
         if flow["error"]:
             lines.append(f"{flow['flow']}: {flow['error']}")
+        for judged in flow["objectives"]:
+            if judged["breached"]:
+                since = time.strftime("%H:%M:%S", time.localtime(judged["since"]))
+                lines.append(f"{flow['flow']}: objective breached since {since}: {_judged(judged)}")
         if flow["mm2"]:
             parts = ", ".join(flow["mm2"])
             if flow["state"] == MM2_STATE:
@@ -185,6 +203,22 @@ def text(document: Mapping[str, Any], now: float) -> str:
             why = f"{change['reason']}{outcome}"
             lines.append(f"  {when}  {what} ({change['what']}): {why}")
     return "\n".join(lines)
+
+
+def _objectives(judged: Sequence[Mapping[str, Any]]) -> str:
+    """`ok`, `2 breached`, `over` (past a bound, not for long enough yet), `-` without any."""
+    if not judged:
+        return "-"
+    broken = sum(1 for each in judged if each["breached"])
+    if broken:
+        return f"{broken} BREACHED"
+    return "over" if any(each["since"] is not None for each in judged) else "ok"
+
+
+def _judged(judged: Mapping[str, Any]) -> str:
+    return Judged(
+        judged["objective"], judged["bound"], judged["value"], judged["since"], True
+    ).describe()
 
 
 def _latency(latency_ms: Mapping[str, Any] | None) -> str:

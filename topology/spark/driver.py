@@ -104,8 +104,16 @@ class Replicator:
             "runner": topology.engine.runner,
             "host": socket.gethostname(),
         }
+        objectives = {flow: topology.edge(flow).settings.objectives for flow in self.specs}
         self.watched = Watched(
-            topology.name, info, self.specs, configs, folder, report, self.read_positions
+            topology.name,
+            info,
+            self.specs,
+            configs,
+            folder,
+            report,
+            self.read_positions,
+            objectives,
         )
         self.figures = self.watched.figures
         self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)

@@ -74,4 +74,5 @@ class DriverStatus:
         measured = self.figures.lag_of(status.spec.flow)
         if measured is not None and status.state == "running" and not self.once:
             found["lag"] = measured
+        found["objectives"] = [each.to_dict() for each in self.figures.judged_of(status.spec.flow)]
         return found

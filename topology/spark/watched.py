@@ -13,12 +13,14 @@ from typing import Any
 from topology.core.errors import TopoError
 from topology.core.flow_status import lag_to_ends
 from topology.core.jobs import JobSpec
-from topology.core.model import MetricsEndpoint
+from topology.core.model import MetricsEndpoint, Objectives
+from topology.core.objectives import Watch
 from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
 from topology.telemetry import history as history_document
-from topology.telemetry.figures import Figures
+from topology.telemetry.figures import Figures, Snapshot
+from topology.telemetry.health import measures
 from topology.telemetry.history import FORMAT, History
 from topology.telemetry.server import Endpoint
 
@@ -38,6 +40,7 @@ class Watched:
         folder: Path,
         report: Callable[[str], None],
         positions: Callable[[], Positions] = dict,
+        objectives: Mapping[str, Objectives] | None = None,
     ) -> None:
         self.owner = owner
         self.specs = specs
@@ -59,6 +62,11 @@ class Watched:
         self.newest_beat = dict.fromkeys(specs, int(time.time() * 1000))
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
+        self.watches = {
+            flow: Watch(declared)
+            for flow, declared in (objectives or {}).items()
+            if flow in specs and declared.declared()
+        }
 
     def start(self, settings: MetricsEndpoint | None) -> None:
         """Serve the endpoint and start the sampling thread (neither with `metrics: false`)."""
@@ -110,10 +118,18 @@ class Watched:
             self.report(f"metrics: {type(problem).__name__}: {problem}")
 
     def sample(self) -> None:
+        snapshot = self.figures.snapshot(time.time())
+        self.judge(snapshot)
         with self.lock:
-            taken = self.history.add(self.figures.snapshot(time.time()))
+            taken = self.history.add(snapshot)
         if taken:
             self.save()
+
+    def judge(self, snapshot: Snapshot) -> None:
+        """Each flow's objectives against its measures now (topology/core/objectives.py)."""
+        for flow, watch in self.watches.items():
+            judged = watch.update(snapshot.time, measures(snapshot, snapshot.flows[flow]))
+            self.figures.objectives(flow, judged)
 
     def save(self) -> None:
         with self.lock:

@@ -105,3 +105,9 @@ class FiguresCollector(Collector):
         for group, newest_ms in sorted(figures.checkpoints.items()):
             age = max(0.0, now.time - newest_ms / 1000)
             add["topo_checkpoint_age_seconds"]([*labels, group], age)
+        beat_age = now.heartbeat_age(figures)
+        if beat_age is not None:
+            add["topo_heartbeat_age_seconds"](labels, beat_age)
+        for judged in figures.judged:
+            add["topo_objective"]([*labels, judged.objective], judged.bound)
+            add["topo_objective_breached"]([*labels, judged.objective], int(judged.breached))

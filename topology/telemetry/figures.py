@@ -18,6 +18,7 @@ from topology.core.progress import ALL_TOPICS, LATENCY_BUCKETS
 from topology.telemetry.names import BATCH_BUCKETS
 
 if TYPE_CHECKING:
+    from topology.core.objectives import Judged
     from topology.core.progress import FlowProgress
 
 
@@ -73,6 +74,7 @@ class FlowFigures:
     checkpoints: dict[str, int] = field(default_factory=dict)  # group -> newest, unix ms
     beats: bool = False  # the flow copies heartbeats
     newest_beat_ms: int | None = None  # emitted time of the newest heartbeat seen copied
+    judged: tuple["Judged", ...] = ()  # the flow's objectives as last judged
 
     def topic(self, name: str) -> TopicFigures:
         return self.topics.setdefault(name, TopicFigures())
@@ -103,6 +105,26 @@ class Snapshot:
     checkpoints_written: int
     groups_synced: dict[str, int]
     errors: dict[str, int]
+
+    def heartbeat_age(self, flow: FlowFigures) -> float | None:
+        """Seconds since the newest heartbeat copied was emitted (since the driver started
+        while none was); None for a flow that copies none."""
+        if not flow.beats:
+            return None
+        newest = self.started_at if flow.newest_beat_ms is None else flow.newest_beat_ms / 1000
+        return max(0.0, self.time - newest)
+
+    def checkpoint_age(self, flow: FlowFigures) -> float | None:
+        """Seconds since the newest checkpoint written for any of the flow's groups; None
+        before one was."""
+        if not flow.checkpoints:
+            return None
+        return max(0.0, self.time - max(flow.checkpoints.values()) / 1000)
+
+    def flow_lag_seconds(self, flow: FlowFigures) -> float | None:
+        """The most any of the flow's topics is behind in time."""
+        known = [s for s in map(self.lag_seconds, flow.topics.values()) if s is not None]
+        return max(known) if known else None
 
     def lag_seconds(self, topic: TopicFigures) -> float | None:
         """How far behind in time: now minus the newest copied record's source timestamp while
@@ -166,6 +188,11 @@ class Figures:
             for name, waiting in per_topic.items():
                 figures.topic(name).lag = waiting
 
+    def judged_of(self, flow: str) -> tuple["Judged", ...]:
+        """The flow's objectives as last judged; none before the first judgement."""
+        with self._lock:
+            return self._flows[flow].judged
+
     def lag_of(self, flow: str) -> int | None:
         """The flow's lag over its topics, as last measured; None before it was."""
         with self._lock:
@@ -221,6 +248,10 @@ class Figures:
             figures = self._flows[flow]
             figures.heartbeat.observe(latencies_s)
             figures.newest_beat_ms = max(newest_ms, figures.newest_beat_ms or 0)
+
+    def objectives(self, flow: str, judged: tuple["Judged", ...]) -> None:
+        with self._lock:
+            self._flows[flow].judged = judged
 
     def expect_heartbeats(self, flow: str) -> None:
         with self._lock:

@@ -68,6 +68,7 @@ class Tier:
                 "restarts": sum(figures.restarts.values()),
                 "last_restart": figures.last_restart,
                 "batch_seconds": _round(batches.total / batches.count) if batches.count else None,
+                "objectives": [judged.to_dict() for judged in figures.judged],
             }
             topics[flow] = {}
             busiest = sorted(figures.topics.items(), key=lambda item: (-item[1].bytes, item[0]))

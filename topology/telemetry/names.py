@@ -73,6 +73,15 @@ CATALOGUE: tuple[Metric, ...] = (
            "Times a consumer group's translated offsets were committed on a target."),
     Metric("topo_checkpoint_age_seconds", "gauge", (*FLOW, "group"),
            "Age of the newest checkpoint written for a consumer group."),
+    Metric("topo_heartbeat_age_seconds", "gauge", FLOW,
+           "Seconds since the newest heartbeat copied to the target was emitted on the source "
+           "(since the driver started while none was); only for flows that copy heartbeats."),
+    Metric("topo_objective", "gauge", (*FLOW, "objective"),
+           "Each objective the topology declares for the flow: its bound (a floor for "
+           "min_records_per_second, a ceiling for the others)."),
+    Metric("topo_objective_breached", "gauge", (*FLOW, "objective"),
+           "1 while the objective is breached (its measure past its bound for its for_seconds), "
+           "else 0."),
 )  # fmt: skip
 
 BY_NAME = {metric.name: metric for metric in CATALOGUE}
