@@ -208,3 +208,62 @@ def _driver_jvm_arguments(owner: str) -> list[str]:
     driver = started_driver(owner)
     raw = Path(f"/proc/{driver.submit_pid}/cmdline").read_bytes()
     return raw.decode().split("\0")
+
+
+def _remove_before(config: dict[str, str], topic: str, offset: int) -> None:
+    """What retention does to partition 0 of `topic`: every record before `offset` removed."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(dict(config))
+    (future,) = admin.delete_records([TopicPartition(topic, 0, offset)]).values()
+    assert future.result(timeout=30).low_watermark == offset
+
+
+def test_records_the_source_lost_before_they_were_copied_are_reported_or_stop_the_flow(
+    topology: Topology,
+) -> None:
+    """Issue 33's loss detection: retention ahead of the copy, then the topic made again."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("lossy")
+    remote = f"src.{topic}"
+    records.create_topic(src, topic, 1)
+    records.produce(src, varied(topic, 6, 1, tag="a"))
+    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    topology.apply("--once")
+    copied_first = records.read_topic(src, topic)
+    assert contents(records.read_topic(dst, remote)) == expected(copied_first, "src")
+
+    # Retention removes offsets 6 to 8 before the copy reached them.
+    records.produce(src, varied(topic, 6, 1, tag="b"))
+    _remove_before(src, topic, 9)
+
+    # on_loss: stop: the copy stops at the loss, copying nothing past it, and says why.
+    topology.write("  - mirror: {from: src, to: dst}\n    on_loss: stop", extra=LOOP)
+    stopped = run_topo("apply", str(topology.file), "--auto-approve", "--once")
+    said = stopped.stdout + stopped.stderr
+    assert stopped.returncode == 1, said
+    assert f"records lost on the source ({topic}-0 offsets 6 to 8 removed before copied)" in said
+    assert "Traceback" not in said
+    assert len(records.read_topic(dst, remote)) == 6
+
+    # alert (the default): counted, reported, and the copy goes on from the oldest record.
+    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    log = topology.apply("--once")
+    assert (
+        f"LOST: 3 records of {topic}-0 (offsets 6 to 8) were removed from the source by "
+        "retention before they were copied (on_loss: alert)"
+    ) in log, log
+    kept = records.read_topic(src, topic)
+    assert [r.offset for r in kept] == [9, 10, 11]
+    assert contents(records.read_topic(dst, remote)) == expected(copied_first + kept, "src")
+
+    # The topic deleted and made again with fewer records than the copy had read: a reset.
+    records.delete_topic_if_exists(src, topic)
+    records.create_topic(src, topic, 1)
+    records.produce(src, varied(topic, 2, 1, tag="c"))
+    log = topology.apply("--once")
+    assert f"LOST: {topic}-0 on the source ends at offset 2, behind the copy at 12" in log, log
+    again = records.read_topic(src, topic)
+    assert contents(records.read_topic(dst, remote)) == expected(
+        copied_first + kept, "src"
+    ) + expected(again, "src")

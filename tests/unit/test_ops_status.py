@@ -157,6 +157,7 @@ def test_running_merges_the_reported_flows_by_name() -> None:
         "error": None,
         "mm2": [],
         "objectives": [],
+        "losses": [],
     }
     assert west["flow"] == "west->east"  # the driver reports nothing for it
     assert west["delivery"] == "exactly-once"

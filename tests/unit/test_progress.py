@@ -11,6 +11,7 @@ from topology.core.flow_status import FlowStatus
 from topology.core.jobs import JobSpec
 from topology.core.progress import (
     ALL_TOPICS,
+    Loss,
     ReportError,
     Slot,
     TopicCopied,
@@ -43,6 +44,19 @@ def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
         Slot(0, "running"),
         Slot(1, "failed", "KafkaException: the target refused a write"),
     )
+    assert made.losses == (
+        Loss("orders", 1, "retention", 4, 10),
+        Loss("clicks", 0, "reset", 0, 12),
+    )
+    assert [loss.records for loss in made.losses] == [6, None]
+    assert made.losses[0].describe() == (
+        "6 records of orders-1 (offsets 4 to 9) were removed from the source by retention "
+        "before they were copied"
+    )
+    assert made.losses[1].describe().startswith("clicks-0 on the source ends at offset 0, behind")
+    older = json.loads(loop_report())
+    del older["losses"]  # a jar from before losses were reported
+    assert read_loop_report(json.dumps(older), buckets=3).losses == ()
 
 
 def test_a_report_of_another_format_or_shape_is_refused_in_one_line() -> None:

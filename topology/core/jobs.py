@@ -49,9 +49,10 @@ class JobSpec:
     # A record whose last hop was one of these clusters is not forwarded: in an identity-named
     # active-active mesh every member already gets each record directly from its origin.
     no_forward_from: tuple[str, ...] = ()
+    on_loss: str = "alert"  # alert | stop: records the source lost before they were copied
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        found = {
             "flow": self.flow,
             "source": self.source,
             "target": self.target,
@@ -65,6 +66,9 @@ class JobSpec:
             "record_filter": self.record_filter,
             "no_forward_from": list(self.no_forward_from),
         }
+        if self.on_loss != "alert":  # the default is left out: specs made before it are equal
+            found["on_loss"] = self.on_loss
+        return found
 
     @property
     def digest(self) -> str:
@@ -94,6 +98,7 @@ def spec_of(topology: Topology, edge: Edge) -> JobSpec:
         start=settings.start,
         record_filter=settings.filter,
         no_forward_from=tuple(c for c in flow.sources if c != edge.source) if mesh else (),
+        on_loss=settings.on_loss,
     )
 
 
@@ -116,6 +121,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
         start=data["start"],
         record_filter=data["record_filter"],
         no_forward_from=tuple(data.get("no_forward_from", ())),
+        on_loss=str(data.get("on_loss", "alert")),
     )
 
 

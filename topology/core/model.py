@@ -130,6 +130,10 @@ class FlowSettings:
     provenance: bool = True
     mm2: Mm2State = Mm2State()
     objectives: Objectives = Objectives()
+    # Records the source no longer holds when the copy comes to them (retention, a topic made
+    # again): `alert` counts and reports each loss and copies on from the oldest record; `stop`
+    # stops the flow there.
+    on_loss: str = "alert"
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""

@@ -131,6 +131,7 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
         "start": settings.start,
         "filter": settings.filter,
         "provenance": settings.provenance,
+        "on_loss": settings.on_loss,
         "mm2": {
             "offsets_topic": settings.mm2.offsets_topic,
             "status_topic": settings.mm2.status_topic,
@@ -234,6 +235,7 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         start=str(data["start"]),
         filter=data["filter"],
         provenance=bool(data["provenance"]),
+        on_loss=str(data.get("on_loss", "alert")),  # absent before on_loss existed
         mm2=Mm2State(**data["mm2"]),
         # A jobs document published before objectives existed has none.
         objectives=Objectives(**data.get("objectives", {})),

@@ -66,6 +66,46 @@ class Slot:
 
 
 @dataclass(frozen=True)
+class Loss:
+    """Records a source partition no longer held when the copy came to them. `retention`: offsets
+    `start` to `end` - 1 were removed before they were copied (`records` of them); `reset`: the
+    partition's log ends at `start`, behind the copy at `end` (the topic was deleted and made
+    again, or truncated): what it held from there is unknown (`records` None)."""
+
+    topic: str
+    partition: int
+    kind: str  # retention | reset
+    start: int
+    end: int
+
+    @property
+    def records(self) -> int | None:
+        return self.end - self.start if self.kind == "retention" else None
+
+    def describe(self) -> str:
+        where = f"{self.topic}-{self.partition}"
+        if self.kind == "retention":
+            return (
+                f"{self.records:,} records of {where} (offsets {self.start} to {self.end - 1}) "
+                "were removed from the source by retention before they were copied"
+            )
+        return (
+            f"{where} on the source ends at offset {self.start}, behind the copy at {self.end}: "
+            "the topic was deleted and made again, or its log truncated"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "topic": self.topic,
+            "partition": self.partition,
+            "kind": self.kind,
+            "from": self.start,
+            "to": self.end,
+            "records": self.records,
+        }
+
+
+@dataclass(frozen=True)
 class FlowProgress:
     run: str  # the copy's run: positions counted once per run and sequence
     sequence: int  # the report's number in its run, increasing
@@ -78,6 +118,7 @@ class FlowProgress:
     positions: Mapping[tuple[str, int], int]  # (topic, partition) -> next offset to copy
     ends: Mapping[tuple[str, int], int]  # (topic, partition) -> the source's end, when known
     slots: tuple[Slot, ...] = ()
+    losses: tuple[Loss, ...] = ()  # found since the last report (the copy loop's only)
     latency_known: bool = True  # the buckets and latency are measured (not a bare row count)
 
     @property
@@ -181,6 +222,10 @@ def _loop(data: Mapping[str, Any], bounds: int) -> FlowProgress:
         Slot(int(s["slot"]), str(s["state"]), None if s["failure"] is None else str(s["failure"]))
         for s in data["slots"]
     )
+    losses = tuple(
+        Loss(str(x["topic"]), int(x["partition"]), str(x["kind"]), int(x["from"]), int(x["to"]))
+        for x in data.get("losses", ())  # absent from reports of a jar before losses existed
+    )
     return FlowProgress(
         run=str(data["run"]),
         sequence=int(data["sequence"]),
@@ -193,6 +238,7 @@ def _loop(data: Mapping[str, Any], bounds: int) -> FlowProgress:
         positions=positions,
         ends=ends,
         slots=slots,
+        losses=losses,
     )
 
 

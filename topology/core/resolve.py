@@ -322,6 +322,7 @@ class _Resolver:
             provenance=raw.get("provenance", base.provenance),
             mm2=_over(base.mm2, mm2),
             objectives=_over(base.objectives, raw.get("objectives", {})),
+            on_loss=raw.get("on_loss", base.on_loss),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:

@@ -18,6 +18,7 @@ from typing import Any
 
 from topology.core.jobs import JobSpec
 from topology.core.objectives import Judged
+from topology.core.progress import Loss
 from topology.core.runstate import Entry
 
 STALE_AFTER = 15.0  # seconds without a status update: the driver is not making progress
@@ -116,6 +117,7 @@ def _flow(
         "error": numbers.get("error"),
         "mm2": list(mm2),
         "objectives": list(numbers.get("objectives", [])),
+        "losses": list(numbers.get("losses", [])),
     }
 
 
@@ -176,6 +178,9 @@ def text(document: Mapping[str, Any], now: float) -> str:
     for flow in document["flows"]:
         if flow["error"]:
             lines.append(f"{flow['flow']}: {flow['error']}")
+        for loss in flow["losses"]:
+            when = time.strftime("%H:%M:%S", time.localtime(loss["at"]))
+            lines.append(f"{flow['flow']}: LOST at {when}: {_loss(loss)}")
         for judged in flow["objectives"]:
             if judged["breached"]:
                 since = time.strftime("%H:%M:%S", time.localtime(judged["since"]))
@@ -213,6 +218,10 @@ def _objectives(judged: Sequence[Mapping[str, Any]]) -> str:
     if broken:
         return f"{broken} BREACHED"
     return "over" if any(each["since"] is not None for each in judged) else "ok"
+
+
+def _loss(loss: Mapping[str, Any]) -> str:
+    return Loss(loss["topic"], loss["partition"], loss["kind"], loss["from"], loss["to"]).describe()
 
 
 def _judged(judged: Mapping[str, Any]) -> str:

@@ -209,6 +209,8 @@ class Replicator:
         for progress in made:
             status.add(progress, time.time(), time.monotonic())
             self.figures.progress(flow, progress)
+            for loss in self.figures.lost(flow, progress.losses, time.time()):
+                self.report(f"{flow}: LOST: {loss.describe()} (on_loss: {status.spec.on_loss})")
 
     def ended(self) -> dict[str, str | None]:
         """The copies that ended since the last look, each with its error (None: it finished,

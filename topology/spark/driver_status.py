@@ -75,4 +75,7 @@ class DriverStatus:
         if measured is not None and status.state == "running" and not self.once:
             found["lag"] = measured
         found["objectives"] = [each.to_dict() for each in self.figures.judged_of(status.spec.flow)]
+        found["losses"] = [
+            {"at": at, **loss.to_dict()} for at, loss in self.figures.losses_of(status.spec.flow)
+        ]
         return found

@@ -146,6 +146,7 @@ def config(plan: QueryPlan) -> dict[str, Any]:
         "commit_ms": COMMIT_MS[spec.delivery],
         "busy_commit_ms": BUSY_COMMIT_MS,
         "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],
+        "on_loss": spec.on_loss,
     }
 
 

@@ -160,8 +160,10 @@ def _read(spark: SparkSession, plan: QueryPlan) -> DataFrame:
         .option("startingOffsets", _starting(plan))
         .option("includeHeaders", "true")
         # A partition that retention emptied before the job read it is skipped, not fatal:
-        # like MM2, the copy continues from the oldest record the source still has.
-        .option("failOnDataLoss", "false")
+        # like MM2, the copy continues from the oldest record the source still has; with
+        # on_loss: stop the query fails there instead. (Micro-batches do not count the loss:
+        # the copy loop does.)
+        .option("failOnDataLoss", "true" if plan.spec.on_loss == "stop" else "false")
     )
     if plan.spec.delivery == "exactly-once":
         # Each task's batch is one Kafka transaction: keep it well inside its 60 s timeout.

@@ -105,6 +105,11 @@ class FiguresCollector(Collector):
         for group, newest_ms in sorted(figures.checkpoints.items()):
             age = max(0.0, now.time - newest_ms / 1000)
             add["topo_checkpoint_age_seconds"]([*labels, group], age)
+        for (source_topic, kind), count in sorted(figures.losses_found.items()):
+            add["topo_losses_total"]([*labels, source_topic, kind], count)
+            add["topo_records_lost_total"](
+                [*labels, source_topic, kind], figures.lost.get((source_topic, kind), 0)
+            )
         beat_age = now.heartbeat_age(figures)
         if beat_age is not None:
             add["topo_heartbeat_age_seconds"](labels, beat_age)

@@ -19,7 +19,9 @@ from topology.telemetry.names import BATCH_BUCKETS
 
 if TYPE_CHECKING:
     from topology.core.objectives import Judged
-    from topology.core.progress import FlowProgress
+    from topology.core.progress import FlowProgress, Loss
+
+LOSSES_KEPT = 20  # the newest losses of a flow that its status shows
 
 
 @dataclass
@@ -75,6 +77,11 @@ class FlowFigures:
     beats: bool = False  # the flow copies heartbeats
     newest_beat_ms: int | None = None  # emitted time of the newest heartbeat seen copied
     judged: tuple["Judged", ...] = ()  # the flow's objectives as last judged
+    # Records the source no longer held when the copy came to them: (topic, kind) -> records
+    # (retention) and -> losses found; the newest losses found, with when (LOSSES_KEPT).
+    lost: dict[tuple[str, str], int] = field(default_factory=dict)
+    losses_found: dict[tuple[str, str], int] = field(default_factory=dict)
+    losses: list[tuple[float, "Loss"]] = field(default_factory=list)
 
     def topic(self, name: str) -> TopicFigures:
         return self.topics.setdefault(name, TopicFigures())
@@ -248,6 +255,29 @@ class Figures:
             figures = self._flows[flow]
             figures.heartbeat.observe(latencies_s)
             figures.newest_beat_ms = max(newest_ms, figures.newest_beat_ms or 0)
+
+    def lost(self, flow: str, losses: Sequence["Loss"], now: float) -> list["Loss"]:
+        """Losses a flow's copy found, counted once each (a copy stopped by `on_loss: stop`
+        finds the same one at each restart); the new ones."""
+        new = []
+        with self._lock:
+            figures = self._flows[flow]
+            seen = {loss for _at, loss in figures.losses}
+            for loss in losses:
+                if loss in seen:
+                    continue
+                seen.add(loss)
+                new.append(loss)
+                key = (loss.topic, loss.kind)
+                figures.lost[key] = figures.lost.get(key, 0) + (loss.records or 0)
+                figures.losses_found[key] = figures.losses_found.get(key, 0) + 1
+                figures.losses.append((now, loss))
+            del figures.losses[:-LOSSES_KEPT]
+        return new
+
+    def losses_of(self, flow: str) -> list[tuple[float, "Loss"]]:
+        with self._lock:
+            return list(self._flows[flow].losses)
 
     def objectives(self, flow: str, judged: tuple["Judged", ...]) -> None:
         with self._lock:

@@ -73,6 +73,12 @@ CATALOGUE: tuple[Metric, ...] = (
            "Times a consumer group's translated offsets were committed on a target."),
     Metric("topo_checkpoint_age_seconds", "gauge", (*FLOW, "group"),
            "Age of the newest checkpoint written for a consumer group."),
+    Metric("topo_records_lost_total", "counter", (*TOPIC, "kind"),
+           "Records the source no longer held when the copy came to them: kind retention "
+           "(removed before they were copied); the copy loop counts them (docs/engine.md)."),
+    Metric("topo_losses_total", "counter", (*TOPIC, "kind"),
+           "Losses found: retention (records removed before they were copied) or reset (the "
+           "source partition's log is behind the copy: the topic was made again or truncated)."),
     Metric("topo_heartbeat_age_seconds", "gauge", FLOW,
            "Seconds since the newest heartbeat copied to the target was emitted on the source "
            "(since the driver started while none was); only for flows that copy heartbeats."),

@@ -54,9 +54,7 @@ def rule_groups(topology: Topology) -> dict[str, Any]:
         )
     owner = topology.name
     edges = topology.edges()
-    waits = [edge.settings.objectives.for_seconds for edge in edges] or [
-        Objectives().for_seconds
-    ]
+    waits = [edge.settings.objectives.for_seconds for edge in edges] or [Objectives().for_seconds]
     rules: list[dict[str, Any]] = [
         {
             "alert": "TopoDriverAbsent",
@@ -165,7 +163,7 @@ def _quoted(value: str) -> str:
 
 
 def _duration(seconds: float) -> str:
-    whole = int(round(seconds))
+    whole = round(seconds)
     return f"{whole // 60}m" if whole and whole % 60 == 0 else f"{whole}s"
 
 

@@ -27,6 +27,8 @@ class CopyLoopReportTest {
     TopicPartition clicks0 = new TopicPartition("clicks", 0);
     figures.add(orders0, 2, 300, new long[] {5, 100}, 2, 1_700_000_000_000L);
     figures.add(clicks0, 1, 40, new long[] {2000}, 1, 1_700_000_000_500L);
+    figures.lost(new LoopFigures.Loss(orders1, "retention", 4, 10));
+    figures.lost(new LoopFigures.Loss(clicks0, "reset", 0, 12));
     String made =
         CopyLoop.record(
             "run-1",

@@ -148,6 +148,9 @@ class LoopConfigTest {
         "`partitions` of orders must be a whole number >= 0, not -1",
         sent(given -> given.put("partitions", Map.of("orders", -1))));
     assertRefused(
+        "`on_loss` must be \"alert\" or \"stop\", not \"ignore\"",
+        sent(given -> given.put("on_loss", "ignore")));
+    assertRefused(
         "`bounds_ms` must ascend", sent(given -> given.put("bounds_ms", List.of(10, 100, 100))));
     assertRefused(
         "`source_client` setting linger.ms must be text, a whole number or true/false",
@@ -216,7 +219,7 @@ class LoopConfigTest {
     assertEquals("1048576", consumer.get("fetch.max.bytes"));
     assertEquals("false", consumer.get("enable.auto.commit"));
     assertEquals("read_committed", consumer.get("isolation.level"));
-    assertEquals("earliest", consumer.get("auto.offset.reset"));
+    assertEquals("none", consumer.get("auto.offset.reset")); // a loss is reported, never skipped
     assertEquals("topo-shop-east--west-1", consumer.get("client.id"));
     assertFalse(consumer.containsKey("group.id")); // the source is read without a group
 

@@ -269,6 +269,7 @@ public final class CopyLoop {
     positions.forEach((partition, at) -> ends.merge(partition, at, Math::max));
     if (read == 0
         && figures.records() == 0
+        && !figures.lossesWaiting()
         && positions.equals(lastPositions)
         && ends.equals(lastEnds)) {
       return null;
@@ -325,6 +326,16 @@ public final class CopyLoop {
       slot.put("failure", "failed".equals(slotStates.get(i)) ? failure : null);
       slots.add(slot);
     }
+    List<Map<String, Object>> losses = new ArrayList<>();
+    for (LoopFigures.Loss loss : taken.losses) {
+      Map<String, Object> item = new LinkedHashMap<>();
+      item.put("topic", loss.partition.topic());
+      item.put("partition", loss.partition.partition());
+      item.put("kind", loss.kind);
+      item.put("from", loss.from);
+      item.put("to", loss.to);
+      losses.add(item);
+    }
     Map<String, Object> report = new LinkedHashMap<>();
     report.put("format", REPORT_FORMAT);
     report.put("run", run);
@@ -334,6 +345,7 @@ public final class CopyLoop {
     report.put("latency_buckets", taken.buckets);
     report.put("partitions", partitions);
     report.put("slots", slots);
+    report.put("losses", losses);
     return JSON.writeValueAsString(report);
   }
 

@@ -15,6 +15,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.consumer.OffsetOutOfRangeException;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
@@ -139,7 +140,13 @@ final class CopyTask implements Runnable {
           loop.awaitChange(version);
           continue;
         }
-        ConsumerRecords<byte[], byte[]> records = consumer.poll(POLL);
+        ConsumerRecords<byte[], byte[]> records;
+        try {
+          records = consumer.poll(POLL);
+        } catch (OffsetOutOfRangeException outOfRange) {
+          lost(outOfRange.offsetOutOfRangePartitions());
+          continue;
+        }
         if (!records.isEmpty()) {
           copyRecords(records);
         }
@@ -174,6 +181,48 @@ final class CopyTask implements Runnable {
           // fenced or closed: the transaction is aborted by the broker anyway
         }
       }
+    }
+  }
+
+  /**
+   * Partitions whose position the source no longer holds: records removed by retention before they
+   * were copied (the position is below the log's start), or a log behind the copy (the topic was
+   * deleted and made again, or truncated: the position is past its end). Each is reported as a
+   * loss; then the copy goes on from the partition's oldest record, or with {@code on_loss: stop}
+   * the flow stops there (its position kept, so a restart stops again until the setting changes).
+   */
+  private void lost(Map<TopicPartition, Long> positions) {
+    Map<TopicPartition, Long> starts = consumer.beginningOffsets(positions.keySet());
+    Map<TopicPartition, Long> ends = consumer.endOffsets(positions.keySet());
+    List<String> said = new ArrayList<>();
+    for (Map.Entry<TopicPartition, Long> at : positions.entrySet()) {
+      TopicPartition partition = at.getKey();
+      long start = starts.getOrDefault(partition, 0L);
+      said.add(loss(partition, at.getValue(), start, ends.getOrDefault(partition, start)));
+    }
+    stopOnLoss(said);
+    consumer.seekToBeginning(positions.keySet());
+    for (TopicPartition partition : positions.keySet()) {
+      pending.put(partition, consumer.position(partition));
+    }
+  }
+
+  /** One partition's loss, counted in the loop's figures; what it is, for a person. */
+  private String loss(TopicPartition partition, long from, long start, long end) {
+    if (from < start) {
+      loop.figures.lost(new LoopFigures.Loss(partition, "retention", from, start));
+      return partition + " offsets " + from + " to " + (start - 1) + " removed before copied";
+    }
+    loop.figures.lost(new LoopFigures.Loss(partition, "reset", end, from));
+    return partition + " ends at " + end + ", behind the copy at " + from;
+  }
+
+  private void stopOnLoss(List<String> said) {
+    if (!said.isEmpty() && loop.config.stopOnLoss()) {
+      throw new IllegalStateException(
+          "records lost on the source ("
+              + String.join("; ", said)
+              + "); on_loss: stop keeps the flow here");
     }
   }
 
@@ -315,9 +364,8 @@ final class CopyTask implements Runnable {
 
   /**
    * Take the partitions of a new assignment: those kept go on where they are; each new one from its
-   * committed position (one beyond the partition's end, of a topic deleted and made again, from its
-   * beginning), else where the loop says it starts. A partition newly started has its position
-   * committed at once.
+   * committed position (one the source no longer holds is a loss, see {@link #lost}), else where
+   * the loop says it starts. A partition newly started has its position committed at once.
    */
   private void reassign(CopyLoop.Assignment now) throws Exception {
     Set<TopicPartition> fresh = new HashSet<>(now.partitions);
@@ -350,13 +398,16 @@ final class CopyTask implements Runnable {
     Map<TopicPartition, Long> started = new HashMap<>();
     List<TopicPartition> earliest = new ArrayList<>();
     List<TopicPartition> newest = new ArrayList<>();
+    List<String> reset = new ArrayList<>();
     for (TopicPartition partition : fresh) {
       OffsetAndMetadata at = committed.get(partition);
       long start = loop.start(partition, at == null ? null : at.offset());
       Long end = last.get(partition);
-      if (start >= 0 && end != null && start > end) {
-        start = CopyLoop.EARLIEST; // beyond its end: the topic is not the one copied before
+      if (start >= 0 && end != null && start > end) { // the topic is not the one copied before
+        reset.add(loss(partition, start, 0, end));
+        start = CopyLoop.EARLIEST;
       }
+      // A position below the partition's start (retention) is found by the first poll.
       if (start >= 0) {
         consumer.seek(partition, start);
         if (at != null && at.offset() == start) {
@@ -370,6 +421,7 @@ final class CopyTask implements Runnable {
       }
       started.put(partition, null);
     }
+    stopOnLoss(reset);
     if (!earliest.isEmpty()) { // (an empty collection would mean every assigned partition)
       consumer.seekToBeginning(earliest);
     }

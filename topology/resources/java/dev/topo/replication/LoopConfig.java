@@ -53,7 +53,8 @@ final class LoopConfig {
           "tasks",
           "commit_ms",
           "busy_commit_ms",
-          "bounds_ms");
+          "bounds_ms",
+          "on_loss");
 
   /** Kafka's default {@code max.poll.records}. */
   private static final int MAX_POLL_RECORDS = 500;
@@ -80,6 +81,7 @@ final class LoopConfig {
   private final long busyCommitMs;
   private final long[] boundsMs;
   private final int fullPoll;
+  private final boolean stopOnLoss;
 
   private LoopConfig(Map<String, Object> given) {
     source = name(given, "source");
@@ -111,6 +113,11 @@ final class LoopConfig {
     // While a thread is behind it commits less often, never more often than commit_ms.
     busyCommitMs = Math.max(commitMs, whole(given, "busy_commit_ms", 1, Long.MAX_VALUE));
     boundsMs = bounds(given, "bounds_ms");
+    String onLoss = name(given, "on_loss");
+    if (!onLoss.equals("alert") && !onLoss.equals("stop")) {
+      throw refused("`on_loss` must be \"alert\" or \"stop\", not " + quoted(onLoss));
+    }
+    stopOnLoss = onLoss.equals("stop");
     String maxPoll = sourceClient.get("max.poll.records");
     try {
       fullPoll = maxPoll == null ? MAX_POLL_RECORDS : Integer.parseInt(maxPoll.trim());
@@ -213,6 +220,15 @@ final class LoopConfig {
     return once;
   }
 
+  /**
+   * Whether records the source no longer holds (removed before they were copied, a log reset under
+   * the copy) stop the flow there ({@code on_loss: stop}); else the copy goes on from the oldest
+   * record and reports the loss.
+   */
+  boolean stopOnLoss() {
+    return stopOnLoss;
+  }
+
   /** The number of copy threads. */
   int tasks() {
     return tasks;
@@ -262,7 +278,9 @@ final class LoopConfig {
     Map<String, Object> settings = new HashMap<>(sourceClient);
     settings.put("enable.auto.commit", "false");
     settings.put("isolation.level", "read_committed");
-    settings.put("auto.offset.reset", "earliest"); // emptied by retention: go on from the oldest
+    // A position the source no longer holds is never skipped silently: CopyTask reports it as a
+    // loss, then goes on from the oldest record (or stops, with on_loss: stop).
+    settings.put("auto.offset.reset", "none");
     settings.put("key.deserializer", ByteArrayDeserializer.class.getName());
     settings.put("value.deserializer", ByteArrayDeserializer.class.getName());
     settings.put("client.id", clientId + "-" + task);

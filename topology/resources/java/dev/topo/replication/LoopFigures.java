@@ -1,6 +1,8 @@
 package dev.topo.replication;
 
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 
@@ -16,16 +18,41 @@ final class LoopFigures {
   static final int LATENCY = 2;
   static final int NEWEST = 3;
 
-  /** What one report takes: the flow's latency sum and buckets, and each partition's figures. */
+  /**
+   * Records a source partition no longer held when the copy came to them: offsets {@code from} (the
+   * copy's position) to {@code to} (where the partition's log now starts, or ends), {@code kind}
+   * "retention" (removed before they were copied) or "reset" (the log is behind the copy: the topic
+   * was deleted and made again, or truncated).
+   */
+  static final class Loss {
+    final TopicPartition partition;
+    final String kind;
+    final long from;
+    final long to;
+
+    Loss(TopicPartition partition, String kind, long from, long to) {
+      this.partition = partition;
+      this.kind = kind;
+      this.from = from;
+      this.to = to;
+    }
+  }
+
+  /**
+   * What one report takes: the flow's latency sum and buckets, each partition's figures, the
+   * losses.
+   */
   static final class Taken {
     final long latency;
     final long[] buckets;
     final Map<TopicPartition, long[]> partitions;
+    final List<Loss> losses;
 
-    Taken(long latency, long[] buckets, Map<TopicPartition, long[]> partitions) {
+    Taken(long latency, long[] buckets, Map<TopicPartition, long[]> partitions, List<Loss> losses) {
       this.latency = latency;
       this.buckets = buckets;
       this.partitions = partitions;
+      this.losses = losses;
     }
   }
 
@@ -34,6 +61,7 @@ final class LoopFigures {
   private long latency;
   private long[] buckets;
   private Map<TopicPartition, long[]> partitions = new HashMap<>();
+  private List<Loss> losses = new ArrayList<>();
 
   LoopFigures(long[] boundsMs) {
     this.boundsMs = boundsMs;
@@ -60,17 +88,28 @@ final class LoopFigures {
     mine[NEWEST] = Math.max(mine[NEWEST], newest);
   }
 
+  /** A loss the copy found (see {@link Loss}). */
+  synchronized void lost(Loss loss) {
+    losses.add(loss);
+  }
+
   /** The figures since the last call; every count starts again at 0. */
   synchronized Taken take() {
-    Taken taken = new Taken(latency, buckets, partitions);
+    Taken taken = new Taken(latency, buckets, partitions, losses);
     records = 0;
     latency = 0;
     buckets = new long[boundsMs.length];
     partitions = new HashMap<>();
+    losses = new ArrayList<>();
     return taken;
   }
 
   synchronized long records() {
     return records;
+  }
+
+  /** Whether a loss waits to be reported. */
+  synchronized boolean lossesWaiting() {
+    return !losses.isEmpty();
   }
 }
