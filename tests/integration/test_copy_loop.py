@@ -103,6 +103,22 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     log = driver_log(topology.prefix)
     assert f"new topic(s) {later}; copying them too" in log
     assert "restarting the query" not in log
+
+    # The copy's topic deleted on the target under the running copy: the driver makes it
+    # again, and its new topic id tells the copies it held are gone: a loss, in topo status.
+    records.delete_topic_if_exists(dst, f"src.{later}")
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        losses = topology.status()["flows"][0]["losses"]
+        if losses:
+            break
+        time.sleep(2)
+    assert [(x["topic"], x["kind"], x["records"]) for x in losses] == [
+        (f"src.{later}", "target", None)
+    ]
+    assert f"LOST: topic src.{later} on the target was deleted and made again" in driver_log(
+        topology.prefix
+    )
     topology.stop()
 
 

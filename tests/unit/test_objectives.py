@@ -19,7 +19,6 @@ from topology.core.analysis import analyse
 from topology.core.jobs import document, job_views, read_document
 from topology.core.model import Objectives, Topology
 from topology.core.objectives import Measures, Watch
-from topology.core.progress import Loss
 from topology.core.render import alerts
 from topology.ops.status import text as status_text
 from topology.telemetry.collector import FiguresCollector
@@ -295,63 +294,3 @@ def test_topo_export_alerts_writes_rules_promtool_accepts_and_refuses_bad_input(
     bad = _topo("export", "alerts", "bad.yaml", "-o", "never.yml", cwd=tmp_path)
     assert bad.returncode == 1 and "nothing exported" in bad.stderr
     assert not (tmp_path / "never.yml").exists()
-
-
-def test_a_loss_is_counted_once_shown_in_status_and_exported() -> None:
-    figures = _running(5_000.0)
-    gone = Loss("orders", 1, "retention", 4, 10)
-    made_again = Loss("orders", 0, "reset", 0, 12)
-    assert figures.lost(FLOW, [gone], 5_000.0) == [gone]
-    # A copy stopped by on_loss: stop finds the same loss at each restart: counted once.
-    assert figures.lost(FLOW, [gone, made_again], 5_010.0) == [made_again]
-    registry = CollectorRegistry()
-    registry.register(FiguresCollector(lambda: figures.snapshot(5_020.0)))
-    scraped = {
-        (s.name, s.labels.get("kind")): s.value
-        for family in text_string_to_metric_families(generate_latest(registry).decode())
-        for s in family.samples
-        if s.name.startswith(("topo_records_lost", "topo_losses"))
-    }
-    assert scraped == {
-        ("topo_records_lost_total", "retention"): 6,
-        ("topo_records_lost_total", "reset"): 0,
-        ("topo_losses_total", "retention"): 1,
-        ("topo_losses_total", "reset"): 1,
-    }
-    losses = [{"at": at, **loss.to_dict()} for at, loss in figures.losses_of(FLOW)]
-    flow = {
-        "flow": FLOW,
-        "source": "east",
-        "target": "west",
-        "state": "running",
-        "topics": 1,
-        "records": 10,
-        "bytes": 100,
-        "lag": 0,
-        "records_per_second": 0.0,
-        "bytes_per_second": 0.0,
-        "latency_ms": None,
-        "error": None,
-        "mm2": [],
-        "objectives": [],
-        "losses": losses,
-    }
-    driver = {
-        "host": "h",
-        "runner": "local",
-        "master": "local[*]",
-        "pid": 1,
-        "started_at": 0.0,
-        "stale": False,
-    }
-    shown = status_text(
-        {"owner": "shop", "driver": driver, "running": True, "flows": [flow], "changes": []},
-        5_030.0,
-    ).splitlines()
-    lost = [line for line in shown if " LOST at " in line]
-    assert len(lost) == 2
-    assert lost[0].endswith(
-        "6 records of orders-1 (offsets 4 to 9) were removed from the source by retention "
-        "before they were copied"
-    )
-    assert "orders-0 on the source ends at offset 0, behind the copy at 12" in lost[1]

@@ -67,16 +67,19 @@ class Slot:
 
 @dataclass(frozen=True)
 class Loss:
-    """Records a source partition no longer held when the copy came to them. `retention`: offsets
-    `start` to `end` - 1 were removed before they were copied (`records` of them); `reset`: the
-    partition's log ends at `start`, behind the copy at `end` (the topic was deleted and made
-    again, or truncated): what it held from there is unknown (`records` None)."""
+    """Records a copy will never have. Of a source partition: `retention`, offsets `start` to
+    `end` - 1 were removed before they were copied (`records` of them); `reset`, the partition's
+    log ends at `start`, behind the copy at `end` (the topic was deleted and made again, or
+    truncated). Of a whole topic (`partition` -1, `detail` its new topic id): `recreated`, the
+    source topic was deleted and made again; `target`, the copy's topic on the target was,
+    under the copy. Where the count is unknown, `records` is None."""
 
     topic: str
     partition: int
-    kind: str  # retention | reset
-    start: int
-    end: int
+    kind: str  # retention | reset | recreated | target
+    start: int = 0
+    end: int = 0
+    detail: str = ""
 
     @property
     def records(self) -> int | None:
@@ -88,6 +91,17 @@ class Loss:
             return (
                 f"{self.records:,} records of {where} (offsets {self.start} to {self.end - 1}) "
                 "were removed from the source by retention before they were copied"
+            )
+        if self.kind == "recreated":
+            return (
+                f"topic {self.topic} on the source was deleted and made again (its topic id "
+                "changed): what the old one held that was not copied yet is gone"
+            )
+        if self.kind == "target":
+            return (
+                f"topic {self.topic} on the target was deleted and made again under the copy "
+                "(its topic id changed): the copies it held are gone; `topo verify` shows what "
+                "is missing"
             )
         return (
             f"{where} on the source ends at offset {self.start}, behind the copy at {self.end}: "

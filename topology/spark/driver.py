@@ -114,6 +114,7 @@ class Replicator:
             report,
             self.read_positions,
             objectives,
+            lambda: dict(self.maps),
         )
         self.figures = self.watched.figures
         self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)

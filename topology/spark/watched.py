@@ -15,9 +15,11 @@ from topology.core.flow_status import lag_to_ends
 from topology.core.jobs import JobSpec
 from topology.core.model import MetricsEndpoint, Objectives
 from topology.core.objectives import Watch
+from topology.core.topic_ids import IdWatch
 from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
+from topology.kafka.topic_ids import TopicIds
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures, Snapshot
 from topology.telemetry.health import measures
@@ -41,6 +43,7 @@ class Watched:
         report: Callable[[str], None],
         positions: Callable[[], Positions] = dict,
         objectives: Mapping[str, Objectives] | None = None,
+        maps: Callable[[], Mapping[str, Mapping[str, str]]] = dict,
     ) -> None:
         self.owner = owner
         self.specs = specs
@@ -48,6 +51,9 @@ class Watched:
         self.folder = folder
         self.report = report
         self.positions = positions
+        self.maps = maps  # flow -> its copy's topic map, source -> target
+        self.ids: dict[str, TopicIds] = {}  # by cluster, made on first use
+        self.id_watches = {flow: IdWatch() for flow in specs}
         self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
         flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
         self.figures = Figures(owner, info, flows, time.time())
@@ -107,6 +113,7 @@ class Watched:
                     due_beats = now + BEATS_EVERY
                     self._guarded(self._lags)
                     self._guarded(self._beats)
+                    self._guarded(self._topic_ids)
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
 
@@ -163,6 +170,34 @@ class Watched:
             for flow, read in positions.items():
                 if self.specs[flow].source == source:
                     self.figures.lag(flow, lag_to_ends(read, ends))
+
+    def _topic_ids(self) -> None:
+        """Each flow's topics deleted and made again under its copy, on either side
+        (core/topic_ids.py): a loss, counted and reported."""
+        maps = {flow: dict(topic_map) for flow, topic_map in self.maps().items() if topic_map}
+        wanted: dict[str, set[str]] = {}
+        for flow, topic_map in maps.items():
+            spec = self.specs[flow]
+            wanted.setdefault(spec.source, set()).update(topic_map)
+            wanted.setdefault(spec.target, set()).update(topic_map.values())
+        ids: dict[str, dict[str, str]] = {}
+        for cluster, topics in wanted.items():
+            try:
+                if cluster not in self.ids:
+                    self.ids[cluster] = TopicIds(self.configs[cluster])
+                ids[cluster] = self.ids[cluster].of(topics)
+            except TopoError:
+                continue  # not answered: its ids stay as last seen
+        now = time.time()
+        for flow, topic_map in maps.items():
+            spec = self.specs[flow]
+            source, target = ids.get(spec.source, {}), ids.get(spec.target, {})
+            found = self.id_watches[flow].look(
+                {t: source[t] for t in topic_map if t in source},
+                {t: target[t] for t in topic_map.values() if t in target},
+            )
+            for loss in self.figures.lost(flow, found, now):
+                self.report(f"{flow}: LOST: {loss.describe()} (on_loss: {spec.on_loss})")
 
     def _beats(self) -> None:
         """Each flow's heartbeats copied to its target since the last look: their latencies."""

@@ -77,8 +77,9 @@ CATALOGUE: tuple[Metric, ...] = (
            "Records the source no longer held when the copy came to them: kind retention "
            "(removed before they were copied); the copy loop counts them (docs/engine.md)."),
     Metric("topo_losses_total", "counter", (*TOPIC, "kind"),
-           "Losses found: retention (records removed before they were copied) or reset (the "
-           "source partition's log is behind the copy: the topic was made again or truncated)."),
+           "Losses found: retention (records removed before they were copied), reset (the "
+           "source partition's log is behind the copy), recreated (the source topic was made "
+           "again) or target (the copy's topic on the target was; its name is the topic label)."),
     Metric("topo_heartbeat_age_seconds", "gauge", FLOW,
            "Seconds since the newest heartbeat copied to the target was emitted on the source "
            "(since the driver started while none was); only for flows that copy heartbeats."),

@@ -1,0 +1,104 @@
+"""Losses (docs/engine.md, Lost records): what a copy will never have, found by the copy loop
+(records removed before they were copied, a log behind the copy) or by the driver's look at topic
+ids (a topic deleted and made again on either side); counted once, exported and listed in `topo
+status`. Pure parts; tests/integration/test_copy_loop.py makes each happen on lab clusters."""
+
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from topology.core.progress import Loss
+from topology.core.topic_ids import IdWatch
+from topology.ops.status import text as status_text
+from topology.telemetry.collector import FiguresCollector
+from topology.telemetry.figures import Figures
+
+FLOW = "east->west"
+
+
+def _running(now: float) -> Figures:
+    figures = Figures("shop", {"mode": "continuous"}, {FLOW: ("east", "west")}, now - 300)
+    figures.state(FLOW, "running")
+    return figures
+
+
+def test_a_topic_whose_id_changed_was_deleted_and_made_again() -> None:
+    watch = IdWatch()
+    assert watch.look({"orders": "a1"}, {"east.orders": "b1"}) == []
+    # Not answered for, or gone for a while: the id seen stays.
+    assert watch.look({}, {}) == []
+    assert watch.look({"orders": "a1"}, {"east.orders": "b2"}) == [
+        Loss("east.orders", -1, "target", detail="b2")
+    ]
+    assert watch.look({"orders": "a2", "clicks": "c1"}, {"east.orders": "b2"}) == [
+        Loss("orders", -1, "recreated", detail="a2")
+    ]
+    made_again = Loss("east.orders", -1, "target", detail="b2")
+    assert made_again.records is None
+    assert made_again.describe().startswith(
+        "topic east.orders on the target was deleted and made again under the copy"
+    )
+    # Made again twice: two losses, each counted.
+    figures = _running(1_000.0)
+    second = Loss("east.orders", -1, "target", detail="b3")
+    assert figures.lost(FLOW, [made_again], 1_000.0) == [made_again]
+    assert figures.lost(FLOW, [made_again, second], 1_005.0) == [second]
+
+
+def test_a_loss_is_counted_once_shown_in_status_and_exported() -> None:
+    figures = _running(5_000.0)
+    gone = Loss("orders", 1, "retention", 4, 10)
+    made_again = Loss("orders", 0, "reset", 0, 12)
+    assert figures.lost(FLOW, [gone], 5_000.0) == [gone]
+    # A copy stopped by on_loss: stop finds the same loss at each restart: counted once.
+    assert figures.lost(FLOW, [gone, made_again], 5_010.0) == [made_again]
+    registry = CollectorRegistry()
+    registry.register(FiguresCollector(lambda: figures.snapshot(5_020.0)))
+    scraped = {
+        (s.name, s.labels.get("kind")): s.value
+        for family in text_string_to_metric_families(generate_latest(registry).decode())
+        for s in family.samples
+        if s.name.startswith(("topo_records_lost", "topo_losses"))
+    }
+    assert scraped == {
+        ("topo_records_lost_total", "retention"): 6,
+        ("topo_records_lost_total", "reset"): 0,
+        ("topo_losses_total", "retention"): 1,
+        ("topo_losses_total", "reset"): 1,
+    }
+    losses = [{"at": at, **loss.to_dict()} for at, loss in figures.losses_of(FLOW)]
+    flow = {
+        "flow": FLOW,
+        "source": "east",
+        "target": "west",
+        "state": "running",
+        "topics": 1,
+        "records": 10,
+        "bytes": 100,
+        "lag": 0,
+        "records_per_second": 0.0,
+        "bytes_per_second": 0.0,
+        "latency_ms": None,
+        "error": None,
+        "mm2": [],
+        "objectives": [],
+        "losses": losses,
+    }
+    driver = {
+        "host": "h",
+        "runner": "local",
+        "master": "local[*]",
+        "pid": 1,
+        "started_at": 0.0,
+        "stale": False,
+    }
+    shown = status_text(
+        {"owner": "shop", "driver": driver, "running": True, "flows": [flow], "changes": []},
+        5_030.0,
+    ).splitlines()
+    lost = [line for line in shown if " LOST at " in line]
+    assert len(lost) == 2
+    assert lost[0].endswith(
+        "6 records of orders-1 (offsets 4 to 9) were removed from the source by retention "
+        "before they were copied"
+    )
+    assert "orders-0 on the source ends at offset 0, behind the copy at 12" in lost[1]
