@@ -265,6 +265,14 @@ def test_topo_takes_over_from_mm2_with_no_gap_and_no_duplicate(
     topology.apply("--once")
     _assert_exactly_once(src, dst, (keyed, txn, compact))
 
+    # topo verify proves MM2's copies (placed by its offset-syncs) and topo's alike.
+    verified = run_topo("verify", str(topology.file), "--format", "json")
+    assert verified.returncode == 0, verified.stdout + verified.stderr
+    proofs = [p for p in json.loads(verified.stdout)["partitions"] if p["topic"] == keyed]
+    assert [p["window"]["start"] for p in proofs] == [0, 0, 0]
+    assert sum(p["source"]["records"] for p in proofs) == len(records.read_topic(src, keyed))
+    assert all(p["other_records"] == 0 for p in proofs), proofs
+
 
 def _assert_exactly_once(src: dict[str, str], dst: dict[str, str], topics: tuple[str, ...]) -> None:
     for topic in topics:

@@ -12,6 +12,7 @@ from jsonschema import Draft202012Validator
 
 from topology.core import analysis
 from topology.core.jobs import JobSpec, copied_headers, specs_of
+from topology.core.mm2.wire import OffsetSync
 from topology.core.render.verify import proofs_text
 from topology.core.verify import (
     Content,
@@ -79,7 +80,9 @@ class FakeReader:
         east: list[Stored],
         west: list[Stored],
         progress: int | None,
+        syncs: Sequence[OffsetSync] = (),
     ) -> None:
+        self.syncs = list(syncs)
         self.clusters = {
             "east": FakePartitions({("orders", 0): east}),
             "west": FakePartitions({("east.orders", 0): west}),
@@ -92,6 +95,10 @@ class FakeReader:
     def progress(self, cluster: str, topic: str, flow: str) -> dict[tuple[str, int], int]:
         assert (cluster, topic, flow) == ("west", "topo-offset-syncs.east.internal", "east->west")
         return self.done
+
+    def mm2_syncs(self, cluster: str, topic: str) -> list[OffsetSync]:
+        assert (cluster, topic) == ("east", "mm2-offset-syncs.west.internal")
+        return self.syncs
 
 
 def keep_even_values(
@@ -106,9 +113,10 @@ def proof_of(
     progress: int | None = None,
     flow: JobSpec | None = None,
     compacted: bool = False,
+    syncs: Sequence[OffsetSync] = (),
 ) -> PartitionProof:
     flow = flow or spec()
-    reader = FakeReader(east, west, len(east) if progress is None else progress)
+    reader = FakeReader(east, west, len(east) if progress is None else progress, syncs)
     task = Task(flow, "orders", "east.orders", 0, compacted)
     [proof] = prove([task], reader, keep_even_values)
     SCHEMA.validate({"partitions": [proof.to_dict()], "exit": exit_code([proof])})
@@ -261,3 +269,36 @@ def test_the_partitions_to_prove_are_the_copied_topics_but_the_heartbeats() -> N
     ]
     only = tasks([flow], maps, {"east": east, "west": west}, topics=["orders"])
     assert {t.topic for t in only} == {"orders"}
+
+
+def test_the_copies_mm2_made_before_a_handover_are_proven_by_its_offset_syncs() -> None:
+    flow = spec("\n    start: mm2")
+    east = source_records(10)
+    # MM2 copied 0..5 (no stamps: the record as it was), synced its first; topo the rest.
+    by_mm2 = [dataclasses.replace(r) for r in east[:6]]
+    west = by_mm2 + [copy_of(flow, r, r.offset) for r in east[6:]]
+    first_sync = [OffsetSync("orders", 0, 0, 0)]
+    proof = proof_of(east, west, flow=flow, syncs=first_sync)
+    assert proof.verdict is Verdict.PROVEN and proof.window == (0, 10)
+    assert proof.to_dict()["target"]["records"] == 10 and proof.unstamped == 0
+    # Without the syncs, MM2's copies are records of unknown origin: proven from topo's first.
+    alone = proof_of(east, west, flow=flow)
+    assert alone.verdict is Verdict.PROVEN and alone.window == (6, 10) and alone.unstamped == 6
+    # One of MM2's copies altered is named where it differs.
+    west[3] = dataclasses.replace(west[3], value=b"altered")
+    altered = proof_of(east, west, flow=flow, syncs=first_sync)
+    assert altered.verdict is Verdict.DIFFERS
+    assert altered.to_dict()["first_difference"]["source_offset"] == 3
+
+
+def test_mm2_copies_its_syncs_cannot_place_leave_the_window_after_them() -> None:
+    flow = spec("\n    start: mm2")
+    east = source_records(11)
+    # MM2 copied 0, then three of 1..7 (which, its syncs cannot say), then 8 and 9; topo 10.
+    west = [dataclasses.replace(east[0])]
+    west += [dataclasses.replace(east[o], offset=t) for t, o in ((1, 2), (2, 4), (3, 6))]
+    west += [dataclasses.replace(east[8], offset=4), dataclasses.replace(east[9], offset=5)]
+    west += [copy_of(flow, east[10], 6)]
+    syncs = [OffsetSync("orders", 0, 0, 0), OffsetSync("orders", 0, 8, 4)]
+    proof = proof_of(east, west, flow=flow, syncs=syncs)
+    assert proof.verdict is Verdict.PROVEN and proof.window == (8, 11)

@@ -1,5 +1,7 @@
-"""`ops.verify`'s reads on Kafka: partitions read committed, and a flow's progress log."""
+"""`ops.verify`'s reads on Kafka: partitions read committed, a flow's progress log, and
+MirrorMaker 2's offset-syncs."""
 
+from topology.core.mm2.wire import OffsetSync
 from topology.kafka import offsets
 
 
@@ -12,3 +14,6 @@ class KafkaVerify:
 
     def progress(self, cluster: str, topic: str, flow: str) -> dict[tuple[str, int], int]:
         return offsets.read_progress(self.configs[cluster], topic, flow)
+
+    def mm2_syncs(self, cluster: str, topic: str) -> list[OffsetSync]:
+        return offsets.read_mm2_syncs(self.configs[cluster], topic)
