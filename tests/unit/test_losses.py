@@ -6,9 +6,9 @@ status`. Pure parts; tests/integration/test_copy_loop.py makes each happen on la
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from tests.unit.test_objectives import shown_status, status_flow
 from topology.core.progress import Loss
 from topology.core.topic_ids import IdWatch
-from topology.ops.status import text as status_text
 from topology.telemetry.collector import FiguresCollector
 from topology.telemetry.figures import Figures
 
@@ -66,35 +66,7 @@ def test_a_loss_is_counted_once_shown_in_status_and_exported() -> None:
         ("topo_losses_total", "reset"): 1,
     }
     losses = [{"at": at, **loss.to_dict()} for at, loss in figures.losses_of(FLOW)]
-    flow = {
-        "flow": FLOW,
-        "source": "east",
-        "target": "west",
-        "state": "running",
-        "topics": 1,
-        "records": 10,
-        "bytes": 100,
-        "lag": 0,
-        "records_per_second": 0.0,
-        "bytes_per_second": 0.0,
-        "latency_ms": None,
-        "error": None,
-        "mm2": [],
-        "objectives": [],
-        "losses": losses,
-    }
-    driver = {
-        "host": "h",
-        "runner": "local",
-        "master": "local[*]",
-        "pid": 1,
-        "started_at": 0.0,
-        "stale": False,
-    }
-    shown = status_text(
-        {"owner": "shop", "driver": driver, "running": True, "flows": [flow], "changes": []},
-        5_030.0,
-    ).splitlines()
+    shown = shown_status([status_flow(losses=losses)], 5_030.0).splitlines()
     lost = [line for line in shown if " LOST at " in line]
     assert len(lost) == 2
     assert lost[0].endswith(

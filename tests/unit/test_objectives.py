@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest
@@ -169,8 +170,9 @@ def test_the_driver_judges_from_its_figures_and_readyz_metrics_history_say_so() 
     ]
 
 
-def test_topo_status_has_an_objectives_column_and_names_each_breach() -> None:
-    flow = {
+def status_flow(**changed: Any) -> dict[str, Any]:
+    """A flow of the `topo status --json` document, running and quiet but for `changed`."""
+    return {
         "flow": FLOW,
         "source": "east",
         "target": "west",
@@ -185,18 +187,13 @@ def test_topo_status_has_an_objectives_column_and_names_each_breach() -> None:
         "error": None,
         "mm2": [],
         "losses": [],
-        "objectives": [
-            {"objective": "lag_seconds", "bound": 30, "value": 3, "since": None, "breached": False},
-            {
-                "objective": "heartbeat_age_seconds",
-                "bound": 60,
-                "value": 95.0,
-                "since": 1_000.0,
-                "breached": True,
-            },
-        ],
+        "objectives": [],
+        **changed,
     }
-    calm = {**flow, "flow": "west->east", "objectives": []}
+
+
+def shown_status(flows: list[dict[str, Any]], now: float) -> str:
+    """`topo status`'s text of a running driver with these flows."""
     driver = {
         "host": "h",
         "runner": "local",
@@ -205,10 +202,24 @@ def test_topo_status_has_an_objectives_column_and_names_each_breach() -> None:
         "started_at": 0.0,
         "stale": False,
     }
-    shown = status_text(
-        {"owner": "shop", "driver": driver, "running": True, "flows": [flow, calm], "changes": []},
-        2_000.0,
+    document = {"owner": "shop", "driver": driver, "running": True, "flows": flows}
+    return status_text({**document, "changes": []}, now)
+
+
+def test_topo_status_has_an_objectives_column_and_names_each_breach() -> None:
+    flow = status_flow(
+        objectives=[
+            {"objective": "lag_seconds", "bound": 30, "value": 3, "since": None, "breached": False},
+            {
+                "objective": "heartbeat_age_seconds",
+                "bound": 60,
+                "value": 95.0,
+                "since": 1_000.0,
+                "breached": True,
+            },
+        ]
     )
+    shown = shown_status([flow, status_flow(flow="west->east")], 2_000.0)
     header, first, second = shown.splitlines()[2:5]
     assert header.split()[-1] == "OBJECTIVES"
     assert first.split()[-2:] == ["1", "BREACHED"] and second.split()[-1] == "-"
