@@ -124,6 +124,7 @@ def test_metrics_readiness_history_dashboard_and_json_logs(
         "defaults:\n  replication_factor: 1\n"
         f'  topics: {{include: ["{prefix}-.*"]}}\n'
         "flows:\n  - mirror: {from: src, to: far}\n"
+        "    objectives: {lag_seconds: 3600}\n"  # kept: the dashboard's table says ok
     )
     operator, runner = Machine(tmp_path / "machine-op"), Machine(tmp_path / "machine-a")
     applied = operator.topo("apply", str(file), "--auto-approve")
@@ -301,6 +302,8 @@ def _check_dashboard(
                 if rate <= 0:
                     page.wait_for_timeout(2000)
             assert rate > 0, "the dashboard shows no throughput"
+            # The flow's objectives, as the driver judged them (docs/objectives.md).
+            assert row.locator("td.objectives").inner_text().strip() == "ok"
             assert page.locator("#stale").is_hidden()
             folder = os.environ.get(SCREENSHOTS)
             if folder:
