@@ -41,6 +41,12 @@ class LastError(logging.Handler):
 READ_TO_END = {"enable.partition.eof": True, "fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
 
 
+def unknown_topic(problem: KafkaException) -> bool:
+    """Whether a request failed because its topic or partition does not exist."""
+    error = problem.args[0] if problem.args else None
+    return isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
+
+
 def quiet(config: dict[str, str], last_error: LastError | None = None) -> dict[str, Any]:
     """`config` with librdkafka's log routed away from the terminal (or into `last_error`)."""
     return {**config, "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG}

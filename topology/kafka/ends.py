@@ -5,7 +5,7 @@ with to tell its lag while a batch is still running or hung."""
 import concurrent.futures
 from collections.abc import Iterable
 
-from confluent_kafka import IsolationLevel, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, OffsetSpec  # type: ignore[attr-defined]
 
 from topology.core.errors import KafkaUnavailableError
@@ -39,10 +39,7 @@ class PartitionEnds:
                     try:
                         answer = future.result(timeout + 5)
                     except KafkaException as problem:
-                        error = problem.args[0] if problem.args else None
-                        if isinstance(error, KafkaError) and (
-                            error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
-                        ):
+                        if client.unknown_topic(problem):
                             continue  # deleted: the flow stops reading it
                         raise
                     found[(partition.topic, partition.partition)] = int(answer.offset)

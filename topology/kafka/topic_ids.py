@@ -5,7 +5,7 @@ again under its copy (`core/topic_ids.py`)."""
 import concurrent.futures
 from collections.abc import Iterable
 
-from confluent_kafka import KafkaError, KafkaException, TopicCollection
+from confluent_kafka import KafkaException, TopicCollection
 from confluent_kafka.admin import AdminClient
 
 from topology.core.errors import KafkaUnavailableError
@@ -34,10 +34,7 @@ class TopicIds:
                     try:
                         described = future.result(timeout + 5)
                     except KafkaException as problem:
-                        error = problem.args[0] if problem.args else None
-                        if isinstance(error, KafkaError) and (
-                            error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
-                        ):
+                        if client.unknown_topic(problem):
                             continue  # deleted (and not made again yet)
                         raise
                     found[name] = str(described.topic_id)
