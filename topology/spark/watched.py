@@ -137,6 +137,7 @@ class Watched:
         for flow, watch in self.watches.items():
             judged = watch.update(snapshot.time, measures(snapshot, snapshot.flows[flow]))
             self.figures.objectives(flow, judged)
+            snapshot.flows[flow].judged = judged  # the history's sample carries this judgement
 
     def save(self) -> None:
         with self.lock:
