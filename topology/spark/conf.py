@@ -29,6 +29,38 @@ BASE_CONF: Mapping[str, str] = {
     # shown as *********(redacted) wherever Spark prints settings or options.
     "spark.redaction.regex": r"(?i)secret|password|token|access[.]?key|jaas|keystore\.key",
 }
+# The copy slots' channel to their leader in the driver (topology/spark/loop.py): Spark's plugin
+# RPC, through this plugin of topo's jar, added to whatever plugins a topology names.
+SLOT_PLUGIN = "dev.topo.replication.SlotPlugin"
+# The local runner's Spark: a copy slot is a task that runs as long as its flow, and waits on the
+# network, so local[N] counts slots, not cores: the machine's cores for Spark's own tasks (a
+# micro-batch flow's), two slots per flow (topology.core.naming.LOOP_TASKS), and room for flows
+# a running driver is given later.
+SPARE_SLOTS = 16
+
+
+def with_slot_plugin(conf: Mapping[str, str]) -> dict[str, str]:
+    """`conf` with topo's slot plugin among `spark.plugins`, and speculation off (a speculative
+    copy of a slot's task would be a second writer)."""
+    given = dict(conf)
+    plugins = [p.strip() for p in given.get("spark.plugins", "").split(",") if p.strip()]
+    if SLOT_PLUGIN not in plugins:
+        plugins.append(SLOT_PLUGIN)
+    given["spark.plugins"] = ",".join(plugins)
+    given["spark.speculation"] = "false"
+    return given
+
+
+def local_master(master: str, flows: int, cores: int) -> str:
+    """The local runner's master: `local` and `local[*]` sized for the slots of `flows` flows
+    (see SPARE_SLOTS); a count the topology states is kept."""
+    from topology.core.naming import LOOP_TASKS
+
+    if master.strip() in ("local", "local[*]"):
+        return f"local[{cores + LOOP_TASKS * flows + SPARE_SLOTS}]"
+    return master
+
+
 # A size Java reads as Spark passes it (spark-submit puts spark.driver.memory after -Xmx as it
 # is given): digits and a unit. Others (512mb, 2048) Java reads otherwise or refuses.
 _JAVA_SIZE = re.compile(r"\d+[kmgt]", re.IGNORECASE)

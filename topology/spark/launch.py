@@ -26,7 +26,7 @@ from topology.core.errors import TopoError
 from topology.core.jobs import JobsDocument
 from topology.host import jobstate, paths
 from topology.spark import installed
-from topology.spark.conf import BASE_CONF, with_driver_heap
+from topology.spark.conf import BASE_CONF, local_master, with_driver_heap, with_slot_plugin
 from topology.spark.jars import kafka_connector_jars
 from topology.spark.topojar import topo_jar
 from topology.telemetry import logline
@@ -51,8 +51,11 @@ class Submission:
 
 def submission(jobs: JobsDocument, base: str) -> Submission:
     engine = jobs.topology().engine
+    master = engine.master
+    if engine.runner == "local":
+        master = local_master(master, len(jobs.specs), os.cpu_count() or 1)
     return Submission(
-        jobs.owner, str(Path(base).resolve()), engine.runner, engine.master, dict(engine.spark_conf)
+        jobs.owner, str(Path(base).resolve()), engine.runner, master, dict(engine.spark_conf)
     )
 
 
@@ -72,7 +75,7 @@ def command(
     jars = kafka_connector_jars(report=report)
     jars.append(topo_jar(jars))
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
-    conf = with_driver_heap({**conf, **submission.spark_conf})
+    conf = with_slot_plugin(with_driver_heap({**conf, **submission.spark_conf}))
     folder = private_folder(submission.owner)
     settings = folder / SPARK_PROPERTIES
     lines = (

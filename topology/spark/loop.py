@@ -115,7 +115,9 @@ def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     given = config(plan)
-    started = LoopQuery(jvm.dev.topo.replication.CopyLoop.start(json.dumps(given)), plan.spec.flow)
+    slots = jvm.dev.topo.replication.SlotJobs(spark.sparkContext._jsc)
+    leader = jvm.dev.topo.replication.CopyLoop.start(json.dumps(given), plan.spec.flow, slots)
+    started = LoopQuery(leader, plan.spec.flow)
     started._given = (given["topics"], given["partitions"])
     return started
 

@@ -36,7 +36,13 @@ SOURCES = (
     "LoopConfig.java",
     "Ledger.java",
     "CopyTask.java",
+    "SlotHost.java",
+    "SlotWire.java",
+    "Slot.java",
+    "Launcher.java",
     "CopyLoop.java",
+    "SlotPlugin.java",
+    "SlotJobs.java",
 )
 JAR = "topo-classes.jar"
 

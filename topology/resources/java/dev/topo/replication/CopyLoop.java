@@ -14,39 +14,60 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * One flow's copy loop ({@code engine.trigger: loop}): long-lived {@link CopyTask} threads in the
- * driver's JVM, each a consumer of some of the flow's source partitions feeding a producer to the
- * target, instead of Spark micro-batches. A record is copied when a poll returns it, an idle flow
- * sleeps in its poll, and a topic the driver adds joins the running threads ({@link #update})
- * without stopping the copy of the others.
+ * One flow's copy loop ({@code engine.trigger: loop}), led from the driver: its source partitions
+ * are spread over {@code tasks} copy slots ({@link Slot}), each a long-running Spark task on an
+ * executor ({@code SlotJobs} launches them: one single-task job per slot), instead of Spark
+ * micro-batches. This leader copies nothing: it holds the assignment (each partition always in the
+ * same slot, so its exactly-once transactions keep one transactional id), answers the slots'
+ * reports with their orders ({@link SlotWire}), gives running slots a topic the driver adds ({@link
+ * #update}) without restarting them, and launches a slot again, alone and with backoff, when its
+ * task ends without the slot saying so (its executor was lost): Spark's own retries never run a
+ * slot ({@code SlotJobs}), so {@code spark.task.maxFailures} never aborts a flow. A slot attempt
+ * replaced by a newer one is fenced: its next report is answered with a halt, and under
+ * exactly-once the new attempt's {@code initTransactions} (the same transactional id) fences its
+ * producer first. A slot whose copy fails (a write refused, {@code on_loss: stop}) stops the flow:
+ * the driver restarts it whole, as it restarts a failed query.
  *
  * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it),
- * parsed and checked whole by {@link LoopConfig} before anything starts). The driver reads {@link
- * #report} as it reads a Spark query's progress: the positions committed (its {@code endOffset}),
- * the ends last seen ({@code latestOffset}), the records read and the {@link CopyFigures}-shaped
- * figures of what was copied since the previous report.
+ * parsed and checked whole by {@link LoopConfig} before anything starts. The driver reads {@link
+ * #report} as it reads a Spark query's progress: the positions committed, the ends last seen, the
+ * records read and the figures of what was copied since the previous report, gathered from the
+ * slots' reports.
  */
 public final class CopyLoop {
   static final long EARLIEST = -2;
   static final long LATEST = -1;
+  static final long BACKOFF_MS = 1_000;
+  static final long MAX_BACKOFF_MS = 30_000;
+  static final long STEADY_MS = 60_000; // a slot that ran this long starts its backoff again
+  static final int UNHEARD_LAUNCHES = 3; // a slot never heard from in this many: the flow fails
+  static final long HALT_GRACE_MS = 10_000; // a halted slot's task still running then is killed
+  private static final long KEEP_MS = 100;
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
 
   /** The configuration, parsed and checked ({@link LoopConfig#parse}). */
   final LoopConfig config;
 
-  final Hops hops;
+  private final String configText;
+  private final String flow;
+  private final Launcher launcher;
   final LoopFigures figures;
-  private final List<CopyTask> tasks = new ArrayList<>();
-  private final List<Thread> threads = new ArrayList<>();
+  private final List<SlotState> slots = new ArrayList<>();
   private final String runId = UUID.randomUUID().toString();
+  private final AtomicLong polled = new AtomicLong();
   private volatile boolean stopping;
   private volatile boolean halted;
+  private volatile long haltedAt;
   private volatile String failure;
+  private Thread keeper;
 
   /**
    * The partitions the loop began with, and whether the flow had copied any before: only those of a
@@ -63,7 +84,7 @@ public final class CopyLoop {
   private Map<TopicPartition, Long> lastPositions = Collections.emptyMap();
   private Map<TopicPartition, Long> lastEnds = Collections.emptyMap();
 
-  /** A task's partitions and the topic map, as of one version of the assignment. */
+  /** A slot's partitions and the topic map, as of one version of the assignment. */
   static final class Assignment {
     final int version;
     final Set<TopicPartition> partitions;
@@ -76,26 +97,35 @@ public final class CopyLoop {
     }
   }
 
-  private CopyLoop(LoopConfig config) throws Exception {
+  /** One slot as the leader knows it: its current attempt and what that attempt last said. */
+  private static final class SlotState {
+    int attempt = -1;
+    Launcher.Launched job;
+    long launchedAt;
+    long nextLaunch;
+    long backoff = BACKOFF_MS;
+    int unheard; // launches in a row the slot was never heard from
+    boolean heard; // the current attempt has reported
+    boolean finished; // the current attempt said it ended (stopped, done, or failed)
+    String lost; // why its last attempt ended unannounced
+    Map<TopicPartition, Long> done = Collections.emptyMap();
+    Map<TopicPartition, Long> latest = Collections.emptyMap();
+  }
+
+  CopyLoop(LoopConfig config, String configText, String flow, Launcher launcher) {
     this.config = config;
-    hops = new Hops(config.source(), config.target(), config.provenance(), config.noForwardFrom());
+    this.configText = configText;
+    this.flow = flow;
+    this.launcher = launcher;
     figures = new LoopFigures(config.boundsMs());
     for (int i = 0; i < config.tasks(); i++) {
-      tasks.add(
-          new CopyTask(
-              this,
-              i,
-              config.consumer(i),
-              config.ledger(i),
-              config.producer(i),
-              config.exactlyOnce()));
+      slots.add(new SlotState());
       assigned.add(new HashSet<>());
     }
     place(config.topics(), config.partitions());
     for (Set<TopicPartition> mine : assigned) {
       initial.addAll(mine);
     }
-    copiedBefore = !config.starting().isEmpty() || anyCommitted(config.ledger(0));
   }
 
   /**
@@ -123,24 +153,153 @@ public final class CopyLoop {
     }
   }
 
-  /** A running loop of the configuration given as JSON. */
-  public static CopyLoop start(String config) throws Exception {
-    CopyLoop loop =
-        new CopyLoop(
-            LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {})));
-    String name = "topo-copy-" + loop.runId.substring(0, 8) + "-";
-    for (int i = 0; i < loop.tasks.size(); i++) {
-      Thread thread = new Thread(loop.tasks.get(i), name + i);
-      thread.setDaemon(true);
-      loop.threads.add(thread);
-      thread.start();
-    }
+  /**
+   * A running loop of the configuration given as JSON, for the flow named {@code flow}: its slots
+   * launched by {@code launcher}.
+   */
+  public static CopyLoop start(String config, String flow, Launcher launcher) throws Exception {
+    LoopConfig parsed =
+        LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
+    CopyLoop loop = new CopyLoop(parsed, config, flow, launcher);
+    loop.copiedBefore = !parsed.starting().isEmpty() || loop.anyCommitted(parsed.ledger(0));
+    loop.lead();
     return loop;
+  }
+
+  /** Take the slots' reports and launch them (the keeper thread relaunches lost ones). */
+  void lead() {
+    LEADING.put(runId, this);
+    keeper = new Thread(this::keep, "topo-slots-" + runId.substring(0, 8));
+    keeper.setDaemon(true);
+    keeper.start();
+  }
+
+  /** A slot's report (JSON), answered with its orders (JSON): Spark's plugin RPC calls this. */
+  public static String receive(String message) throws Exception {
+    SlotWire.Report report = SlotWire.readReport(message);
+    CopyLoop loop = LEADING.get(report.run);
+    return SlotWire.write(loop == null ? SlotWire.Orders.halted() : loop.answer(report));
+  }
+
+  /** What the slot's report says, taken in; what it is to do now. */
+  synchronized SlotWire.Orders answer(SlotWire.Report report) {
+    if (report.slot < 0 || report.slot >= slots.size()) {
+      return SlotWire.Orders.halted();
+    }
+    SlotState slot = slots.get(report.slot);
+    if (report.attempt != slot.attempt || halted) {
+      return SlotWire.Orders.halted(); // a replaced attempt (fenced), or the lease is lost
+    }
+    polled.addAndGet(report.polled);
+    figures.absorb(report.figures);
+    slot.done = report.done;
+    slot.latest = report.latest;
+    slot.heard = true;
+    slot.unheard = 0;
+    if (report.failure != null) {
+      failed(report.failure);
+    }
+    if (report.finished) {
+      slot.finished = true;
+    }
+    Assignment now = assignment(report.slot);
+    if (report.seen == now.version) {
+      return new SlotWire.Orders(stopping, false, null, Set.of());
+    }
+    Set<TopicPartition> fresh = new HashSet<>();
+    if (!copiedBefore) {
+      for (TopicPartition partition : now.partitions) {
+        if (initial.contains(partition)) {
+          fresh.add(partition);
+        }
+      }
+    }
+    return new SlotWire.Orders(stopping, false, now, fresh);
+  }
+
+  /** The keeper thread: launch each slot, and again when its task ended unannounced. */
+  private void keep() {
+    try {
+      while (true) {
+        synchronized (this) {
+          if (!keepSlots()) {
+            break;
+          }
+          wait(KEEP_MS);
+        }
+      }
+    } catch (InterruptedException stopped) {
+      Thread.currentThread().interrupt();
+    } finally {
+      LEADING.remove(runId);
+    }
+  }
+
+  /** One look at every slot; false once none will run again. */
+  private boolean keepSlots() {
+    long now = System.currentTimeMillis();
+    boolean any = false;
+    for (int i = 0; i < slots.size(); i++) {
+      SlotState slot = slots.get(i);
+      if (slot.job != null && slot.job.isDone()) {
+        ended(i, slot, now);
+      }
+      if (slot.job != null) {
+        any = true;
+        if (halted && now - haltedAt > HALT_GRACE_MS) {
+          slot.job.cancel();
+        }
+      } else if (!slot.finished && !stopping) {
+        any = true;
+        if (now >= slot.nextLaunch) {
+          launch(i, slot, now);
+        }
+      }
+    }
+    return any;
+  }
+
+  private void ended(int index, SlotState slot, long now) {
+    String why = slot.job.failure();
+    slot.job = null;
+    if (slot.finished || stopping) {
+      return;
+    }
+    // Ended without the slot saying so: its executor was lost, or it never started.
+    slot.lost = why == null ? "its task ended" : why;
+    slot.unheard = slot.heard ? 0 : slot.unheard + 1;
+    if (slot.unheard >= UNHEARD_LAUNCHES) {
+      failed("copy slot " + index + " could not start: " + slot.lost);
+      return;
+    }
+    if (now - slot.launchedAt >= STEADY_MS) {
+      slot.backoff = BACKOFF_MS;
+    }
+    slot.nextLaunch = now + slot.backoff;
+    slot.backoff = Math.min(MAX_BACKOFF_MS, slot.backoff * 2);
+  }
+
+  private void launch(int index, SlotState slot, long now) {
+    slot.attempt++;
+    slot.heard = false;
+    slot.finished = false;
+    slot.launchedAt = now;
+    try {
+      slot.job = launcher.launch(flow, runId, index, slot.attempt, configText);
+    } catch (RuntimeException refused) {
+      failed(
+          "copy slot "
+              + index
+              + " could not be launched: "
+              + refused.getClass().getSimpleName()
+              + ": "
+              + refused.getMessage());
+    }
   }
 
   /**
    * The flow's topics (source -> remote) and their partition counts, as the driver now has them:
-   * each new partition goes to its thread ({@link #place}), the others stay where they are.
+   * each new partition goes to its slot ({@link #place}), the others stay where they are.
    */
   public void update(String topicsJson, String partitionsJson) throws Exception {
     place(
@@ -149,18 +308,18 @@ public final class CopyLoop {
   }
 
   /**
-   * Each partition goes to one thread, always the same (by its topic's hash plus its number, so a
+   * Each partition goes to one slot, always the same (by its topic's hash plus its number, so a
    * topic's partitions take turns): its exactly-once transactions then all have one transactional
    * id, whatever joined or left, across restarts. Nothing changes when nothing did.
    */
   private synchronized void place(Map<String, String> topics, Map<String, Integer> partitions) {
     List<Set<TopicPartition>> next = new ArrayList<>();
-    for (int i = 0; i < tasks.size(); i++) {
+    for (int i = 0; i < slots.size(); i++) {
       next.add(new HashSet<>());
     }
     for (String topic : topics.keySet()) {
       for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {
-        next.get(Math.floorMod(topic.hashCode() + p, tasks.size()))
+        next.get(Math.floorMod(topic.hashCode() + p, slots.size()))
             .add(new TopicPartition(topic, p));
       }
     }
@@ -171,44 +330,19 @@ public final class CopyLoop {
     assigned.clear();
     assigned.addAll(next);
     version++;
-    notifyAll();
   }
 
-  synchronized Assignment assignment(int task) {
+  synchronized Assignment assignment(int slot) {
     return new Assignment(
-        version, Collections.unmodifiableSet(new HashSet<>(assigned.get(task))), topics);
+        version, Collections.unmodifiableSet(new HashSet<>(assigned.get(slot))), topics);
   }
 
-  /** Wait (a little) for an assignment newer than `seen`, or a stop. */
-  synchronized void awaitChange(int seen) throws InterruptedException {
-    if (version == seen && !stopping) {
-      wait(200);
-    }
-  }
-
-  /**
-   * Where a partition taken up starts ({@link LoopConfig#start}): a partition the loop began with,
-   * of a flow that never copied, may start at the flow's start; one found since (a new topic or
-   * partition) starts at its earliest, so none of its records is skipped.
-   */
-  long start(TopicPartition partition, Long committed) {
-    return config.start(partition, committed, !copiedBefore && initial.contains(partition));
-  }
-
-  boolean stopping() {
-    return stopping;
-  }
-
-  boolean halted() {
-    return halted;
-  }
-
-  void failed(Throwable problem) {
+  private synchronized void failed(String problem) {
     if (failure == null) {
-      String message = problem.getMessage();
-      failure = problem.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+      failure = problem;
     }
     stopping = true;
+    notifyAll();
   }
 
   /** Why the loop stopped on its own, or null. */
@@ -216,10 +350,10 @@ public final class CopyLoop {
     return failure;
   }
 
-  /** Whether any task still copies (false once every one stopped, ended or failed). */
-  public boolean isActive() {
-    for (CopyTask task : tasks) {
-      if (!task.finished) {
+  /** Whether any slot runs or will run again (false once every one stopped, ended or failed). */
+  public synchronized boolean isActive() {
+    for (SlotState slot : slots) {
+      if ((slot.job != null && !slot.job.isDone()) || (!slot.finished && !stopping)) {
         return true;
       }
     }
@@ -227,27 +361,44 @@ public final class CopyLoop {
   }
 
   /**
-   * Stop every task at once, committing nothing more (the lease is lost): another driver may write
-   * now.
+   * Stop every slot at once, committing nothing more (the lease is lost): another driver may write
+   * now. Returns without waiting; a slot's task still running {@link #HALT_GRACE_MS} later is
+   * killed.
    */
-  public void halt() {
+  public synchronized void halt() {
+    halted = true;
+    haltedAt = System.currentTimeMillis();
+    stopping = true;
+    notifyAll();
+  }
+
+  /**
+   * Stop every slot once it has committed what it copied; wait for them up to `timeoutMs`, then
+   * kill what still runs.
+   */
+  public void stop(long timeoutMs) throws InterruptedException {
+    long until = System.currentTimeMillis() + timeoutMs;
     synchronized (this) {
-      halted = true;
       stopping = true;
       notifyAll();
+      while (running() && System.currentTimeMillis() < until) {
+        wait(Math.max(1, Math.min(KEEP_MS, until - System.currentTimeMillis())));
+      }
+      for (SlotState slot : slots) {
+        if (slot.job != null && !slot.job.isDone()) {
+          slot.job.cancel();
+        }
+      }
     }
   }
 
-  /** Stop every task once it has committed what it copied; wait for them up to `timeoutMs`. */
-  public void stop(long timeoutMs) throws InterruptedException {
-    synchronized (this) {
-      stopping = true;
-      notifyAll();
+  private boolean running() {
+    for (SlotState slot : slots) {
+      if (slot.job != null && !slot.job.isDone()) {
+        return true;
+      }
     }
-    long until = System.currentTimeMillis() + timeoutMs;
-    for (Thread thread : threads) {
-      thread.join(Math.max(1, until - System.currentTimeMillis()));
-    }
+    return false;
   }
 
   /**
@@ -260,11 +411,10 @@ public final class CopyLoop {
   public synchronized String report() throws Exception {
     Map<TopicPartition, Long> positions = new HashMap<>();
     Map<TopicPartition, Long> ends = new HashMap<>();
-    long read = 0;
-    for (CopyTask task : tasks) {
-      read += task.polled.getAndSet(0);
-      positions.putAll(task.done);
-      ends.putAll(task.latest);
+    long read = polled.getAndSet(0);
+    for (SlotState slot : slots) {
+      positions.putAll(slot.done);
+      ends.putAll(slot.latest);
     }
     positions.forEach((partition, at) -> ends.merge(partition, at, Math::max));
     if (read == 0
@@ -275,17 +425,28 @@ public final class CopyLoop {
       return null;
     }
     LoopFigures.Taken taken = figures.take();
-    List<String> slots = new ArrayList<>();
-    for (Thread thread : threads) {
-      slots.add(thread.isAlive() ? "running" : (failure != null ? "failed" : "stopped"));
+    List<String> states = new ArrayList<>();
+    for (SlotState slot : slots) {
+      states.add(state(slot));
     }
     long now = System.currentTimeMillis();
     String report =
-        record(runId, ++sequence, now - reportedAt, taken, positions, ends, slots, failure);
+        record(runId, ++sequence, now - reportedAt, taken, positions, ends, states, failure);
     reportedAt = now;
     lastPositions = positions;
     lastEnds = ends;
     return report;
+  }
+
+  /** How a slot is, for the report: running, restarting (launched again), stopped or failed. */
+  private String state(SlotState slot) {
+    if (slot.job != null && !slot.job.isDone()) {
+      return slot.attempt > 0 && !slot.heard ? "restarting" : "running";
+    }
+    if (!slot.finished && !stopping) {
+      return "restarting";
+    }
+    return failure != null ? "failed" : "stopped";
   }
 
   /** The report's record (JSON), from what {@link #report} gathered. */

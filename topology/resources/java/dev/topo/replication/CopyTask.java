@@ -41,8 +41,7 @@ final class CopyTask implements Runnable {
   private static final Duration POLL = Duration.ofMillis(100);
   private static final Duration CLOSE = Duration.ofSeconds(10);
 
-  private final CopyLoop loop;
-  private final int index;
+  private final SlotHost host;
   private final Map<String, Object> consumerSettings;
   private final Map<String, Object> ledgerSettings;
   private final Map<String, Object> producerSettings;
@@ -85,14 +84,12 @@ final class CopyTask implements Runnable {
   private final Map<TopicPartition, Long> pending = new HashMap<>();
 
   CopyTask(
-      CopyLoop loop,
-      int index,
+      SlotHost host,
       Map<String, Object> consumerSettings,
       Map<String, Object> ledgerSettings,
       Map<String, Object> producerSettings,
       boolean exactlyOnce) {
-    this.loop = loop;
-    this.index = index;
+    this.host = host;
     this.consumerSettings = consumerSettings;
     this.ledgerSettings = ledgerSettings;
     this.producerSettings = producerSettings;
@@ -110,7 +107,7 @@ final class CopyTask implements Runnable {
       }
       copy();
     } catch (Throwable problem) { // an Error too: the flow must fail, never look done
-      loop.failed(problem);
+      host.failed(problem);
     } finally {
       for (AutoCloseable client : new AutoCloseable[] {consumer, producer}) {
         close(client);
@@ -127,17 +124,17 @@ final class CopyTask implements Runnable {
     long lastCommit = System.currentTimeMillis();
     boolean clean = false;
     try {
-      while (!loop.stopping()) {
-        CopyLoop.Assignment now = loop.assignment(index);
+      while (!host.stopping()) {
+        CopyLoop.Assignment now = host.assignment();
         if (now.version != version) {
           version = now.version;
           reassign(now);
         }
-        if (loop.config.once() && reached()) {
+        if (host.config().once() && reached()) {
           break; // everything the source held at the start is copied (or none was given)
         }
         if (partitions.isEmpty()) {
-          loop.awaitChange(version);
+          host.awaitChange(version);
           continue;
         }
         ConsumerRecords<byte[], byte[]> records;
@@ -154,9 +151,9 @@ final class CopyTask implements Runnable {
         // Behind (a poll as full as it gets): commit less often, a copy is late anyway and each
         // transaction waits for every record in it; caught up, as often as commit_ms says.
         long every =
-            records.count() >= loop.config.fullPoll()
-                ? loop.config.busyCommitMs()
-                : loop.config.commitMs();
+            records.count() >= host.config().fullPoll()
+                ? host.config().busyCommitMs()
+                : host.config().commitMs();
         if (clock - lastCommit >= every) {
           readPast();
           if (exactlyOnce) {
@@ -168,7 +165,7 @@ final class CopyTask implements Runnable {
           observeEnds();
         }
       }
-      clean = !loop.halted();
+      clean = !host.halted();
     } finally {
       if (clean) {
         readPast();
@@ -210,15 +207,15 @@ final class CopyTask implements Runnable {
   /** One partition's loss, counted in the loop's figures; what it is, for a person. */
   private String loss(TopicPartition partition, long from, long start, long end) {
     if (from < start) {
-      loop.figures.lost(new LoopFigures.Loss(partition, "retention", from, start));
+      host.figures().lost(new LoopFigures.Loss(partition, "retention", from, start));
       return partition + " offsets " + from + " to " + (start - 1) + " removed before copied";
     }
-    loop.figures.lost(new LoopFigures.Loss(partition, "reset", end, from));
+    host.figures().lost(new LoopFigures.Loss(partition, "reset", end, from));
     return partition + " ends at " + end + ", behind the copy at " + from;
   }
 
   private void stopOnLoss(List<String> said) {
-    if (!said.isEmpty() && loop.config.stopOnLoss()) {
+    if (!said.isEmpty() && host.config().stopOnLoss()) {
       throw new IllegalStateException(
           "records lost on the source ("
               + String.join("; ", said)
@@ -236,7 +233,7 @@ final class CopyTask implements Runnable {
       int copied = 0;
       long newest = Long.MIN_VALUE;
       for (ConsumerRecord<byte[], byte[]> record : these) {
-        Headers headers = loop.hops.copied(record.headers(), record.offset());
+        Headers headers = host.hops().copied(record.headers(), record.offset());
         if (headers == null) {
           continue; // a loop: it has been on the target, or must not be forwarded
         }
@@ -252,7 +249,7 @@ final class CopyTask implements Runnable {
         newest = Math.max(newest, timestamp);
       }
       if (copied > 0) {
-        loop.figures.add(partition, copied, size, latencies, copied, newest);
+        host.figures().add(partition, copied, size, latencies, copied, newest);
       }
       pending.put(partition, consumer.position(partition));
     }
@@ -401,7 +398,7 @@ final class CopyTask implements Runnable {
     List<String> reset = new ArrayList<>();
     for (TopicPartition partition : fresh) {
       OffsetAndMetadata at = committed.get(partition);
-      long start = loop.start(partition, at == null ? null : at.offset());
+      long start = host.start(partition, at == null ? null : at.offset());
       Long end = last.get(partition);
       if (start >= 0 && end != null && start > end) { // the topic is not the one copied before
         reset.add(loss(partition, start, 0, end));
@@ -432,7 +429,7 @@ final class CopyTask implements Runnable {
       started.put(partition, consumer.position(partition));
     }
     commit(started);
-    if (loop.config.once()) {
+    if (host.config().once()) {
       ends.putAll(last);
     }
     observeEnds();

@@ -88,6 +88,25 @@ final class LoopFigures {
     mine[NEWEST] = Math.max(mine[NEWEST], newest);
   }
 
+  /** What a copy slot took from its own figures, added to these (the leader's). */
+  synchronized void absorb(Taken taken) {
+    latency += taken.latency;
+    for (int b = 0; b < boundsMs.length && b < taken.buckets.length; b++) {
+      buckets[b] += taken.buckets[b];
+    }
+    taken.partitions.forEach(
+        (partition, values) -> {
+          long[] mine =
+              partitions.computeIfAbsent(partition, p -> new long[] {0, 0, 0, Long.MIN_VALUE});
+          mine[RECORDS] += values[RECORDS];
+          mine[BYTES] += values[BYTES];
+          mine[LATENCY] += values[LATENCY];
+          mine[NEWEST] = Math.max(mine[NEWEST], values[NEWEST]);
+          records += values[RECORDS];
+        });
+    losses.addAll(taken.losses);
+  }
+
   /** A loss the copy found (see {@link Loss}). */
   synchronized void lost(Loss loss) {
     losses.add(loss);

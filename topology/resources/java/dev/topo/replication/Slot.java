@@ -1,0 +1,205 @@
+package dev.topo.replication;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.TopicPartition;
+
+/**
+ * One copy slot: a {@link CopyTask} (a consumer of some of a flow's source partitions feeding a
+ * producer to the target) running in a Spark task, in an executor's JVM, for as long as the flow
+ * runs. Its partitions come from the flow's leader ({@link CopyLoop}, in the driver), asked every
+ * {@link #TALK_MS} over a {@link Channel}; each ask carries what the slot copied since the last one
+ * ({@link SlotWire.Report}), and each answer the slot's orders: its assignment when it changed (a
+ * new topic joins the running slot), stop, or halt. A slot the leader no longer counts as its
+ * current attempt (one Spark thought lost and a new attempt replaced) is told to halt: it commits
+ * nothing more. A leader that cannot be reached for {@link #LEADERLESS_MS} halts it too.
+ */
+final class Slot implements SlotHost {
+  static final long TALK_MS = 200;
+  static final long LEADERLESS_MS = 60_000;
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** How a slot reaches its leader: one question, one answer (Spark's plugin RPC). */
+  interface Channel {
+    String ask(String message) throws Exception;
+  }
+
+  private final LoopConfig config;
+  private final String run;
+  private final int index;
+  private final int attempt;
+  private final Channel channel;
+  private final Hops hops;
+  private final LoopFigures figures;
+  private final CopyTask task;
+  private CopyLoop.Assignment assignment =
+      new CopyLoop.Assignment(-1, Collections.emptySet(), Collections.emptyMap());
+  private Set<TopicPartition> fresh = Collections.emptySet();
+  private volatile boolean stopping;
+  private volatile boolean halted;
+  private volatile String failure;
+  private long heard = System.currentTimeMillis();
+
+  Slot(LoopConfig config, String run, int index, int attempt, Channel channel) {
+    this.config = config;
+    this.run = run;
+    this.index = index;
+    this.attempt = attempt;
+    this.channel = channel;
+    hops = new Hops(config.source(), config.target(), config.provenance(), config.noForwardFrom());
+    figures = new LoopFigures(config.boundsMs());
+    task =
+        new CopyTask(
+            this,
+            config.consumer(index),
+            config.ledger(index),
+            config.producer(index),
+            config.exactlyOnce());
+  }
+
+  /**
+   * Run slot {@code index} of the flow whose leader is {@code run}, attempt {@code attempt}, with
+   * the configuration {@code config} (JSON, as the leader was given it), until it is told to stop
+   * or halt, fails, or (once) has copied what it was given. Its last report says how it ended.
+   */
+  static void run(String config, String run, int index, int attempt, Channel channel)
+      throws Exception {
+    LoopConfig parsed =
+        LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
+    new Slot(parsed, run, index, attempt, channel).run();
+  }
+
+  void run() throws Exception {
+    talk(false); // the first assignment, before any client is made
+    Thread talker = new Thread(this::talkUntilFinished, Thread.currentThread().getName() + "-talk");
+    talker.setDaemon(true);
+    talker.start();
+    try {
+      task.run();
+    } finally {
+      talker.interrupt();
+      talker.join(5_000);
+      talk(true);
+    }
+  }
+
+  private void talkUntilFinished() {
+    try {
+      while (!task.finished) {
+        Thread.sleep(TALK_MS);
+        talk(false);
+      }
+    } catch (InterruptedException stopped) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** One report and its answer; a leader out of reach for too long halts the slot. */
+  private void talk(boolean last) {
+    long polled = task.polled.getAndSet(0);
+    LoopFigures.Taken taken = figures.take();
+    try {
+      SlotWire.Report report =
+          new SlotWire.Report(
+              run,
+              index,
+              attempt,
+              currentVersion(),
+              polled,
+              new HashMap<>(task.done),
+              new HashMap<>(task.latest),
+              taken,
+              failure,
+              last);
+      obey(SlotWire.readOrders(channel.ask(SlotWire.write(report))));
+      heard = System.currentTimeMillis();
+    } catch (Exception unreachable) {
+      task.polled.addAndGet(polled); // told next time
+      figures.absorb(taken);
+      if (unreachable instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      } else if (System.currentTimeMillis() - heard > LEADERLESS_MS) {
+        halt();
+      }
+    }
+  }
+
+  private synchronized int currentVersion() {
+    return assignment.version;
+  }
+
+  private synchronized void obey(SlotWire.Orders orders) {
+    if (orders.halt) {
+      halted = true;
+    }
+    if (orders.stop || orders.halt) {
+      stopping = true;
+    }
+    if (orders.assignment != null && orders.assignment.version != assignment.version) {
+      assignment = orders.assignment;
+      fresh = orders.fresh;
+    }
+    notifyAll();
+  }
+
+  private synchronized void halt() {
+    halted = true;
+    stopping = true;
+    notifyAll();
+  }
+
+  @Override
+  public LoopConfig config() {
+    return config;
+  }
+
+  @Override
+  public Hops hops() {
+    return hops;
+  }
+
+  @Override
+  public LoopFigures figures() {
+    return figures;
+  }
+
+  @Override
+  public synchronized CopyLoop.Assignment assignment() {
+    return assignment;
+  }
+
+  @Override
+  public synchronized void awaitChange(int seen) throws InterruptedException {
+    if (assignment.version == seen && !stopping) {
+      wait(TALK_MS);
+    }
+  }
+
+  @Override
+  public synchronized long start(TopicPartition partition, Long committed) {
+    return config.start(partition, committed, fresh.contains(partition));
+  }
+
+  @Override
+  public boolean stopping() {
+    return stopping;
+  }
+
+  @Override
+  public boolean halted() {
+    return halted;
+  }
+
+  @Override
+  public void failed(Throwable problem) {
+    if (failure == null) {
+      String message = problem.getMessage();
+      failure = problem.getClass().getSimpleName() + (message == null ? "" : ": " + message);
+    }
+    stopping = true;
+  }
+}
