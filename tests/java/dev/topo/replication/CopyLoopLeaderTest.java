@@ -1,0 +1,330 @@
+package dev.topo.replication;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The flow's leader ({@link CopyLoop}) with its slots launched by a stand-in for Spark: what it
+ * answers a slot's report ({@link SlotWire}), which attempts it fences, how it launches a lost slot
+ * again, and when the flow fails or stops. No Kafka is needed: nothing here copies.
+ */
+class CopyLoopLeaderTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** A launch as the stand-in saw it, which a test ends as Spark would. */
+  static final class Launch implements Launcher.Launched {
+    final int slot;
+    final int attempt;
+    volatile boolean done;
+    volatile String failure;
+    volatile boolean cancelled;
+
+    Launch(int slot, int attempt) {
+      this.slot = slot;
+      this.attempt = attempt;
+    }
+
+    @Override
+    public boolean isDone() {
+      return done;
+    }
+
+    @Override
+    public String failure() {
+      return failure;
+    }
+
+    @Override
+    public void cancel() {
+      cancelled = true;
+      done = true;
+    }
+  }
+
+  static final class Launches implements Launcher {
+    final List<Launch> made = new ArrayList<>();
+    String run;
+
+    @Override
+    public synchronized Launched launch(
+        String flow, String run, int slot, int attempt, String config) {
+      this.run = run;
+      Launch launch = new Launch(slot, attempt);
+      made.add(launch);
+      return launch;
+    }
+
+    synchronized List<Launch> of(int slot) {
+      List<Launch> found = new ArrayList<>();
+      for (Launch launch : made) {
+        if (launch.slot == slot) {
+          found.add(launch);
+        }
+      }
+      return found;
+    }
+  }
+
+  private static String config(int tasks) throws Exception {
+    Path file = Path.of(System.getProperty("basedir", "."), "tests", "java", "loop-config.json");
+    Map<String, Object> given =
+        new LinkedHashMap<>(
+            JSON.readValue(Files.readString(file), new TypeReference<Map<String, Object>>() {}));
+    given.put("tasks", tasks);
+    given.put("topics", Map.of("orders", "east.orders", "clicks", "east.clicks"));
+    given.put("partitions", Map.of("orders", 3, "clicks", 2));
+    given.put("starting", Map.of());
+    return JSON.writeValueAsString(given);
+  }
+
+  private static CopyLoop leading(Launches launches, int tasks) throws Exception {
+    String text = config(tasks);
+    LoopConfig parsed =
+        LoopConfig.parse(JSON.readValue(text, new TypeReference<Map<String, Object>>() {}));
+    CopyLoop loop = new CopyLoop(parsed, text, "east->west", launches);
+    loop.lead();
+    return loop;
+  }
+
+  private static void await(String what, BooleanSupplier condition) throws Exception {
+    long until = System.currentTimeMillis() + 10_000;
+    while (!condition.getAsBoolean()) {
+      assertTrue(System.currentTimeMillis() < until, "timed out waiting for " + what);
+      Thread.sleep(20);
+    }
+  }
+
+  private static SlotWire.Report report(
+      String run, int slot, int attempt, int seen, Map<TopicPartition, Long> done) {
+    LoopFigures figures = new LoopFigures(new long[] {10, 100, 1000});
+    figures.add(new TopicPartition("orders", 0), 2, 30, new long[] {5, 50}, 2, 1_700_000_000_000L);
+    return new SlotWire.Report(
+        run, slot, attempt, seen, 2, done, Map.of(), figures.take(), null, false);
+  }
+
+  private static SlotWire.Orders ask(SlotWire.Report report) throws Exception {
+    // through the text a slot sends and reads back, as Spark's RPC carries it
+    return SlotWire.readOrders(CopyLoop.receive(SlotWire.write(report)));
+  }
+
+  @Test
+  void eachSlotGetsItsPartitionsOnceAndEveryPartitionHasOneSlot() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("both slots launched", () -> launches.made.size() == 2);
+    Set<TopicPartition> all = new java.util.HashSet<>();
+    for (int slot = 0; slot < 2; slot++) {
+      SlotWire.Orders orders = ask(report(launches.run, slot, 0, -1, Map.of()));
+      assertFalse(orders.stop || orders.halt);
+      assertNotNull(orders.assignment);
+      for (TopicPartition partition : orders.assignment.partitions) {
+        assertTrue(all.add(partition), partition + " is in two slots");
+      }
+      // a flow that never copied: every partition it began with may start at its `start`
+      assertEquals(orders.assignment.partitions, orders.fresh);
+      // holding the current version, the answer carries no assignment
+      assertNull(
+          ask(report(launches.run, slot, 0, orders.assignment.version, Map.of())).assignment);
+    }
+    assertEquals(5, all.size());
+    loop.stop(1_000);
+  }
+
+  @Test
+  void aNewTopicReachesTheRunningSlotsAsANewVersionAndFreshPartitionsStartAtTheirEarliest()
+      throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    int version = ask(report(launches.run, 0, 0, -1, Map.of())).assignment.version;
+    loop.update(
+        JSON.writeValueAsString(
+            Map.of("orders", "east.orders", "clicks", "east.clicks", "new", "east.new")),
+        JSON.writeValueAsString(Map.of("orders", 3, "clicks", 2, "new", 4)));
+    Set<TopicPartition> news = new java.util.HashSet<>();
+    for (int slot = 0; slot < 2; slot++) {
+      SlotWire.Orders orders = ask(report(launches.run, slot, 0, version, Map.of()));
+      assertNotNull(orders.assignment, "a newer version for slot " + slot);
+      assertTrue(orders.assignment.version > version);
+      assertEquals("east.new", orders.assignment.topics.get("new"));
+      for (TopicPartition partition : orders.assignment.partitions) {
+        if (partition.topic().equals("new")) {
+          news.add(partition);
+          assertFalse(orders.fresh.contains(partition), "found later: starts at its earliest");
+        }
+      }
+    }
+    assertEquals(4, news.size());
+    assertEquals(2, launches.made.size(), "no slot was launched again for a new topic");
+    loop.stop(1_000);
+  }
+
+  @Test
+  void aSlotWhoseTaskEndsUnannouncedIsLaunchedAgainAloneAndItsOldAttemptIsFenced()
+      throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    TopicPartition orders0 = new TopicPartition("orders", 0);
+    ask(report(launches.run, 1, 0, -1, Map.of(orders0, 7L)));
+    Launch lost = launches.of(1).get(0);
+    lost.failure = "SparkException: ExecutorLostFailure (executor 1 exited)";
+    lost.done = true; // its executor was lost
+    await("slot 1 launched again", () -> launches.of(1).size() == 2);
+    assertEquals(1, launches.of(1).get(1).attempt);
+    assertEquals(1, launches.of(0).size(), "slot 0 went on as it was");
+    assertTrue(loop.isActive());
+    assertNull(loop.failure());
+    // The lost attempt, still alive somewhere, is told to halt: it commits nothing more.
+    SlotWire.Orders zombie = ask(report(launches.run, 1, 0, -1, Map.of(orders0, 9L)));
+    assertTrue(zombie.halt && zombie.stop);
+    // The new attempt is answered as the slot.
+    SlotWire.Orders fresh = ask(report(launches.run, 1, 1, -1, Map.of(orders0, 8L)));
+    assertFalse(fresh.halt);
+    assertNotNull(fresh.assignment);
+    // The report carries the new attempt's positions and both reports' figures, not the zombie's.
+    JsonNode reported = JSON.readTree(loop.report());
+    assertEquals(8, partitionField(reported, "orders", 0, "position").asLong());
+    assertEquals(4, partitionField(reported, "orders", 0, "records").asLong());
+    loop.stop(1_000);
+  }
+
+  @Test
+  void aSlotThatNeverStartsFailsTheFlowAfterAFewLaunches() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 1);
+    for (int i = 0; i < CopyLoop.UNHEARD_LAUNCHES; i++) {
+      int attempt = i;
+      await("attempt " + attempt, () -> launches.of(0).size() == attempt + 1);
+      Launch launch = launches.of(0).get(attempt);
+      launch.failure = "IllegalStateException: topo's copy slots need spark.plugins";
+      launch.done = true;
+      if (attempt + 1 < CopyLoop.UNHEARD_LAUNCHES) {
+        assertNull(loop.failure());
+      }
+      // (the backoff between launches doubles from BACKOFF_MS)
+    }
+    await("the flow failed", () -> loop.failure() != null);
+    assertTrue(loop.failure().contains("copy slot 0 could not start"), loop.failure());
+    assertTrue(loop.failure().contains("spark.plugins"), loop.failure());
+    await("inactive", () -> !loop.isActive());
+  }
+
+  @Test
+  void aSlotsFailureStopsTheFlowAndTheOthersAreToldToStop() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    LoopFigures none = new LoopFigures(new long[] {10});
+    SlotWire.Report failing =
+        new SlotWire.Report(
+            launches.run,
+            0,
+            0,
+            -1,
+            0,
+            Map.of(),
+            Map.of(),
+            none.take(),
+            "IllegalStateException: records lost on the source",
+            true);
+    ask(failing);
+    assertEquals("IllegalStateException: records lost on the source", loop.failure());
+    SlotWire.Orders other = ask(report(launches.run, 1, 0, -1, Map.of()));
+    assertTrue(other.stop);
+    assertFalse(other.halt, "a stop commits what was copied");
+    for (Launch launch : launches.made) {
+      launch.done = true;
+    }
+    await("inactive", () -> !loop.isActive());
+    assertEquals(2, launches.made.size(), "a failed flow is not launched again by its leader");
+    JsonNode reported = JSON.readTree(loop.report());
+    assertEquals("failed", reported.get("slots").get(0).get("state").asText());
+  }
+
+  @Test
+  void aHaltedLeaderFencesEverySlotAndAnUnknownRunIsHalted() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    loop.halt();
+    assertTrue(ask(report(launches.run, 0, 0, -1, Map.of())).halt);
+    Map<TopicPartition, Long> none = new HashMap<>();
+    assertTrue(ask(report("no-such-run", 0, 0, -1, none)).halt);
+  }
+
+  @Test
+  void reportsAndOrdersReadBackAsWritten() throws Exception {
+    TopicPartition clicks1 = new TopicPartition("clicks", 1);
+    LoopFigures figures = new LoopFigures(new long[] {10, 100});
+    figures.add(clicks1, 3, 90, new long[] {1, 20, 300}, 3, 1_700_000_000_123L);
+    figures.lost(new LoopFigures.Loss(clicks1, "retention", 4, 10));
+    SlotWire.Report read =
+        SlotWire.readReport(
+            SlotWire.write(
+                new SlotWire.Report(
+                    "r",
+                    3,
+                    2,
+                    5,
+                    11,
+                    Map.of(clicks1, 40L),
+                    Map.of(clicks1, 44L),
+                    figures.take(),
+                    null,
+                    true)));
+    assertEquals(
+        List.of("r", 3, 2, 5, 11L),
+        List.of(read.run, read.slot, read.attempt, read.seen, read.polled));
+    assertEquals(Map.of(clicks1, 40L), read.done);
+    assertEquals(Map.of(clicks1, 44L), read.latest);
+    assertTrue(read.finished);
+    assertEquals(
+        List.of(3L, 90L, 321L, 1_700_000_000_123L),
+        List.of(
+            read.figures.partitions.get(clicks1)[0],
+            read.figures.partitions.get(clicks1)[1],
+            read.figures.partitions.get(clicks1)[2],
+            read.figures.partitions.get(clicks1)[3]));
+    assertEquals(321L, read.figures.latency);
+    assertEquals("retention", read.figures.losses.get(0).kind);
+    CopyLoop.Assignment given =
+        new CopyLoop.Assignment(4, Set.of(clicks1), Map.of("clicks", "east.clicks"));
+    SlotWire.Orders orders =
+        SlotWire.readOrders(
+            SlotWire.write(new SlotWire.Orders(true, false, given, Set.of(clicks1))));
+    assertTrue(orders.stop);
+    assertEquals(4, orders.assignment.version);
+    assertEquals(Set.of(clicks1), orders.assignment.partitions);
+    assertEquals(Map.of("clicks", "east.clicks"), orders.assignment.topics);
+    assertEquals(Set.of(clicks1), orders.fresh);
+  }
+
+  private static JsonNode partitionField(
+      JsonNode report, String topic, int partition, String name) {
+    for (JsonNode item : report.get("partitions")) {
+      if (item.get("topic").asText().equals(topic) && item.get("partition").asInt() == partition) {
+        return item.get(name);
+      }
+    }
+    throw new AssertionError(topic + "-" + partition + " is not in the report: " + report);
+  }
+}
