@@ -163,10 +163,11 @@ def _stop_replication(state: Path) -> None:
 
 @pytest.fixture(scope="session")
 def spark_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator["StandaloneSpark"]:
-    """One standalone Spark cluster for the run (a master and a worker, 2 cores, 1g)."""
+    """One standalone Spark cluster for the run: a master and two workers of 4 cores and 1g
+    each (a copy slot holds a core while it runs; the cores are the machine's two, shared)."""
     from tests import spark_cluster as standalone
 
-    cluster = standalone.start(tmp_path_factory.mktemp("spark-cluster"))
+    cluster = standalone.start(tmp_path_factory.mktemp("spark-cluster"), cores=4, workers=2)
     try:
         yield cluster
     finally:

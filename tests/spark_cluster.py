@@ -1,4 +1,4 @@
-"""A real standalone Spark cluster on localhost for tests: one master and one worker.
+"""A real standalone Spark cluster on localhost for tests: one master and its workers.
 
 Both daemons are started from the Spark that ships in the pyspark wheel (`bin/spark-class`, so
 Spark's own launcher adds the JVM flags its version needs), bound to 127.0.0.1 on free ports,
@@ -37,10 +37,11 @@ class StandaloneSpark:
     # The master's web UI; its /json/ lists workers and running and completed applications.
     master_web_url: str = ""
     spark_home: Path = field(default=Path(), repr=False)
-    # Worker first: stop ends it before the master it reports to.
+    # Workers first: stop ends them before the master they report to.
     processes: tuple["subprocess.Popen[bytes]", ...] = field(default=(), repr=False, compare=False)
-    cores: int = 2
+    cores: int = 2  # each worker's
     memory: str = "1g"
+    workers: int = 1
 
     @property
     def master_log(self) -> Path:
@@ -49,6 +50,17 @@ class StandaloneSpark:
     @property
     def worker_log(self) -> Path:
         return self.workdir / "worker.log"
+
+    def executor_logs(self, app: str) -> dict[str, str]:
+        """Each worker folder's executors' stderr for the application named `app`, joined:
+        what of it ran on that worker."""
+        listed = [*self.status().get("activeapps", []), *self.status().get("completedapps", [])]
+        ids = {str(a["id"]) for a in listed if a.get("name") == app}
+        found = {}
+        for folder in sorted(self.workdir.glob("worker*/")):
+            logs = [f for i in sorted(ids) for f in sorted(folder.glob(f"{i}/*/stderr"))]
+            found[folder.name] = "\n".join(f.read_text(errors="replace") for f in logs)
+        return found
 
     def status(self) -> dict[str, Any]:
         """The master's state as its web UI reports it (workers, activeapps, completedapps)."""
@@ -84,10 +96,10 @@ def master_status(web_url: str, timeout: float = 5) -> dict[str, Any]:
 
 
 def start(
-    workdir: Path, cores: int = 2, memory: str = "1g", timeout: float = 60
+    workdir: Path, cores: int = 2, memory: str = "1g", timeout: float = 60, workers: int = 1
 ) -> StandaloneSpark:
-    """Start a master and one worker offering `cores` and `memory`; return once the worker has
-    registered with the master, or raise SparkClusterError (with nothing left running)."""
+    """Start a master and `workers` workers each offering `cores` and `memory`; return once
+    they have registered with the master, or raise SparkClusterError (nothing left running)."""
     home = spark_home()
     workdir.mkdir(parents=True, exist_ok=True)
     master_port, master_ui_port = free_port(), free_port()
@@ -108,7 +120,8 @@ def start(
     started: list[subprocess.Popen[bytes]] = []
     try:
         started.append(_spawn(master_cmd, env, workdir / "master.log", workdir))
-        started.append(_start_worker(home, workdir, master_url, cores, memory))
+        for number in range(1, workers + 1):
+            started.append(_start_worker(home, workdir, master_url, cores, memory, number))
         cluster = StandaloneSpark(
             master_url,
             workdir,
@@ -117,12 +130,22 @@ def start(
             processes=tuple(reversed(started)),
             cores=cores,
             memory=memory,
+            workers=workers,
         )
-        _await_worker(cluster, timeout)
+        _await_worker(cluster, timeout, wanted=workers)
     except BaseException:
         _stop_all(tuple(reversed(started)))
         raise
     return cluster
+
+
+def kill_worker(cluster: StandaloneSpark) -> None:
+    """kill -9 of one worker and the executors it launched (a machine lost), with no
+    replacement: the others take its work."""
+    worker, *rest = cluster.processes
+    _signal_group(worker.pid, signal.SIGKILL)
+    worker.wait()
+    object.__setattr__(cluster, "processes", tuple(rest))  # gone: stop() ends the others
 
 
 def replace_worker(cluster: StandaloneSpark, timeout: float = 60) -> None:
@@ -160,9 +183,10 @@ def _environment(home: Path, workdir: Path) -> dict[str, str]:
 
 
 def _start_worker(
-    home: Path, workdir: Path, master_url: str, cores: int, memory: str
+    home: Path, workdir: Path, master_url: str, cores: int, memory: str, number: int = 1
 ) -> "subprocess.Popen[bytes]":
-    worker_dir = workdir / "worker"
+    name = "worker" if number == 1 else f"worker-{number}"
+    worker_dir = workdir / name
     worker_dir.mkdir(exist_ok=True)
     worker_port, worker_ui_port = free_port(), free_port()
     worker_cmd = [
@@ -182,7 +206,7 @@ def _start_worker(
         str(worker_dir),
         master_url,
     ]
-    return _spawn(worker_cmd, _environment(home, workdir), workdir / "worker.log", workdir)
+    return _spawn(worker_cmd, _environment(home, workdir), workdir / f"{name}.log", workdir)
 
 
 def _worker_ids(cluster: StandaloneSpark) -> set[str]:
@@ -215,11 +239,13 @@ def _await_worker(
     cluster: StandaloneSpark,
     timeout: float,
     alive_other_than: Collection[str] = (),
+    wanted: int = 1,
 ) -> None:
     deadline = time.monotonic() + timeout
     last_error = "the master's web UI never answered"
+    names = ["worker"] * (len(cluster.processes) - 1) + ["master"]
     while True:
-        for name, process in zip(("worker", "master"), cluster.processes, strict=True):
+        for name, process in zip(names, cluster.processes, strict=True):
             if process.poll() is not None:
                 raise SparkClusterError(
                     f"the Spark {name} exited with code {process.returncode} while starting"
@@ -235,7 +261,7 @@ def _await_worker(
                 for w in status.get("workers", [])
                 if w.get("state") == "ALIVE" and str(w.get("id")) not in alive_other_than
             ]
-            if alive:
+            if len(alive) >= wanted:
                 return
             last_error = f"the master lists no ALIVE worker (workers: {status.get('workers')})"
         if time.monotonic() >= deadline:

@@ -229,43 +229,86 @@ def _lose_machine(driver_file: Path, supervisor: "subprocess.Popen[bytes]") -> N
         os.killpg(recorded["submit_pid"], 9)
 
 
-def test_continuous_replication_on_a_standalone_spark_cluster_survives_a_lost_worker(
+def test_copy_slots_spread_over_two_workers_take_new_topics_and_survive_a_lost_worker(
     tmp_path: Path,
     lab: dict[str, dict[str, str]],
     spark_cluster: "StandaloneSpark",
     runs: list["subprocess.Popen[bytes]"],
 ) -> None:
+    """A flow of 12 partitions as 4 copy slots on a standalone cluster of two workers: the slots
+    run on both, a new topic joins them without a restart, and when one worker is lost its
+    slots run again on the other. Exactly-once: every record once, read_committed."""
     from tests import spark_cluster as standalone
 
     src, dst = lab[SOURCE_CLUSTER], lab[TARGET_CLUSTER]
     prefix = f"sw{uuid.uuid4().hex[:8]}"
-    topic = f"{prefix}-payments"
-    records.create_topic(src, topic, 2)
-    records.produce(src, varied(topic, 10, 2))
+    topic, later = f"{prefix}-payments", f"{prefix}-later"
+    records.create_topic(src, topic, 12)
+    records.produce(src, varied(topic, 24, 12))
     engine = (
         f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n"
-        "  spark_conf: {spark.executor.memory: 512m, spark.cores.max: 2}\n"
-        f"  checkpoints: {(tmp_path / 'shared-checkpoints').as_uri()}\n"
+        "  spark_conf: {spark.executor.memory: 512m, spark.executor.cores: 2,"
+        " spark.cores.max: 4}\n"
     )
     file = _mirror(tmp_path, prefix, src, dst, engine)
+    file.write_text(
+        file.read_text().replace(
+            "  - mirror: {from: src, to: dst}\n",
+            "  - mirror: {from: src, to: dst}\n    tasks: 4\n    delivery: exactly-once\n",
+        )
+    )
     here, elsewhere = Machine(tmp_path / "machine-here"), Machine(tmp_path / "machine-else")
 
-    # The local machine runs `topo run` in the background; the queries run on the cluster.
+    # The local machine runs `topo run` in the background; the slots run on the cluster.
     applied = here.topo("apply", str(file), "--auto-approve")
     assert applied.returncode == 0, applied.stderr
+    assert "4 copy slots" in applied.stdout
     assert "starting the replication supervisor" in applied.stderr
-    wait_for(dst, f"src.{topic}", 10)
+    copied = wait_for(dst, f"src.{topic}", 24)
+    assert contents(copied) == expected(records.read_topic(src, topic), "src")
     active = [app["name"] for app in spark_cluster.status().get("activeapps", [])]
     assert f"topo-{prefix}" in active
-    assert (tmp_path / "shared-checkpoints" / prefix / "src--dst").is_dir()
 
-    # The worker (and its executors) is lost mid-stream; a new one joins; nothing is lost.
-    stream = [Record(topic, i % 2, f"s-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(60)]
+    def slot_lines() -> dict[str, list[str]]:
+        """Per worker, the slots its executors ran: `topo: src->dst: copy slot 2 runs on ...`."""
+        return {
+            worker: [line for line in text.splitlines() if ": copy slot " in line]
+            for worker, text in spark_cluster.executor_logs(f"topo-{prefix}").items()
+        }
+
+    def slots(lines: list[str]) -> set[str]:
+        return {line.split(": copy slot ")[1].split()[0] for line in lines}
+
+    # Each worker's executor runs slots of the flow (2 cores each: 2 slots each).
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all(len(v) == 2 for v in slot_lines().values()):
+        time.sleep(1)
+    started = slot_lines()
+    assert sorted(started) == ["worker", "worker-2"], started
+    assert all(len(lines) == 2 for lines in started.values()), started
+
+    # A topic made on the source joins the running slots: none restarts.
+    records.create_topic(src, later, 2)
+    records.produce(src, varied(later, 6, 2))
+    assert contents(wait_for(dst, f"src.{later}", 6)) == expected(
+        records.read_topic(src, later), "src"
+    )
+    assert slot_lines() == started  # no slot launched again
+    assert _status(here, file)["flows"][0]["restarts"] == 0
+
+    # One worker (and its executor) is lost mid-stream: its slots run again on the other
+    # worker, alone; nothing is lost or copied twice.
+    stream = [Record(topic, i % 12, f"s-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(60)]
     records.produce(src, stream[:30])
-    standalone.replace_worker(spark_cluster)
+    standalone.kill_worker(spark_cluster)
     records.produce(src, stream[30:])
     everything = records.read_topic(src, topic)
-    _wait_for_all(dst, f"src.{topic}", everything)  # at-least-once: no loss
+    _wait_for_all(dst, f"src.{topic}", everything)
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
+    # (kill_worker kills the worker started last)
+    again = [line for line in slot_lines()["worker"] if "(attempt 0)" not in line]
+    assert slots(again) == slots(started["worker-2"]), slot_lines()
+    assert _status(here, file)["flows"][0]["restarts"] == 0  # the flow went on
 
     # Stopped from another machine's state folder.
     stopped = elsewhere.topo("stop", str(file))

@@ -50,6 +50,12 @@ class JobSpec:
     # active-active mesh every member already gets each record directly from its origin.
     no_forward_from: tuple[str, ...] = ()
     on_loss: str = "alert"  # alert | stop: records the source lost before they were copied
+    tasks: int | None = None  # copy slots; None: naming.LOOP_TASKS
+
+    @property
+    def slots(self) -> int:
+        """How many copy slots the flow's copy runs as."""
+        return self.tasks or naming.LOOP_TASKS
 
     def to_dict(self) -> dict[str, Any]:
         found = {
@@ -68,6 +74,8 @@ class JobSpec:
         }
         if self.on_loss != "alert":  # the default is left out: specs made before it are equal
             found["on_loss"] = self.on_loss
+        if self.tasks is not None:
+            found["tasks"] = self.tasks
         return found
 
     @property
@@ -99,6 +107,7 @@ def spec_of(topology: Topology, edge: Edge) -> JobSpec:
         record_filter=settings.filter,
         no_forward_from=tuple(c for c in flow.sources if c != edge.source) if mesh else (),
         on_loss=settings.on_loss,
+        tasks=settings.tasks,
     )
 
 
@@ -122,6 +131,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
         record_filter=data["record_filter"],
         no_forward_from=tuple(data.get("no_forward_from", ())),
         on_loss=str(data.get("on_loss", "alert")),
+        tasks=None if data.get("tasks") is None else int(data["tasks"]),
     )
 
 

@@ -134,6 +134,9 @@ class FlowSettings:
     # again): `alert` counts and reports each loss and copies on from the oldest record; `stop`
     # stops the flow there.
     on_loss: str = "alert"
+    # Copy slots (MM2's tasks.max): each a long-running Spark task holding some of the flow's
+    # source partitions; None leaves the count to topo (naming.LOOP_TASKS).
+    tasks: int | None = None
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""

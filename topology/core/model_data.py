@@ -132,6 +132,7 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
         "filter": settings.filter,
         "provenance": settings.provenance,
         "on_loss": settings.on_loss,
+        "tasks": settings.tasks,
         "mm2": {
             "offsets_topic": settings.mm2.offsets_topic,
             "status_topic": settings.mm2.status_topic,
@@ -236,6 +237,7 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         filter=data["filter"],
         provenance=bool(data["provenance"]),
         on_loss=str(data.get("on_loss", "alert")),  # absent before on_loss existed
+        tasks=data.get("tasks"),  # absent before copy slots were a setting
         mm2=Mm2State(**data["mm2"]),
         # A jobs document published before objectives existed has none.
         objectives=Objectives(**data.get("objectives", {})),

@@ -165,8 +165,9 @@ def flow_slug(source: str, target: str) -> str:
     return f"{source}--{target}"
 
 
-# The copy loop (engine.trigger: loop) runs this many threads per flow; with exactly-once each
-# has the transactional id `<transactional_prefix>.loop.<n>`, n from 0.
+# The copy loop (engine.trigger: loop) runs a flow as this many copy slots unless its `tasks`
+# says otherwise; with exactly-once each has the transactional id
+# `<transactional_prefix>.loop.<n>`, n from 0.
 LOOP_TASKS = 2
 LOOP_TRANSACTIONS = "loop"
 

@@ -323,8 +323,9 @@ def _running(
     if exactly_once:
         prefix = naming.transactional_prefix(topology.name, slug) + "."
         if looped:
-            ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(naming.LOOP_TASKS)]
-            why = f"exactly-once: one transactional id per copy thread of {edge.name}"
+            slots = settings.tasks or naming.LOOP_TASKS
+            ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(slots)]
+            why = f"exactly-once: one transactional id per copy slot of {edge.name}"
         else:
             ids = [
                 f"{prefix}{topic}.{partition}"

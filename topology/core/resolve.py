@@ -114,9 +114,8 @@ class _Resolver:
                 ("engine", "runner"),
             )
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
-        # The copy loop runs in the driver; on a Spark cluster the queries' tasks spread the
-        # copying over its executors, as they did before the loop existed.
-        trigger = raw.get("trigger", "micro-batch" if runner == "spark" else "loop")
+        # The copy loop's slots are Spark tasks: on this machine or a cluster's executors alike.
+        trigger = raw.get("trigger", "loop")
         return Engine(
             runner,
             master or "local[*]",
@@ -323,6 +322,7 @@ class _Resolver:
             mm2=_over(base.mm2, mm2),
             objectives=_over(base.objectives, raw.get("objectives", {})),
             on_loss=raw.get("on_loss", base.on_loss),
+            tasks=raw.get("tasks", base.tasks),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:

@@ -34,8 +34,8 @@ BASE_CONF: Mapping[str, str] = {
 SLOT_PLUGIN = "dev.topo.replication.SlotPlugin"
 # The local runner's Spark: a copy slot is a task that runs as long as its flow, and waits on the
 # network, so local[N] counts slots, not cores: the machine's cores for Spark's own tasks (a
-# micro-batch flow's), two slots per flow (topology.core.naming.LOOP_TASKS), and room for flows
-# a running driver is given later.
+# micro-batch flow's), each flow's slots (its `tasks`), and room for flows a running driver is
+# given later.
 SPARE_SLOTS = 16
 
 
@@ -51,13 +51,11 @@ def with_slot_plugin(conf: Mapping[str, str]) -> dict[str, str]:
     return given
 
 
-def local_master(master: str, flows: int, cores: int) -> str:
-    """The local runner's master: `local` and `local[*]` sized for the slots of `flows` flows
-    (see SPARE_SLOTS); a count the topology states is kept."""
-    from topology.core.naming import LOOP_TASKS
-
+def local_master(master: str, slots: int, cores: int) -> str:
+    """The local runner's master: `local` and `local[*]` sized for `slots` copy slots (see
+    SPARE_SLOTS); a count the topology states is kept."""
     if master.strip() in ("local", "local[*]"):
-        return f"local[{cores + LOOP_TASKS * flows + SPARE_SLOTS}]"
+        return f"local[{cores + slots + SPARE_SLOTS}]"
     return master
 
 

@@ -53,7 +53,8 @@ def submission(jobs: JobsDocument, base: str) -> Submission:
     engine = jobs.topology().engine
     master = engine.master
     if engine.runner == "local":
-        master = local_master(master, len(jobs.specs), os.cpu_count() or 1)
+        slots = sum(spec.slots for spec in jobs.specs)
+        master = local_master(master, slots, os.cpu_count() or 1)
     return Submission(
         jobs.owner, str(Path(base).resolve()), engine.runner, master, dict(engine.spark_conf)
     )

@@ -144,7 +144,7 @@ def config(plan: QueryPlan) -> dict[str, Any]:
         "starting": _starting(plan.starting),
         "starting_wins": plan.starting_wins,
         "once": plan.once,
-        "tasks": naming.LOOP_TASKS,  # each a consumer and a producer; idle ones sleep
+        "tasks": spec.slots,  # copy slots, each a consumer and a producer; idle ones sleep
         "commit_ms": COMMIT_MS[spec.delivery],
         "busy_commit_ms": BUSY_COMMIT_MS,
         "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],

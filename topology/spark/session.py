@@ -31,7 +31,9 @@ def build_session(
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = SparkSession.builder.appName(app_name).master(master or DEFAULT_MASTER)
     jar_list = ",".join(map(str, jars))
-    settings = with_slot_plugin(with_driver_heap({**BASE_CONF, "spark.jars": jar_list, **(conf or {})}))
+    settings = with_slot_plugin(
+        with_driver_heap({**BASE_CONF, "spark.jars": jar_list, **(conf or {})})
+    )
     for key, value in settings.items():
         builder = builder.config(key, value)
     return builder.getOrCreate()

@@ -658,6 +658,12 @@ class _FlowChanges:
         self.reads = reads
         self.handovers = handovers
 
+    def _slots(self, spec: jobs.JobSpec) -> str:
+        """`, 2 copy slots` for a flow its copy loop runs (docs/engine.md, Copy slots)."""
+        if self.topology.engine.trigger != "loop" or spec.record_filter is not None:
+            return ""
+        return f", {spec.slots} copy slot{'s' if spec.slots != 1 else ''}"
+
     def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
         changes = []
         wanted = {spec.flow: spec for spec in jobs.specs_of(self.topology)}
@@ -668,7 +674,7 @@ class _FlowChanges:
             before = running.get(flow)
             mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
             if before is None:
-                reason = f"start replicating ({mode})"
+                reason = f"start replicating ({mode}{self._slots(spec)})"
                 resumed = self._resume(spec)
                 if resumed is not None:
                     after["resume"] = resumed

@@ -3,6 +3,7 @@ package dev.topo.replication;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.concurrent.ExecutionException;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaFutureAction;
 import org.apache.spark.api.java.JavaSparkContext;
@@ -30,7 +31,7 @@ public final class SlotJobs implements Launcher {
     JavaFutureAction<Void> job =
         spark
             .parallelize(Collections.singletonList(slot), 1)
-            .foreachPartitionAsync(new Body(run, slot, attempt, config));
+            .foreachPartitionAsync(new Body(flow, run, slot, attempt, config));
     return new Launched() {
       @Override
       public boolean isDone() {
@@ -63,12 +64,14 @@ public final class SlotJobs implements Launcher {
   /** The slot's task: attempt 0 only (see the class's comment). */
   static final class Body implements VoidFunction<Iterator<Integer>> {
     private static final long serialVersionUID = 1L;
+    private final String flow;
     private final String run;
     private final int slot;
     private final int attempt;
     private final String config;
 
-    Body(String run, int slot, int attempt, String config) {
+    Body(String flow, String run, int slot, int attempt, String config) {
+      this.flow = flow;
       this.run = run;
       this.slot = slot;
       this.attempt = attempt;
@@ -81,6 +84,17 @@ public final class SlotJobs implements Launcher {
         throw new IllegalStateException(
             "copy slot " + slot + " runs again when its leader says so, not as a Spark retry");
       }
+      // In the executor's log (the driver's, with the local runner): where each slot runs.
+      System.err.println(
+          "topo: "
+              + flow
+              + ": copy slot "
+              + slot
+              + " runs on executor "
+              + SparkEnv.get().executorId()
+              + " (attempt "
+              + attempt
+              + ")");
       Slot.run(config, run, slot, attempt, SlotPlugin.channel());
     }
   }
