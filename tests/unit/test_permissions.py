@@ -933,4 +933,7 @@ def test_the_copy_loop_commits_its_progress_whatever_the_delivery() -> None:
     _topology, _plan, found = needs(exactly_once, east, cluster("west"))
     prefix = "topo.shop.east--west."
     [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
-    assert write.instances == (f"{prefix}loop.0", f"{prefix}loop.1")  # one per copy thread
+    assert write.instances == (f"{prefix}loop.0", f"{prefix}loop.1")  # one per copy slot
+    _topology, _plan, found = needs(exactly_once + "    tasks: 3\n", east, cluster("west"))
+    [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
+    assert write.instances == tuple(f"{prefix}loop.{n}" for n in range(3))

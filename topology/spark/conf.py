@@ -18,11 +18,13 @@ BASE_CONF: Mapping[str, str] = {
     "spark.sql.shuffle.partitions": "2",
     "spark.sql.adaptive.enabled": "false",
     "spark.driver.memory": "1g",
-    # The copy loop runs in the driver's JVM: Kafka's own collector settings (its brokers' and
-    # MirrorMaker 2's), short pauses over Java's 200 ms default, and Spark's periodic
-    # System.gc() (its context cleaner's) concurrent rather than a full pause.
+    # The copy slots run in the driver's JVM (local runner) or the executors': Kafka's own
+    # collector settings (its brokers' and MirrorMaker 2's), short pauses over Java's 200 ms
+    # default, and Spark's periodic System.gc() (its context cleaner's) concurrent rather than
+    # a full pause.
     # spark.driver.extraJavaOptions, where a topology sets it, comes after these and wins.
     "spark.driver.defaultJavaOptions": DRIVER_JVM,
+    "spark.executor.defaultJavaOptions": DRIVER_JVM,
     "spark.sql.session.timeZone": "UTC",
     "spark.log.level": "WARN",
     # Spark's own list plus the Kafka client's secrets (JAAS lines, PEM keys): their values are

@@ -1,8 +1,10 @@
 """One flow copied by topo's copy loop (`engine.trigger: loop`), seen by the driver as a query.
 
-The loop (`CopyLoop` and `CopyTask` in topo's jar, docs/engine.md) runs in the driver's JVM:
-long-lived threads, each a Kafka consumer of some of the flow's source partitions feeding a
-producer to the target, with topo's loop rules and stamps applied in between. Its positions are
+The loop (topo's jar, docs/engine.md, Copy slots) is a leader in the driver's JVM (`CopyLoop`)
+and copy slots (`Slot`, `CopyTask`), each a single-task Spark job (`SlotJobs`) on an executor:
+a Kafka consumer of some of the flow's source partitions feeding a producer to the target,
+with topo's loop rules and stamps applied in between, reporting to the leader over Spark's
+plugin RPC (`SlotPlugin`, added to `spark.plugins` by `conf.with_slot_plugin`). Its positions are
 committed to the flow's progress group on the target (inside each transaction for exactly-once),
 not to a Spark checkpoint. `LoopQuery` is the running loop as the driver drives it; what the
 loop did reaches Python as its own versioned report (`CopyLoop.report()`), read into the same

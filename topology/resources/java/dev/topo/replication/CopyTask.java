@@ -22,8 +22,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * One thread of a copy loop: a consumer of the source partitions the loop gives it, a producer to
- * the target, and nothing in between but topo's loop rules and stamps ({@link Hops}).
+ * The copying of one copy slot ({@link Slot}, its {@link SlotHost}): a consumer of the source
+ * partitions the flow's leader gives the slot, a producer to the target, and nothing in between but
+ * topo's loop rules and stamps ({@link Hops}).
  *
  * <p>A record is sent as soon as a poll returns it, to the same partition of its remote topic with
  * its key, value, headers and timestamp. How far each partition is copied is committed to the
@@ -32,10 +33,10 @@ import org.apache.kafka.common.header.Headers;
  * copies acknowledged, on the {@link Ledger}'s thread (so a committed position never runs ahead of
  * the records on the target, and committing never holds up the copy); exactly-once, inside the
  * Kafka transaction that holds the records ({@code sendOffsetsToTransaction}), so both become
- * visible to read_committed readers, or neither does. A partition always goes to the same thread
- * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted thread's
- * {@code initTransactions} aborts what its predecessor left open before it reads where to go on
- * from.
+ * visible to read_committed readers, or neither does. A partition always goes to the same slot
+ * ({@link CopyLoop}), so its transactions all have the same transactional id: a restarted slot's
+ * {@code initTransactions} aborts what its predecessor left open (and fences it) before it reads
+ * where to go on from.
  */
 final class CopyTask implements Runnable {
   private static final Duration POLL = Duration.ofMillis(100);

@@ -229,7 +229,7 @@ final class LoopConfig {
     return stopOnLoss;
   }
 
-  /** The number of copy threads. */
+  /** The number of copy slots. */
   int tasks() {
     return tasks;
   }
