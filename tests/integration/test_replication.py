@@ -212,15 +212,21 @@ def test_the_record_filter_runs_in_the_job(topology: Topology) -> None:
     records.produce(src, written)
     topology.write(
         "  - mirror: {from: src, to: dst}\n"
-        "    filter: \"key IS NOT NULL AND CAST(value AS STRING) LIKE '%value-1%'\""
+        "    filter: \"key IS NOT NULL AND CAST(value AS STRING) LIKE '%value-1%'"
+        " AND exists(headers, h -> h.key = 'seq' AND CAST(h.value AS STRING) = '13') = false\""
     )
 
+    # In the copy loop's slots (the plan counts them), by Spark's own expression engine.
+    assert "2 copy slots" in run_topo("plan", str(topology.file)).stdout
     topology.apply("--once")
 
     kept = [
         r
         for r in records.read_topic(src, topic)
-        if r.key is not None and r.value and b"value-1" in r.value
+        if r.key is not None
+        and r.value
+        and b"value-1" in r.value
+        and ("seq", b"13") not in r.headers
     ]
     assert 0 < len(kept) < len(written)
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(kept, "src")

@@ -69,12 +69,12 @@ def test_exactly_once_commits_often_and_a_handover_gives_its_positions() -> None
     assert given["starting"] == {"orders": {"0": 42, "1": -2}}
 
 
-def test_a_record_filter_keeps_a_flow_on_spark_whatever_the_trigger() -> None:
+def test_the_trigger_alone_says_whether_a_flow_runs_in_the_loop_a_filter_included() -> None:
     assert loop.runs_as_loop(_plan())
     assert not loop.runs_as_loop(_plan(trigger="micro-batch"))
     filtered = _plan()
     filtered = replace(filtered, spec=replace(filtered.spec, record_filter="key IS NOT NULL"))
-    assert not loop.runs_as_loop(filtered)
+    assert loop.runs_as_loop(filtered)  # its slots evaluate the filter (SqlFilter)
 
 
 def _batch(folder: Path, number: int, ends: str, committed: bool) -> None:

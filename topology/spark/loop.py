@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
 
 from topology.core import naming
 from topology.core.progress import LATENCY_BUCKETS, FlowProgress, read_loop_report
 from topology.spark import resumed
-from topology.spark.query import QueryPlan
+from topology.spark.query import HEADERS_TYPE, QueryPlan
 
 # How often positions are committed: at-least-once after a flush (a restart copies at most this
 # much again); exactly-once, each transaction's span (how long a copy is invisible to readers).
@@ -109,15 +110,33 @@ def checkpoint_offsets(spark: SparkSession, checkpoint: str) -> dict[str, dict[s
 
 
 def runs_as_loop(plan: QueryPlan) -> bool:
-    """A flow with a record filter (Spark SQL) runs as Spark queries whatever the trigger."""
-    return plan.trigger == "loop" and plan.spec.record_filter is None
+    return plan.trigger == "loop"
+
+
+def record_filter(spark: SparkSession, predicate: str) -> Any:
+    """The flow's filter for its slots (`SqlFilter`): resolved here, once, by Spark's analyzer
+    over an empty relation of the Kafka source's columns, so it means what it means to a
+    query; each slot compiles it."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    rows = spark.createDataFrame([], SOURCE_COLUMNS).where(F.expr(predicate))
+    return jvm.dev.topo.replication.SqlFilter.of(rows._jdf.queryExecution().analyzed())
+
+
+# The columns Spark's Kafka source gives a record (with headers), which a filter is written over.
+SOURCE_COLUMNS = (
+    "key binary, value binary, topic string, partition int, offset long, "
+    f"timestamp timestamp, timestampType int, headers {HEADERS_TYPE}"
+)
 
 
 def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     given = config(plan)
-    slots = jvm.dev.topo.replication.SlotJobs(spark.sparkContext._jsc)
+    predicate = plan.spec.record_filter
+    kept = None if predicate is None else record_filter(spark, predicate)
+    slots = jvm.dev.topo.replication.SlotJobs(spark.sparkContext._jsc, kept)
     leader = jvm.dev.topo.replication.CopyLoop.start(json.dumps(given), plan.spec.flow, slots)
     started = LoopQuery(leader, plan.spec.flow)
     started._given = (given["topics"], given["partitions"])

@@ -36,6 +36,7 @@ SOURCES = (
     "LoopConfig.java",
     "Ledger.java",
     "CopyTask.java",
+    "RecordFilter.java",
     "SlotHost.java",
     "SlotWire.java",
     "Slot.java",
@@ -43,6 +44,7 @@ SOURCES = (
     "CopyLoop.java",
     "SlotPlugin.java",
     "SlotJobs.java",
+    "SqlFilter.java",
 )
 JAR = "topo-classes.jar"
 

@@ -660,7 +660,7 @@ class _FlowChanges:
 
     def _slots(self, spec: jobs.JobSpec) -> str:
         """`, 2 copy slots` for a flow its copy loop runs (docs/engine.md, Copy slots)."""
-        if self.topology.engine.trigger != "loop" or spec.record_filter is not None:
+        if self.topology.engine.trigger != "loop":
             return ""
         return f", {spec.slots} copy slot{'s' if spec.slots != 1 else ''}"
 

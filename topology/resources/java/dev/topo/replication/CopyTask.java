@@ -43,6 +43,7 @@ final class CopyTask implements Runnable {
   private static final Duration CLOSE = Duration.ofSeconds(10);
 
   private final SlotHost host;
+  private RecordFilter filter;
   private final Map<String, Object> consumerSettings;
   private final Map<String, Object> ledgerSettings;
   private final Map<String, Object> producerSettings;
@@ -100,6 +101,7 @@ final class CopyTask implements Runnable {
   @Override
   public void run() {
     try {
+      filter = host.filter();
       consumer = new KafkaConsumer<>(consumerSettings);
       ledger = new Ledger(ledgerSettings, Thread.currentThread().getName() + "-progress");
       producer = new KafkaProducer<>(producerSettings);
@@ -237,6 +239,9 @@ final class CopyTask implements Runnable {
         Headers headers = host.hops().copied(record.headers(), record.offset());
         if (headers == null) {
           continue; // a loop: it has been on the target, or must not be forwarded
+        }
+        if (filter != null && !filter.keep(record)) {
+          continue; // the flow's filter leaves it out (its position moves past it all the same)
         }
         if (exactlyOnce && !inTransaction) {
           producer.beginTransaction();

@@ -33,6 +33,7 @@ final class Slot implements SlotHost {
   private final int index;
   private final int attempt;
   private final Channel channel;
+  private final RecordFilter filter;
   private final Hops hops;
   private final LoopFigures figures;
   private final CopyTask task;
@@ -44,8 +45,10 @@ final class Slot implements SlotHost {
   private volatile String failure;
   private long heard = System.currentTimeMillis();
 
-  Slot(LoopConfig config, String run, int index, int attempt, Channel channel) {
+  Slot(
+      LoopConfig config, String run, int index, int attempt, Channel channel, RecordFilter filter) {
     this.config = config;
+    this.filter = filter;
     this.run = run;
     this.index = index;
     this.attempt = attempt;
@@ -63,14 +66,16 @@ final class Slot implements SlotHost {
 
   /**
    * Run slot {@code index} of the flow whose leader is {@code run}, attempt {@code attempt}, with
-   * the configuration {@code config} (JSON, as the leader was given it), until it is told to stop
-   * or halt, fails, or (once) has copied what it was given. Its last report says how it ended.
+   * the configuration {@code config} (JSON, as the leader was given it) and the flow's record
+   * {@code filter} (or null), until it is told to stop or halt, fails, or (once) has copied what it
+   * was given. Its last report says how it ended.
    */
-  static void run(String config, String run, int index, int attempt, Channel channel)
+  static void run(
+      String config, String run, int index, int attempt, Channel channel, RecordFilter filter)
       throws Exception {
     LoopConfig parsed =
         LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
-    new Slot(parsed, run, index, attempt, channel).run();
+    new Slot(parsed, run, index, attempt, channel, filter).run();
   }
 
   void run() throws Exception {
@@ -165,6 +170,11 @@ final class Slot implements SlotHost {
   @Override
   public LoopFigures figures() {
     return figures;
+  }
+
+  @Override
+  public RecordFilter filter() {
+    return filter;
   }
 
   @Override

@@ -15,6 +15,9 @@ interface SlotHost {
 
   LoopFigures figures();
 
+  /** The flow's record filter, or null: every record passing the loop rules is copied. */
+  RecordFilter filter();
+
   /** The partitions the task holds now, with the topic map, as of one assignment version. */
   CopyLoop.Assignment assignment();
 

@@ -18,9 +18,12 @@ import org.apache.spark.api.java.function.VoidFunction;
  */
 public final class SlotJobs implements Launcher {
   private final JavaSparkContext spark;
+  private final RecordFilter filter;
 
-  public SlotJobs(JavaSparkContext spark) {
+  /** Slots of a flow whose record filter is {@code filter} (null: none). */
+  public SlotJobs(JavaSparkContext spark, RecordFilter filter) {
     this.spark = spark;
+    this.filter = filter;
   }
 
   @Override
@@ -31,7 +34,7 @@ public final class SlotJobs implements Launcher {
     JavaFutureAction<Void> job =
         spark
             .parallelize(Collections.singletonList(slot), 1)
-            .foreachPartitionAsync(new Body(flow, run, slot, attempt, config));
+            .foreachPartitionAsync(new Body(flow, run, slot, attempt, config, filter));
     return new Launched() {
       @Override
       public boolean isDone() {
@@ -69,8 +72,10 @@ public final class SlotJobs implements Launcher {
     private final int slot;
     private final int attempt;
     private final String config;
+    private final RecordFilter filter;
 
-    Body(String flow, String run, int slot, int attempt, String config) {
+    Body(String flow, String run, int slot, int attempt, String config, RecordFilter filter) {
+      this.filter = filter;
       this.flow = flow;
       this.run = run;
       this.slot = slot;
@@ -95,7 +100,7 @@ public final class SlotJobs implements Launcher {
               + " (attempt "
               + attempt
               + ")");
-      Slot.run(config, run, slot, attempt, SlotPlugin.channel());
+      Slot.run(config, run, slot, attempt, SlotPlugin.channel(), filter);
     }
   }
 }
