@@ -37,6 +37,7 @@ CODES: dict[str, str] = {
     "T208": "topic names collide in metrics",
     "T209": "incomplete engine settings",
     "T210": "objective that cannot be measured",
+    "T211": "local master too small for the copy slots",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

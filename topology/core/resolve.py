@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from topology.core import kafka_rules, patterns, secrets
+from topology.core import kafka_rules, naming, patterns, secrets
 from topology.core.diagnostics import Diagnostic, error, warning
 from topology.core.model import (
     Cluster,
@@ -33,6 +33,8 @@ from topology.core.model import (
 )
 from topology.core.source import Document, Path
 
+# A local master of a stated count of task slots: local[4].
+_LOCAL_COUNT = re.compile(r"local\[(\d+)\]")
 # MM2's defaults (DefaultTopicFilter, DefaultGroupFilter), so an imported setup behaves the same.
 DEFAULT_TOPICS = NameFilter(include=(".*",), exclude=(r".*[-.]internal", r".*\.replica", "__.*"))
 DEFAULT_GROUPS = NameFilter(include=(".*",), exclude=("console-consumer-.*", "connect-.*", "__.*"))
@@ -102,7 +104,32 @@ class _Resolver:
                 f"engine: state_cluster {engine.state_cluster!r} is not one of the clusters",
                 ("engine", "state_cluster"),
             )
+        self._local_slots(engine, flows)
         return Topology(self.document.file, clusters, flows, name, engine), self.diagnostics
+
+    def _local_slots(self, engine: Engine, flows: tuple[Flow, ...]) -> None:
+        """T211 for a local master of fewer task slots than the flows' copy slots need: each
+        slot holds one as long as it runs, so the slots past the count would wait forever."""
+        stated = _LOCAL_COUNT.fullmatch(engine.master.strip())
+        if engine.runner == "spark" or engine.trigger != "loop" or stated is None:
+            return
+        needed = sum(
+            (flow.settings.tasks or naming.LOOP_TASKS)
+            * (
+                len(flow.sources) * (len(flow.sources) - 1)
+                if flow.kind is FlowKind.ACTIVE_ACTIVE
+                else len(flow.sources) * len(flow.targets)
+            )
+            for flow in flows
+        )
+        if needed > int(stated.group(1)):
+            self._error(
+                "T211",
+                f"engine: master {engine.master} runs {stated.group(1)} tasks at once, but the "
+                f"flows' copy slots need {needed} (each holds one while it runs); leave master "
+                f"out (local[*] is sized for the slots) or give local[{needed}] or more",
+                ("engine", "master"),
+            )
 
     def _engine(self, raw: dict[str, Any]) -> Engine:
         runner = raw.get("runner", "local")

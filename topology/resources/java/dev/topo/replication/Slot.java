@@ -80,6 +80,11 @@ final class Slot implements SlotHost {
 
   void run() throws Exception {
     talk(false); // the first assignment, before any client is made
+    if (stopping) {
+      // Told to stop before starting (a leader gone, an attempt replaced): no client is made, so
+      // no transactional producer of this slot's id fences the one copying now.
+      return;
+    }
     Thread talker = new Thread(this::talkUntilFinished, Thread.currentThread().getName() + "-talk");
     talker.setDaemon(true);
     talker.start();
