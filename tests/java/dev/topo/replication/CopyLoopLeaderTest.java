@@ -178,6 +178,48 @@ class CopyLoopLeaderTest {
   }
 
   @Test
+  void partitionsStartSpreadEvenlyAndANewTopicGoesToTheSlotCopyingLeast() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    Map<Integer, Set<TopicPartition>> held = new HashMap<>();
+    for (int slot = 0; slot < 2; slot++) {
+      held.put(slot, ask(report(launches.run, slot, 0, -1, Map.of())).assignment.partitions);
+    }
+    // five partitions over two slots: three and two, in topic and partition order
+    assertEquals(3, held.get(0).size());
+    assertEquals(2, held.get(1).size());
+    // Slot 0 copies a lot; slot 1 nothing.
+    LoopFigures busy = new LoopFigures(new long[] {10});
+    for (TopicPartition partition : held.get(0)) {
+      busy.add(partition, 1_000, 50_000_000, new long[0], 0, 1_700_000_000_000L);
+    }
+    ask(
+        new SlotWire.Report(
+            launches.run, 0, 0, -1, 1_000, Map.of(), Map.of(), busy.take(), null, false));
+    assertTrue(loop.rates().get(held.get(0).iterator().next()) > 0);
+    loop.update(
+        JSON.writeValueAsString(
+            Map.of("orders", "east.orders", "clicks", "east.clicks", "new", "east.new")),
+        JSON.writeValueAsString(Map.of("orders", 3, "clicks", 2, "new", 2)));
+    Set<TopicPartition> slot0 = ask(report(launches.run, 0, 0, -1, Map.of())).assignment.partitions;
+    Set<TopicPartition> slot1 = ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions;
+    assertEquals(held.get(0), slot0, "sticky: the busy slot keeps what it had and gets nothing");
+    assertTrue(slot1.containsAll(held.get(1)));
+    assertTrue(slot1.contains(new TopicPartition("new", 0)));
+    assertTrue(slot1.contains(new TopicPartition("new", 1)));
+    // A topic that is gone leaves its slot; nothing else moves.
+    loop.update(
+        JSON.writeValueAsString(Map.of("orders", "east.orders", "new", "east.new")),
+        JSON.writeValueAsString(Map.of("orders", 3, "new", 2)));
+    Set<TopicPartition> after = ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions;
+    Set<TopicPartition> expected = new java.util.HashSet<>(slot1);
+    expected.removeIf(partition -> partition.topic().equals("clicks"));
+    assertEquals(expected, after);
+    loop.stop(1_000);
+  }
+
+  @Test
   void aSlotWhoseTaskEndsUnannouncedIsLaunchedAgainAloneAndItsOldAttemptIsFenced()
       throws Exception {
     Launches launches = new Launches();

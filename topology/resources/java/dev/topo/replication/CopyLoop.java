@@ -24,16 +24,15 @@ import org.apache.kafka.common.TopicPartition;
  * One flow's copy loop ({@code engine.trigger: loop}), led from the driver: its source partitions
  * are spread over {@code tasks} copy slots ({@link Slot}), each a long-running Spark task on an
  * executor ({@code SlotJobs} launches them: one single-task job per slot), instead of Spark
- * micro-batches. This leader copies nothing: it holds the assignment (each partition always in the
- * same slot, so its exactly-once transactions keep one transactional id), answers the slots'
- * reports with their orders ({@link SlotWire}), gives running slots a topic the driver adds ({@link
- * #update}) without restarting them, and launches a slot again, alone and with backoff, when its
- * task ends without the slot saying so (its executor was lost): Spark's own retries never run a
- * slot ({@code SlotJobs}), so {@code spark.task.maxFailures} never aborts a flow. A slot attempt
- * replaced by a newer one is fenced: its next report is answered with a halt, and under
- * exactly-once the new attempt's {@code initTransactions} (the same transactional id) fences its
- * producer first. A slot whose copy fails (a write refused, {@code on_loss: stop}) stops the flow:
- * the driver restarts it whole, as it restarts a failed query.
+ * micro-batches. This leader copies nothing: it holds the assignment (sticky and load-aware, see
+ * {@link #place}), answers the slots' reports with their orders ({@link SlotWire}), gives running
+ * slots a topic the driver adds ({@link #update}) without restarting them, and launches a slot
+ * again, alone and with backoff, when its task ends without the slot saying so (its executor was
+ * lost): Spark's own retries never run a slot ({@code SlotJobs}), so {@code spark.task.maxFailures}
+ * never aborts a flow. A slot attempt replaced by a newer one is fenced: its next report is
+ * answered with a halt, and under exactly-once the new attempt's {@code initTransactions} (the same
+ * transactional id) fences its producer first. A slot whose copy fails (a write refused, {@code
+ * on_loss: stop}) stops the flow: the driver restarts it whole, as it restarts a failed query.
  *
  * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it),
  * parsed and checked whole by {@link LoopConfig} before anything starts. The driver reads {@link
@@ -50,6 +49,7 @@ public final class CopyLoop {
   static final int UNHEARD_LAUNCHES = 3; // a slot never heard from in this many: the flow fails
   static final long HALT_GRACE_MS = 10_000; // a halted slot's task still running then is killed
   private static final long KEEP_MS = 100;
+  static final double RATE_SECONDS = 30; // a partition's rate: an average over about this long
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
 
@@ -78,6 +78,7 @@ public final class CopyLoop {
   private boolean copiedBefore;
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
+  private final Map<TopicPartition, Double> rates = new HashMap<>();
   private int version;
   private long sequence;
   private long reportedAt = System.currentTimeMillis();
@@ -110,6 +111,7 @@ public final class CopyLoop {
     String lost; // why its last attempt ended unannounced
     Map<TopicPartition, Long> done = Collections.emptyMap();
     Map<TopicPartition, Long> latest = Collections.emptyMap();
+    long reportedAt = System.currentTimeMillis();
   }
 
   CopyLoop(LoopConfig config, String configText, String flow, Launcher launcher) {
@@ -191,6 +193,7 @@ public final class CopyLoop {
       return SlotWire.Orders.halted(); // a replaced attempt (fenced), or the lease is lost
     }
     polled.addAndGet(report.polled);
+    measure(slot, report.figures.partitions, System.currentTimeMillis());
     figures.absorb(report.figures);
     slot.done = report.done;
     slot.latest = report.latest;
@@ -308,20 +311,40 @@ public final class CopyLoop {
   }
 
   /**
-   * Each partition goes to one slot, always the same (by its topic's hash plus its number, so a
-   * topic's partitions take turns): its exactly-once transactions then all have one transactional
-   * id, whatever joined or left, across restarts. Nothing changes when nothing did.
+   * Each partition goes to one slot and stays there while the loop runs (sticky: its exactly-once
+   * transactions keep one transactional id, and no slot gives up a partition it copies). A new
+   * partition goes to the slot with the least load: the fewest bytes a second measured over the
+   * partitions it holds ({@link #rates}), then the fewest partitions, then the lowest number; so
+   * the partitions a loop starts with are spread evenly, and a topic found later goes to the slots
+   * that copy least, not next to a hot partition. Nothing changes when nothing did.
    */
   private synchronized void place(Map<String, String> topics, Map<String, Integer> partitions) {
     List<Set<TopicPartition>> next = new ArrayList<>();
-    for (int i = 0; i < slots.size(); i++) {
-      next.add(new HashSet<>());
+    for (Set<TopicPartition> mine : assigned) {
+      Set<TopicPartition> kept = new HashSet<>();
+      for (TopicPartition partition : mine) {
+        if (partition.partition() < partitions.getOrDefault(partition.topic(), 0)
+            && topics.containsKey(partition.topic())) {
+          kept.add(partition);
+        }
+      }
+      next.add(kept);
     }
+    Set<TopicPartition> held = new HashSet<>();
+    next.forEach(held::addAll);
+    List<TopicPartition> fresh = new ArrayList<>();
     for (String topic : topics.keySet()) {
       for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {
-        next.get(Math.floorMod(topic.hashCode() + p, slots.size()))
-            .add(new TopicPartition(topic, p));
+        TopicPartition partition = new TopicPartition(topic, p);
+        if (!held.contains(partition)) {
+          fresh.add(partition);
+        }
       }
+    }
+    rates.keySet().retainAll(held); // a partition gone is forgotten
+    fresh.sort(BY_TOPIC_AND_PARTITION);
+    for (TopicPartition partition : fresh) {
+      next.get(leastLoaded(next)).add(partition);
     }
     if (next.equals(assigned) && topics.equals(this.topics)) {
       return;
@@ -330,6 +353,42 @@ public final class CopyLoop {
     assigned.clear();
     assigned.addAll(next);
     version++;
+  }
+
+  /** The slot with the least measured load, then the fewest partitions, then the lowest number. */
+  private int leastLoaded(List<Set<TopicPartition>> next) {
+    int best = 0;
+    double bestLoad = Double.MAX_VALUE;
+    for (int i = 0; i < next.size(); i++) {
+      double load = 0;
+      for (TopicPartition partition : next.get(i)) {
+        load += rates.getOrDefault(partition, 0.0);
+      }
+      if (load < bestLoad || (load == bestLoad && next.get(i).size() < next.get(best).size())) {
+        best = i;
+        bestLoad = load;
+      }
+    }
+    return best;
+  }
+
+  /** Each partition's copy rate in bytes a second, as its slot's reports measure it. */
+  private void measure(SlotState slot, Map<TopicPartition, long[]> copied, long now) {
+    double seconds = Math.max(0.001, (now - slot.reportedAt) / 1000.0);
+    slot.reportedAt = now;
+    double weight = Math.min(1.0, seconds / RATE_SECONDS); // an average of about RATE_SECONDS
+    Set<TopicPartition> mine = new HashSet<>(slot.done.keySet());
+    mine.addAll(copied.keySet());
+    for (TopicPartition partition : mine) {
+      long[] figures = copied.get(partition);
+      double measured = figures == null ? 0.0 : figures[LoopFigures.BYTES] / seconds;
+      rates.merge(partition, measured * weight, (old, added) -> old * (1 - weight) + added);
+    }
+  }
+
+  /** Each partition's measured copy rate (bytes a second), for a test. */
+  synchronized Map<TopicPartition, Double> rates() {
+    return new HashMap<>(rates);
   }
 
   synchronized Assignment assignment(int slot) {
