@@ -182,6 +182,22 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
         records.read_topic(src, later), "src"
     )
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(since_start, "src")
+
+    # The slot count changed (apply restarts the flow): partitions move between slots, each to
+    # a slot of another transactional id; nothing is copied twice or lost across the move.
+    topology.write(flow + "\n    tasks: 3", extra=LOOP)
+    topology.apply()
+    moved = [
+        Record(topic, i % 2, f"moved-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(20)
+    ]
+    records.produce(src, moved)
+    since_start = [
+        r
+        for r in records.read_topic(src, topic)
+        if (r.key or b"").startswith((b"stream-", b"moved-"))
+    ]
+    copied = wait_for(dst, f"src.{topic}", len(since_start))
+    assert contents(copied) == expected(since_start, "src")
     topology.stop()
 
 
