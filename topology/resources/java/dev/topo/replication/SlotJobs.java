@@ -89,17 +89,21 @@ public final class SlotJobs implements Launcher {
         throw new IllegalStateException(
             "copy slot " + slot + " runs again when its leader says so, not as a Spark retry");
       }
-      // In the executor's log (the driver's, with the local runner): where each slot runs.
-      System.err.println(
-          "topo: "
-              + flow
-              + ": copy slot "
-              + slot
-              + " runs on executor "
-              + SparkEnv.get().executorId()
-              + " (attempt "
-              + attempt
-              + ")");
+      // In the executor's log, where each slot runs (not with the local runner: its one
+      // executor is the driver, whose output is the user's terminal with --once).
+      String executor = SparkEnv.get().executorId();
+      if (!"driver".equals(executor)) {
+        System.err.println(
+            "topo: "
+                + flow
+                + ": copy slot "
+                + slot
+                + " runs on executor "
+                + executor
+                + " (attempt "
+                + attempt
+                + ")");
+      }
       Slot.run(config, run, slot, attempt, SlotPlugin.channel(), filter);
     }
   }
