@@ -48,7 +48,7 @@ public final class CopyLoop {
   static final long STEADY_MS = 60_000; // a slot that ran this long starts its backoff again
   static final int UNHEARD_LAUNCHES = 3; // a slot never heard from in this many: the flow fails
   static final long HALT_GRACE_MS = 10_000; // a halted slot's task still running then is killed
-  private static final long KEEP_MS = 100;
+  private static final long KEEP_MS = 250;
   static final double RATE_SECONDS = 30; // a partition's rate: an average over about this long
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();

@@ -12,14 +12,16 @@ import org.apache.kafka.common.TopicPartition;
  * One copy slot: a {@link CopyTask} (a consumer of some of a flow's source partitions feeding a
  * producer to the target) running in a Spark task, in an executor's JVM, for as long as the flow
  * runs. Its partitions come from the flow's leader ({@link CopyLoop}, in the driver), asked every
- * {@link #TALK_MS} over a {@link Channel}; each ask carries what the slot copied since the last one
- * ({@link SlotWire.Report}), and each answer the slot's orders: its assignment when it changed (a
- * new topic joins the running slot), stop, or halt. A slot the leader no longer counts as its
- * current attempt (one Spark thought lost and a new attempt replaced) is told to halt: it commits
- * nothing more. A leader that cannot be reached for {@link #LEADERLESS_MS} halts it too.
+ * {@link #TALK_MS} over a {@link Channel} (every {@link #IDLE_TALK_MS} while it reads nothing);
+ * each ask carries what the slot copied since the last one ({@link SlotWire.Report}), and each
+ * answer the slot's orders: its assignment when it changed (a new topic joins the running slot),
+ * stop, or halt. A slot the leader no longer counts as its current attempt (one Spark thought lost
+ * and a new attempt replaced) is told to halt: it commits nothing more. A leader that cannot be
+ * reached for {@link #LEADERLESS_MS} halts it too.
  */
 final class Slot implements SlotHost {
   static final long TALK_MS = 200;
+  static final long IDLE_TALK_MS = 1_000; // while nothing is read: what a slot costs idle
   static final long LEADERLESS_MS = 60_000;
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -99,18 +101,23 @@ final class Slot implements SlotHost {
 
   private void talkUntilFinished() {
     try {
+      boolean busy = true;
       while (!task.finished) {
-        Thread.sleep(TALK_MS);
-        talk(false);
+        Thread.sleep(busy ? TALK_MS : IDLE_TALK_MS);
+        busy = talk(false);
       }
     } catch (InterruptedException stopped) {
       Thread.currentThread().interrupt();
     }
   }
 
-  /** One report and its answer; a leader out of reach for too long halts the slot. */
-  private void talk(boolean last) {
+  /**
+   * One report and its answer; a leader out of reach for too long halts the slot. Whether the slot
+   * is busy: it read records since the last report, or was given a new assignment.
+   */
+  private boolean talk(boolean last) {
     long polled = task.polled.getAndSet(0);
+    int held = currentVersion();
     LoopFigures.Taken taken = figures.take();
     try {
       SlotWire.Report report =
@@ -127,6 +134,7 @@ final class Slot implements SlotHost {
               last);
       obey(SlotWire.readOrders(channel.ask(SlotWire.write(report))));
       heard = System.currentTimeMillis();
+      return polled > 0 || currentVersion() != held;
     } catch (Exception unreachable) {
       task.polled.addAndGet(polled); // told next time
       figures.absorb(taken);
@@ -135,6 +143,7 @@ final class Slot implements SlotHost {
       } else if (System.currentTimeMillis() - heard > LEADERLESS_MS) {
         halt();
       }
+      return true;
     }
   }
 
