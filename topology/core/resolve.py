@@ -111,7 +111,7 @@ class _Resolver:
         """T211 for a local master of fewer task slots than the flows' copy slots need: each
         slot holds one as long as it runs, so the slots past the count would wait forever."""
         stated = _LOCAL_COUNT.fullmatch(engine.master.strip())
-        if engine.runner == "spark" or engine.trigger != "loop" or stated is None:
+        if engine.runner in ("spark", "none") or engine.trigger != "loop" or stated is None:
             return
         needed = sum(
             (flow.settings.tasks or naming.LOOP_TASKS)

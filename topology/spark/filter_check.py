@@ -11,12 +11,9 @@ from pyspark.sql import functions as F
 
 from topology.core.jobs import JobSpec
 from topology.core.verify import Stored
-from topology.spark.query import HEADERS_TYPE
+from topology.spark.loop import SOURCE_COLUMNS
 
-SCHEMA = (
-    "key binary, value binary, topic string, partition int, offset long, "
-    f"timestamp timestamp, timestampType int, headers {HEADERS_TYPE}, topo_index int"
-)
+SCHEMA = f"{SOURCE_COLUMNS}, topo_index int"  # the source's columns, and each record's place
 
 
 class FilterCheck:

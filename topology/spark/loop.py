@@ -110,6 +110,7 @@ def checkpoint_offsets(spark: SparkSession, checkpoint: str) -> dict[str, dict[s
 
 
 def runs_as_loop(plan: QueryPlan) -> bool:
+    """Whether the flow copies in the loop's slots (a record filter too: `record_filter`)."""
     return plan.trigger == "loop"
 
 
