@@ -57,3 +57,16 @@ def test_the_local_runner_counts_slots_not_cores() -> None:
     assert local_master("local[*]", slots=6, cores=2) == f"local[{2 + 6 + SPARE_SLOTS}]"
     assert local_master("local", slots=2, cores=4) == f"local[{4 + 2 + SPARE_SLOTS}]"
     assert local_master("local[12]", slots=6, cores=2) == "local[12]"  # stated: kept
+
+
+def test_a_flow_counts_its_edges_as_it_makes_them() -> None:
+    mesh = _topology(TOPOLOGY.replace("  - mirror: {from: west, to: east}\n", "")).flows[0]
+    assert mesh.edge_count == len(mesh.edges()) == 1
+    three = analyse(
+        TOPOLOGY.replace("flows:\n", "flows:\n  - active-active: [east, west, north]\n").replace(
+            "clusters:\n", 'clusters:\n  north: {bootstrap: "north:9092"}\n'
+        ),
+        "shop.yaml",
+    ).topology
+    assert three is not None
+    assert [f.edge_count for f in three.flows] == [len(f.edges()) for f in three.flows] == [6, 1, 1]

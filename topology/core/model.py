@@ -178,6 +178,14 @@ class Flow:
             return f"[{', '.join(self.sources)}]->{self.targets[0]}"
         return f"{self.sources[0]}->{self.targets[0]}"
 
+    @property
+    def edge_count(self) -> int:
+        """How many edges `edges()` makes, without making them (a mesh of n has n * (n - 1))."""
+        pairs = len(self.sources) * len(self.targets)
+        if self.kind is FlowKind.ACTIVE_ACTIVE:
+            pairs -= len(set(self.sources) & set(self.targets))
+        return pairs
+
     def edges(self) -> list[Edge]:
         merges = self.kind is FlowKind.AGGREGATE or (
             self.kind is FlowKind.ACTIVE_ACTIVE and self.settings.naming is Naming.IDENTITY

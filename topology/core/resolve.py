@@ -113,15 +113,7 @@ class _Resolver:
         stated = _LOCAL_COUNT.fullmatch(engine.master.strip())
         if engine.runner in ("spark", "none") or engine.trigger != "loop" or stated is None:
             return
-        needed = sum(
-            (flow.settings.tasks or naming.LOOP_TASKS)
-            * (
-                len(flow.sources) * (len(flow.sources) - 1)
-                if flow.kind is FlowKind.ACTIVE_ACTIVE
-                else len(flow.sources) * len(flow.targets)
-            )
-            for flow in flows
-        )
+        needed = sum((f.settings.tasks or naming.LOOP_TASKS) * f.edge_count for f in flows)
         if needed > int(stated.group(1)):
             self._error(
                 "T211",

@@ -53,9 +53,6 @@ public final class CopyLoop {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
 
-  /** The configuration, parsed and checked ({@link LoopConfig#parse}). */
-  final LoopConfig config;
-
   private final String configText;
   private final String flow;
   private final Launcher launcher;
@@ -67,7 +64,6 @@ public final class CopyLoop {
   private volatile boolean halted;
   private volatile long haltedAt;
   private volatile String failure;
-  private Thread keeper;
 
   /**
    * The partitions the loop began with, and whether the flow had copied any before: only those of a
@@ -115,7 +111,6 @@ public final class CopyLoop {
   }
 
   CopyLoop(LoopConfig config, String configText, String flow, Launcher launcher) {
-    this.config = config;
     this.configText = configText;
     this.flow = flow;
     this.launcher = launcher;
@@ -171,7 +166,7 @@ public final class CopyLoop {
   /** Take the slots' reports and launch them (the keeper thread relaunches lost ones). */
   void lead() {
     LEADING.put(runId, this);
-    keeper = new Thread(this::keep, "topo-slots-" + runId.substring(0, 8));
+    Thread keeper = new Thread(this::keep, "topo-slots-" + runId.substring(0, 8));
     keeper.setDaemon(true);
     keeper.start();
   }
