@@ -64,6 +64,8 @@ def _reached(
     found += _long_names(graph, reach)
     for cluster in graph.clusters:
         arrivals = reach.on(cluster)
+        if not arrivals and not graph.topology.clusters[cluster].topics:
+            continue  # nothing arrives and it owns no topic: nothing to compare
         found += _metric_collisions(graph, cluster, arrivals)
         found += _owned_topics(graph, cluster, arrivals, counter)
         _collisions(graph, [a for a in arrivals if id(a) in alike], counter, found)
