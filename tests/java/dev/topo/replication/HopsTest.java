@@ -53,6 +53,23 @@ class HopsTest {
   }
 
   @Test
+  void aFirstHopWritesEveryOffsetsDigitsAndTheSourcesNameInUtf8() {
+    Hops fromMunich = new Hops("münchen", "west", true, Set.of());
+    for (long offset : new long[] {0, 9, 10, 99, 100, 1234567890123L, Long.MAX_VALUE}) {
+      assertEquals(
+          List.of("topo-provenance=münchen", "topo-offsets=münchen:" + offset),
+          shown(fromMunich.copied(new RecordHeaders(), offset)));
+    }
+  }
+
+  @Test
+  void aFirstHopLeavesTheRecordsOwnHeadersAsTheyWere() {
+    Headers given = headers("trace", "t1");
+    EAST_TO_WEST.copied(given, 3);
+    assertEquals(List.of("trace=t1"), shown(given));
+  }
+
+  @Test
   void aCopyOfACopyAppendsThisHopAndKeepsOneOfEachStamp() {
     // central -> east -> west: the stamps central wrote stand between the record's own headers
     Headers given =

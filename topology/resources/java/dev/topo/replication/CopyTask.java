@@ -235,6 +235,7 @@ final class CopyTask implements Runnable {
       long size = 0;
       int copied = 0;
       long newest = Long.MIN_VALUE;
+      Sent mine = sent.computeIfAbsent(partition, p -> new Sent());
       for (ConsumerRecord<byte[], byte[]> record : these) {
         Headers headers = host.hops().copied(record.headers(), record.offset());
         if (headers == null) {
@@ -247,7 +248,7 @@ final class CopyTask implements Runnable {
           producer.beginTransaction();
           inTransaction = true;
         }
-        send(partition, record, remote, headers);
+        send(mine, record, partition.partition(), remote, headers);
         long timestamp = record.timestamp();
         size += (record.key() == null ? 0 : record.key().length);
         size += (record.value() == null ? 0 : record.value().length);
@@ -263,18 +264,18 @@ final class CopyTask implements Runnable {
   }
 
   private void send(
-      TopicPartition partition,
+      Sent mine,
       ConsumerRecord<byte[], byte[]> record,
+      int partition,
       String remote,
       Headers headers) {
     long timestamp = record.timestamp();
-    Sent mine = sent.computeIfAbsent(partition, p -> new Sent());
     long next = record.offset() + 1;
     mine.unacknowledged.incrementAndGet();
     producer.send(
         new ProducerRecord<>(
             remote,
-            partition.partition(),
+            partition,
             timestamp < 0 ? null : timestamp,
             record.key(),
             record.value(),

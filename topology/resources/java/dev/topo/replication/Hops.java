@@ -2,10 +2,12 @@ package dev.topo.replication;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 
 /**
@@ -26,16 +28,59 @@ final class Hops {
   private final String target;
   private final boolean provenance;
   private final Set<String> noForwardFrom;
+  // A record's first hop (no topo header yet), most records: its provenance is the source's name
+  // and its offsets `source:offset`, written from these bytes without a String on the way.
+  private final byte[] sourceName;
+  private final byte[] sourceHop;
 
   Hops(String source, String target, boolean provenance, Set<String> noForwardFrom) {
     this.source = source;
     this.target = target;
     this.provenance = provenance;
     this.noForwardFrom = noForwardFrom;
+    this.sourceName = source.getBytes(StandardCharsets.UTF_8);
+    this.sourceHop = (source + ":").getBytes(StandardCharsets.UTF_8);
   }
 
   /** The headers of the record's copy, or null when the record is not to be copied. */
   Headers copied(Headers headers, long offset) {
+    if (!provenance || offset < 0 || hasOurs(headers)) {
+      return followed(headers, offset);
+    }
+    Header[] theirs = headers.toArray();
+    Header[] all = Arrays.copyOf(theirs, theirs.length + 2);
+    all[theirs.length] = new RecordHeader(PROVENANCE, sourceName.clone());
+    all[theirs.length + 1] = new RecordHeader(OFFSETS, firstHop(offset));
+    return new RecordHeaders(all);
+  }
+
+  private static boolean hasOurs(Headers headers) {
+    for (Header header : headers) {
+      String key = header.key();
+      if (PROVENANCE.equals(key) || OFFSETS.equals(key)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** `source:offset` in UTF-8, the digits written in place. */
+  private byte[] firstHop(long offset) {
+    int digits = 1;
+    for (long rest = offset / 10; rest > 0; rest /= 10) {
+      digits++;
+    }
+    byte[] out = Arrays.copyOf(sourceHop, sourceHop.length + digits);
+    long rest = offset;
+    for (int at = out.length - 1; at >= sourceHop.length; at--) {
+      out[at] = (byte) ('0' + rest % 10);
+      rest /= 10;
+    }
+    return out;
+  }
+
+  /** {@link #copied} of a record that has been replicated before (or with provenance off). */
+  private Headers followed(Headers headers, long offset) {
     String visited = null;
     String hops = null;
     boolean ours = false;
