@@ -46,6 +46,10 @@ final class Slot implements SlotHost {
   private volatile boolean halted;
   private volatile String failure;
   private long heard = System.currentTimeMillis();
+  // What the leader has been told of positions and ends: a report carries only what moved since.
+  private Map<TopicPartition, Long> toldDone = new HashMap<>();
+  private Map<TopicPartition, Long> toldLatest = new HashMap<>();
+  private boolean told;
 
   Slot(
       LoopConfig config, String run, int index, int attempt, Channel channel, RecordFilter filter) {
@@ -119,6 +123,14 @@ final class Slot implements SlotHost {
     long polled = task.polled.getAndSet(0);
     int held = currentVersion();
     LoopFigures.Taken taken = figures.take();
+    Map<TopicPartition, Long> done = new HashMap<>(task.done);
+    Map<TopicPartition, Long> latest = new HashMap<>(task.latest);
+    // Whole on an attempt's first report and whenever the partitions held changed (the leader
+    // then forgets those no longer held); else only what moved.
+    boolean full =
+        !told
+            || !done.keySet().equals(toldDone.keySet())
+            || !latest.keySet().equals(toldLatest.keySet());
     try {
       SlotWire.Report report =
           new SlotWire.Report(
@@ -127,13 +139,17 @@ final class Slot implements SlotHost {
               attempt,
               currentVersion(),
               polled,
-              new HashMap<>(task.done),
-              new HashMap<>(task.latest),
+              full,
+              full ? done : moved(done, toldDone),
+              full ? latest : moved(latest, toldLatest),
               taken,
               failure,
               last);
       obey(SlotWire.readOrders(channel.ask(SlotWire.write(report))));
       heard = System.currentTimeMillis();
+      toldDone = done;
+      toldLatest = latest;
+      told = true;
       return polled > 0 || currentVersion() != held;
     } catch (Exception unreachable) {
       task.polled.addAndGet(polled); // told next time
@@ -145,6 +161,19 @@ final class Slot implements SlotHost {
       }
       return true;
     }
+  }
+
+  /** The entries of {@code now} that {@code told} does not hold as they are. */
+  static Map<TopicPartition, Long> moved(
+      Map<TopicPartition, Long> now, Map<TopicPartition, Long> told) {
+    Map<TopicPartition, Long> moved = new HashMap<>();
+    now.forEach(
+        (partition, at) -> {
+          if (!at.equals(told.get(partition))) {
+            moved.put(partition, at);
+          }
+        });
+    return moved;
   }
 
   private synchronized int currentVersion() {

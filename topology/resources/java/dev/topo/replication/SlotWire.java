@@ -29,6 +29,9 @@ final class SlotWire {
     final int attempt;
     final int seen; // the assignment version it holds
     final long polled;
+    // Positions and ends: every partition the slot holds when `full`, else only those that moved
+    // since its last report the leader answered (a slot idle over thousands says nothing of them).
+    final boolean full;
     final Map<TopicPartition, Long> done;
     final Map<TopicPartition, Long> latest;
     final LoopFigures.Taken figures;
@@ -41,6 +44,7 @@ final class SlotWire {
         int attempt,
         int seen,
         long polled,
+        boolean full,
         Map<TopicPartition, Long> done,
         Map<TopicPartition, Long> latest,
         LoopFigures.Taken figures,
@@ -51,6 +55,7 @@ final class SlotWire {
       this.attempt = attempt;
       this.seen = seen;
       this.polled = polled;
+      this.full = full;
       this.done = done;
       this.latest = latest;
       this.figures = figures;
@@ -89,6 +94,7 @@ final class SlotWire {
     out.put("attempt", report.attempt);
     out.put("seen", report.seen);
     out.put("polled", report.polled);
+    out.put("full", report.full);
     out.put("done", offsets(report.done));
     out.put("latest", offsets(report.latest));
     Map<String, Object> figures = new LinkedHashMap<>();
@@ -147,6 +153,7 @@ final class SlotWire {
         ((Number) in.get("attempt")).intValue(),
         ((Number) in.get("seen")).intValue(),
         ((Number) in.get("polled")).longValue(),
+        !Boolean.FALSE.equals(in.get("full")),
         readOffsets(in.get("done")),
         readOffsets(in.get("latest")),
         new LoopFigures.Taken(
