@@ -167,7 +167,7 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 20, 2))  # before the start: never copied
     flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once\n    start: latest"
-    topology.write(flow, extra=LOOP)
+    topology.write(flow + "\n    tasks: 3", extra=LOOP)
 
     topology.apply()
     wait_for_positions(topology, topic, {(topic, 0): 10, (topic, 1): 10})  # the ends, pinned
@@ -184,9 +184,16 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     assert contents(records.read_topic(dst, f"src.{topic}")) == expected(since_start, "src")
 
     # The slot count changed (apply restarts the flow): partitions move between slots, each to
-    # a slot of another transactional id; nothing is copied twice or lost across the move.
-    topology.write(flow + "\n    tasks: 3", extra=LOOP)
+    # a slot of another transactional id; nothing is copied twice or lost across the move. The
+    # producers of the ids no slot holds now are fenced before the slots start.
+    topology.write(flow + "\n    tasks: 1", extra=LOOP)
     topology.apply()
+    said = [line for line in driver_log(topology.prefix).splitlines() if "no copy slot" in line]
+    assert said and "fenced the producers of" in said[-1], said
+    fenced = said[-1].split("holds now: ", 1)[1].split(", ")
+    assert {name.rsplit(".", 1)[1] for name in fenced} >= {"1"} and not any(
+        name.endswith(".loop.0") for name in fenced
+    ), fenced
     moved = [
         Record(topic, i % 2, f"moved-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(20)
     ]

@@ -184,6 +184,10 @@ class Replicator:
             self.queries[flow] = started
         self.topics[flow] = query.observed_topics(topic_map)
         self.started[flow] = as_loop
+        fencing = started.fencing() if isinstance(started, loop.LoopQuery) else None
+        if fencing is not None:
+            level = "warning" if fencing.startswith("could not") else "info"
+            self.report(f"{flow}: {fencing}", level=level)
 
     def stop_query(self, flow: str) -> None:
         running = self.queries.get(flow)

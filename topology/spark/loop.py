@@ -74,6 +74,12 @@ class LoopQuery:
         without waiting for them."""
         self._java.halt()
 
+    def fencing(self) -> str | None:
+        """What the leader did, as it started, to the transactional ids of copy slots past the
+        flow's count (exactly-once), to be said; None when nothing."""
+        said = self._java.fencing()
+        return None if said is None else str(said)
+
     def update(self, topic_map: Mapping[str, str], partitions: Mapping[str, int]) -> None:
         """The flow's topics and partition counts now; nothing moves when they did not change."""
         given = (dict(topic_map), dict(partitions))

@@ -114,10 +114,15 @@ class CopyLoopLeaderTest {
 
   private static SlotWire.Report report(
       String run, int slot, int attempt, int seen, Map<TopicPartition, Long> done) {
+    return report(run, slot, attempt, seen, true, done);
+  }
+
+  private static SlotWire.Report report(
+      String run, int slot, int attempt, int seen, boolean full, Map<TopicPartition, Long> done) {
     LoopFigures figures = new LoopFigures(new long[] {10, 100, 1000});
     figures.add(new TopicPartition("orders", 0), 2, 30, new long[] {5, 50}, 2, 1_700_000_000_000L);
     return new SlotWire.Report(
-        run, slot, attempt, seen, 2, done, Map.of(), figures.take(), null, false);
+        run, slot, attempt, seen, 2, full, done, Map.of(), figures.take(), null, false);
   }
 
   private static SlotWire.Orders ask(SlotWire.Report report) throws Exception {
@@ -196,7 +201,7 @@ class CopyLoopLeaderTest {
     }
     ask(
         new SlotWire.Report(
-            launches.run, 0, 0, -1, 1_000, Map.of(), Map.of(), busy.take(), null, false));
+            launches.run, 0, 0, -1, 1_000, true, Map.of(), Map.of(), busy.take(), null, false));
     assertTrue(loop.rates().get(held.get(0).iterator().next()) > 0);
     loop.update(
         JSON.writeValueAsString(
@@ -283,6 +288,7 @@ class CopyLoopLeaderTest {
             0,
             -1,
             0,
+            true,
             Map.of(),
             Map.of(),
             none.take(),
@@ -314,6 +320,54 @@ class CopyLoopLeaderTest {
   }
 
   @Test
+  void aReportOfWhatMovedIsMergedAndAWholeOneReplacesWhatTheSlotHeld() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 1);
+    await("one slot launched", () -> launches.made.size() == 1);
+    TopicPartition orders0 = new TopicPartition("orders", 0);
+    TopicPartition orders1 = new TopicPartition("orders", 1);
+    ask(report(launches.run, 0, 0, -1, true, Map.of(orders0, 5L, orders1, 7L)));
+    // only orders-0 moved: orders-1 keeps what the slot said before
+    ask(report(launches.run, 0, 0, -1, false, Map.of(orders0, 6L)));
+    JsonNode reported = JSON.readTree(loop.report());
+    assertEquals(6, partitionField(reported, "orders", 0, "position").asLong());
+    assertEquals(7, partitionField(reported, "orders", 1, "position").asLong());
+    // a whole report without orders-1 (no longer held): the leader forgets it
+    ask(report(launches.run, 0, 0, -1, true, Map.of(orders0, 9L)));
+    reported = JSON.readTree(loop.report());
+    assertEquals(9, partitionField(reported, "orders", 0, "position").asLong());
+    assertFalse(listed(reported, "orders", 1));
+    loop.stop(1_000);
+  }
+
+  @Test
+  void theIdsOfSlotsPastTheCountAreTheOnesFenced() {
+    String stem = "topo-t-east-west.loop.";
+    List<String> listed =
+        List.of(
+            stem + "0",
+            stem + "1",
+            stem + "2",
+            stem + "10",
+            stem,
+            stem + "x",
+            stem + "99999999999",
+            "topo-t-east-west.loops.3",
+            "other.loop.5");
+    assertEquals(List.of(stem + "10", stem + "2"), CopyLoop.orphans(listed, stem, 2));
+    assertEquals(List.of(), CopyLoop.orphans(listed, stem, 11));
+  }
+
+  @Test
+  void aSlotTellsOnlyWhatMovedSinceItsLastReport() {
+    TopicPartition a = new TopicPartition("a", 0);
+    TopicPartition b = new TopicPartition("b", 0);
+    assertEquals(Map.of(a, 2L), Slot.moved(Map.of(a, 2L, b, 3L), Map.of(a, 1L, b, 3L)));
+    assertEquals(Map.of(b, 3L), Slot.moved(Map.of(b, 3L), Map.of()));
+    assertEquals(Map.of(), Slot.moved(Map.of(a, 1L), Map.of(a, 1L)));
+  }
+
+  @Test
   void reportsAndOrdersReadBackAsWritten() throws Exception {
     TopicPartition clicks1 = new TopicPartition("clicks", 1);
     LoopFigures figures = new LoopFigures(new long[] {10, 100});
@@ -328,6 +382,7 @@ class CopyLoopLeaderTest {
                     2,
                     5,
                     11,
+                    false,
                     Map.of(clicks1, 40L),
                     Map.of(clicks1, 44L),
                     figures.take(),
@@ -336,6 +391,7 @@ class CopyLoopLeaderTest {
     assertEquals(
         List.of("r", 3, 2, 5, 11L),
         List.of(read.run, read.slot, read.attempt, read.seen, read.polled));
+    assertFalse(read.full);
     assertEquals(Map.of(clicks1, 40L), read.done);
     assertEquals(Map.of(clicks1, 44L), read.latest);
     assertTrue(read.finished);
@@ -358,6 +414,15 @@ class CopyLoopLeaderTest {
     assertEquals(Set.of(clicks1), orders.assignment.partitions);
     assertEquals(Map.of("clicks", "east.clicks"), orders.assignment.topics);
     assertEquals(Set.of(clicks1), orders.fresh);
+  }
+
+  private static boolean listed(JsonNode report, String topic, int partition) {
+    for (JsonNode item : report.get("partitions")) {
+      if (item.get("topic").asText().equals(topic) && item.get("partition").asInt() == partition) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static JsonNode partitionField(

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -15,7 +16,10 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
@@ -49,6 +53,7 @@ public final class CopyLoop {
   static final int UNHEARD_LAUNCHES = 3; // a slot never heard from in this many: the flow fails
   static final long HALT_GRACE_MS = 10_000; // a halted slot's task still running then is killed
   private static final long KEEP_MS = 250;
+  private static final long ADMIN_SECONDS = 30;
   static final double RATE_SECONDS = 30; // a partition's rate: an average over about this long
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
@@ -72,6 +77,7 @@ public final class CopyLoop {
   private final Set<TopicPartition> initial = new HashSet<>();
 
   private boolean copiedBefore;
+  private volatile String fencing;
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private final Map<TopicPartition, Double> rates = new HashMap<>();
@@ -105,8 +111,8 @@ public final class CopyLoop {
     boolean heard; // the current attempt has reported
     boolean finished; // the current attempt said it ended (stopped, done, or failed)
     String lost; // why its last attempt ended unannounced
-    Map<TopicPartition, Long> done = Collections.emptyMap();
-    Map<TopicPartition, Long> latest = Collections.emptyMap();
+    Map<TopicPartition, Long> done = new HashMap<>();
+    Map<TopicPartition, Long> latest = new HashMap<>();
     long reportedAt = System.currentTimeMillis();
   }
 
@@ -158,9 +164,78 @@ public final class CopyLoop {
     LoopConfig parsed =
         LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
     CopyLoop loop = new CopyLoop(parsed, config, flow, launcher);
+    if (parsed.exactlyOnce()) {
+      loop.fencing = fenceOrphans(parsed);
+    }
     loop.copiedBefore = !parsed.starting().isEmpty() || loop.anyCommitted(parsed.ledger(0));
     loop.lead();
     return loop;
+  }
+
+  /**
+   * Exactly-once: the producers of the transactional ids a slot past today's count used (a flow
+   * that ran with more slots) are fenced before any slot starts, as Kafka Connect fences its tasks'
+   * producers: a transaction such a slot left open is aborted now rather than at its timeout
+   * (read_committed readers of the target wait behind it until then), and a slot of the old count
+   * still alive somewhere can commit nothing more. The ids below the count are fenced by their new
+   * slots' own producers. What was done, to be said (null when nothing was).
+   */
+  private static String fenceOrphans(LoopConfig config) {
+    try (Admin admin = Admin.create(config.targetAdmin())) {
+      List<String> listed = new ArrayList<>();
+      for (TransactionListing listing :
+          admin.listTransactions().all().get(ADMIN_SECONDS, TimeUnit.SECONDS)) {
+        listed.add(listing.transactionalId());
+      }
+      List<String> orphans = orphans(listed, config.transactionalStem(), config.tasks());
+      if (orphans.isEmpty()) {
+        return null;
+      }
+      admin.fenceProducers(orphans).all().get(ADMIN_SECONDS, TimeUnit.SECONDS);
+      return "fenced the producers of "
+          + orphans.size()
+          + " transactional id(s) no copy slot holds now: "
+          + String.join(", ", orphans);
+    } catch (Exception cannot) { // not allowed to list or fence: an open one ends at its timeout
+      if (cannot instanceof InterruptedException) {
+        Thread.currentThread().interrupt();
+      }
+      Throwable cause = cannot.getCause() == null ? cannot : cannot.getCause();
+      return "could not look for the transactional ids of slots past "
+          + config.tasks()
+          + " to fence them ("
+          + cause.getClass().getSimpleName()
+          + ": "
+          + cause.getMessage()
+          + "); a transaction one left open is aborted at its timeout";
+    }
+  }
+
+  /**
+   * The ids of {@code listed} that are {@code stem} and then a slot index of {@code tasks} or more.
+   */
+  static List<String> orphans(Collection<String> listed, String stem, int tasks) {
+    List<String> found = new ArrayList<>();
+    for (String id : listed) {
+      if (!id.startsWith(stem)) {
+        continue;
+      }
+      String index = id.substring(stem.length());
+      boolean number =
+          !index.isEmpty()
+              && index.length() < 10
+              && index.chars().allMatch(c -> c >= '0' && c <= '9');
+      if (number && Integer.parseInt(index) >= tasks) {
+        found.add(id);
+      }
+    }
+    Collections.sort(found);
+    return found;
+  }
+
+  /** What the leader did to the transactional ids of slots past today's count, or null. */
+  public String fencing() {
+    return fencing;
   }
 
   /** Take the slots' reports and launch them (the keeper thread relaunches lost ones). */
@@ -190,8 +265,13 @@ public final class CopyLoop {
     polled.addAndGet(report.polled);
     measure(slot, report.figures.partitions, System.currentTimeMillis());
     figures.absorb(report.figures);
-    slot.done = report.done;
-    slot.latest = report.latest;
+    if (report.full) {
+      slot.done = new HashMap<>(report.done);
+      slot.latest = new HashMap<>(report.latest);
+    } else {
+      slot.done.putAll(report.done);
+      slot.latest.putAll(report.latest);
+    }
     slot.heard = true;
     slot.unheard = 0;
     if (report.failure != null) {

@@ -309,8 +309,20 @@ final class LoopConfig {
     settings.put("client.id", clientId + "-" + task);
     if (exactlyOnce) {
       // A partition always goes to the same thread: its transactions always have this id.
-      settings.put("transactional.id", transactionalPrefix + ".loop." + task);
+      settings.put("transactional.id", transactionalStem() + task);
     }
+    return settings;
+  }
+
+  /** The transactional ids of the flow's slots: this, then the slot's index. */
+  String transactionalStem() {
+    return transactionalPrefix + ".loop.";
+  }
+
+  /** An admin client of the target (the leader's, in the driver). */
+  Map<String, Object> targetAdmin() {
+    Map<String, Object> settings = new HashMap<>(targetClient);
+    settings.put("client.id", clientId + "-leader");
     return settings;
   }
 

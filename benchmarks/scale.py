@@ -1,0 +1,259 @@
+"""topo beside MirrorMaker 2 at scale: many small topics copied from nothing, then idle.
+
+Run by hand, never from the test suite, on a machine where nothing else heavy runs (after
+`make setup`; the first run resolves MM2's jars with mvn):
+
+    .venv/bin/python benchmarks/scale.py [--pairs 2] [--topics 300] [--partitions 2]
+        [--records 50] [--idle 30] [--json results.json]
+
+On the two lab clusters `bench-src` and `bench-dst` (started in a private lab folder, as
+benchmarks/mm2.py does; the replicators are started the same way: MM2 in dedicated mode from
+`topo export mm2` of the same topology, with refresh.topics.interval.seconds=5 and tasks.max as
+many as the machine's cores; topo with `topo apply`, the copy loop's default slots), each
+replicator in turn (ABBA over the pairs), on topics of its own:
+
+- `--topics` topics of `--partitions` partitions, each holding `--records` records of 1 KiB,
+  written before the replicator starts: seconds from its start until every record is on the
+  target (the sum of the copies' high watermarks);
+- then, after 10 s to settle, its cores over `--idle` seconds with nothing to copy, and its
+  resident memory (every process of its session);
+- then a topic created on the source: seconds until its first record is on the target.
+
+What it can show on one small machine: the periodic work each replicator does for a topology
+of that size while idle (listing topics, reading ends, offsets and heartbeats), and how long
+each takes to pick up hundreds of topics at once. Not what a cluster of many machines does.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import mm2  # benchmarks/mm2.py: the two replicators, started as their users start them
+import replication as bench  # benchmarks/replication.py: CPU probes, the lab's quiet logger
+
+MM2, TOPO = mm2.MM2, mm2.TOPO
+SETTLE_SECONDS = 10
+COPY_TIMEOUT = 900
+
+
+@dataclass
+class Run:
+    replicator: str
+    topics: int
+    partitions: int
+    records: int  # in all
+    all_copied_seconds: float | None  # start -> every record on the target
+    idle_cores: float
+    resident_mib: float
+    new_topic_seconds: float | None
+    outside: tuple[float, float]  # cores others used, cores stolen, over the run
+
+
+def fill(topics: list[str], partitions: int, records: int) -> None:
+    """Each topic made with `partitions` partitions and `records` records of 1 KiB, spread
+    over its partitions."""
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic  # type: ignore[attr-defined]
+
+    from topology.lab import manager
+
+    source = manager.admin_config(mm2.SOURCE)
+    admin = AdminClient({**source, "logger": bench._QUIET})
+    made = admin.create_topics([NewTopic(t, partitions, 1) for t in topics], request_timeout=60)
+    for future in made.values():
+        future.result(timeout=60)
+    producer = Producer({**source, "linger.ms": 20, "logger": bench._QUIET})
+    value = b"x" * 1024
+    for topic in topics:
+        for number in range(records):
+            producer.produce(topic, value, key=str(number).encode(), partition=number % partitions)
+            producer.poll(0)
+    if producer.flush(60) != 0:
+        sys.exit("the source did not take every record within 60 s")
+
+
+def copied(admin: Any, remotes: list[str], partitions: int) -> int:
+    """The records on the target's copies: the sum of their high watermarks (0 for a copy that
+    does not exist yet)."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec  # type: ignore[attr-defined]
+
+    existing = admin.list_topics(timeout=10).topics
+    asked = {
+        TopicPartition(topic, partition): OffsetSpec.latest()  # type: ignore[no-untyped-call]
+        for topic in remotes
+        if topic in existing
+        for partition in range(partitions)
+    }
+    if not asked:
+        return 0
+    total = 0
+    for future in admin.list_offsets(asked, request_timeout=30).values():
+        try:
+            total += future.result().offset
+        except Exception:  # a copy's partition not ready yet
+            continue
+    return total
+
+
+def resident_mib(session: int) -> float:
+    """The resident memory of every process in the session, in MiB."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        fields = bench._stat_fields(entry)
+        if fields is None or int(fields[3]) != session:
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        for line in status.splitlines():
+            if line.startswith("VmRSS:"):
+                total += int(line.split()[1])
+    return total / 1024
+
+
+def one(
+    who: str, folder: Path, run: str, topics: int, partitions: int, records: int, idle: int
+) -> Run:
+    from confluent_kafka.admin import AdminClient
+
+    from topology.lab import manager
+
+    names = [f"{run}-t{i:04d}" for i in range(topics)]
+    new = f"{run}-new"
+    print(f"{who}: {topics} topics x {partitions} partitions, {records} records each ...")
+    fill(names, partitions, records)
+    file = mm2.topology_file(folder, run, [*names, new], False)
+    admin = AdminClient({**manager.admin_config(mm2.TARGET), "logger": bench._QUIET})
+    remotes = [f"src.{name}" for name in names]
+    expected = topics * records
+    meter = bench.Outside([])
+    with mm2.running(mm2.start(who, file)) as life:
+        all_copied = None
+        deadline = time.monotonic() + COPY_TIMEOUT
+        while time.monotonic() < deadline:
+            if copied(admin, remotes, partitions) >= expected:
+                all_copied = time.time() - life.started_at
+                break
+            time.sleep(1)
+        print(f"  every record copied after {all_copied} s", flush=True)
+        time.sleep(SETTLE_SECONDS)
+        session = life.session()
+        assert session is not None
+        before = bench.snapshot(session, [])
+        time.sleep(idle)
+        after = bench.snapshot(session, [])
+        cores = (after.replicator - before.replicator) / (after.at - before.at)
+        memory = resident_mib(session)
+        print(f"  idle {cores:.3f} cores, {memory:.0f} MiB resident", flush=True)
+        new_topic = mm2.new_topic_latency(new, mm2.NEW_TOPIC_TIMEOUT)
+        print(f"  a new topic's first copy after {new_topic} s", flush=True)
+        meter.sessions = (session,)
+        outside = meter.cores()
+    return Run(who, topics, partitions, expected, all_copied, cores, memory, new_topic, outside)
+
+
+def table(runs: list[Run]) -> str:
+    rows = [
+        ("every record copied, s", "all_copied_seconds"),
+        ("idle, cores", "idle_cores"),
+        ("resident, MiB", "resident_mib"),
+        ("a new topic's first copy, s", "new_topic_seconds"),
+    ]
+    lines = ["| measure | MM2 | topo | topo / MM2 |", "|---|---|---|---|"]
+    for label, attribute in rows:
+        values = {
+            who: [getattr(r, attribute) for r in runs if r.replicator == who] for who in (MM2, TOPO)
+        }
+        ratios = [
+            t / m
+            for m, t in zip(values[MM2], values[TOPO], strict=False)
+            if m is not None and t is not None and m > 0
+        ]
+        shown = {who: _spread(v) for who, v in values.items()}
+        ratio = _spread(ratios) if ratios else "-"
+        lines.append(f"| {label} | {shown[MM2]} | {shown[TOPO]} | {ratio} |")
+    return "\n".join(lines)
+
+
+def _spread(values: list[Any]) -> str:
+    known = [v for v in values if v is not None]
+    if not known:
+        return "-"
+    median = statistics.median(known)
+    if len(known) == 1:
+        return f"{median:.3g}"
+    return f"{median:.3g} ({min(known):.3g}-{max(known):.3g})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pairs", type=int, default=2)
+    parser.add_argument("--topics", type=int, default=300)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--records", type=int, default=50, help="per topic, 1 KiB each")
+    parser.add_argument("--idle", type=int, default=30, help="seconds measured idle")
+    parser.add_argument("--json", type=Path, help="write every measurement here")
+    options = parser.parse_args()
+    signal.signal(signal.SIGTERM, mm2._interrupted)
+    bench.keep_inherited_files_private()
+    root = Path(tempfile.mkdtemp(prefix="topo-bench-scale-"))
+    os.environ["TOPO_LAB_DIR"] = str(root / "lab")
+    os.environ["TOPO_STATE_DIR"] = str(root / "state")
+    import logging
+
+    from topology.host import maven
+    from topology.lab import manager, mirrormaker
+
+    bench._QUIET = logging.getLogger("bench.librdkafka")
+    bench._QUIET.addHandler(logging.NullHandler())
+    bench._QUIET.propagate = False
+    folder = root / "work"
+    folder.mkdir()
+    maven.resolve(mirrormaker.ARTIFACTS, report=print)
+    host = bench.machine()
+    runs: list[Run] = []
+    tag = f"s{os.getpid()}"
+    try:
+        print(f"Starting {mm2.SOURCE} and {mm2.TARGET} in {root} ...", flush=True)
+        manager.up([manager.UpRequest(mm2.SOURCE), manager.UpRequest(mm2.TARGET)])
+        for number in range(options.pairs):
+            order = (MM2, TOPO) if number % 2 == 0 else (TOPO, MM2)
+            for who in order:
+                runs.append(
+                    one(
+                        who,
+                        folder,
+                        f"{tag}p{number}{who.lower()}",
+                        options.topics,
+                        options.partitions,
+                        options.records,
+                        options.idle,
+                    )
+                )
+        print()
+        print(f"Machine: {host}")
+        print(table(runs))
+        if options.json:
+            options.json.write_text(
+                json.dumps({"machine": host, "runs": [asdict(r) for r in runs]}, indent=2)
+            )
+    finally:
+        manager.down([], purge=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
