@@ -15,7 +15,7 @@ replicator in turn (ABBA over the pairs), on topics of its own:
 - `--topics` topics of `--partitions` partitions, each holding `--records` records of 1 KiB,
   written before the replicator starts: seconds from its start until every record is on the
   target (the sum of the copies' high watermarks);
-- then, after 10 s to settle, its cores over `--idle` seconds with nothing to copy, and its
+- then, after a minute to settle, its cores over `--idle` seconds with nothing to copy, and its
   resident memory (every process of its session);
 - then a topic created on the source: seconds until its first record is on the target.
 
@@ -41,7 +41,7 @@ import mm2  # benchmarks/mm2.py: the two replicators, started as their users sta
 import replication as bench  # benchmarks/replication.py: CPU probes, the lab's quiet logger
 
 MM2, TOPO = mm2.MM2, mm2.TOPO
-SETTLE_SECONDS = 10
+SETTLE_SECONDS = 60  # JIT compiling and first rounds done: what idle costs for hours
 COPY_TIMEOUT = 900
 
 

@@ -152,3 +152,28 @@ def test_the_drivers_chores_come_due_on_their_own_beats() -> None:
     assert cadence.due(130.0) == {"beat", "follow", "offsets"}
     assert cadence.due(131.0) == {"beat"}
     assert cadence.due(140.0) == {"beat", "follow", "offsets"}
+
+
+def test_a_chore_that_finds_nothing_backs_off_and_a_change_brings_it_back() -> None:
+    cadence = Cadence({"follow": 10.0}, 0.0, first={"follow": 10.0}, longest={"follow": 60.0})
+    assert cadence.due(10.0) == {"follow"}
+    cadence.settle("follow", False, 10.0)  # nothing changed: 20 s
+    assert cadence.due(29.0) == set() and cadence.due(30.0) == {"follow"}
+    cadence.settle("follow", False, 30.0)  # 40 s
+    assert cadence.due(69.0) == set() and cadence.due(70.0) == {"follow"}
+    cadence.settle("follow", False, 70.0)  # 60 s, the longest
+    assert cadence.due(130.0) == {"follow"}
+    cadence.settle("follow", False, 130.0)  # still 60 s
+    assert cadence.due(189.0) == set()
+    # a change made meanwhile (a new topic's copy) brings it back to its beat from then
+    cadence.settle("follow", True, 150.0)
+    assert cadence.due(159.0) == set() and cadence.due(160.0) == {"follow"}
+    cadence.settle("follow", True, 160.0)
+    assert cadence.due(170.0) == {"follow"}
+
+
+def test_a_chore_without_a_longest_wait_keeps_its_beat() -> None:
+    cadence = Cadence({"beat": 1.0}, 0.0)
+    assert cadence.due(0.0) == {"beat"}
+    cadence.settle("beat", False, 0.0)
+    assert cadence.due(1.0) == {"beat"}

@@ -216,16 +216,34 @@ class Leader:
 class Cadence:
     """When each of the continuous driver's periodic chores is due: `due(now)` names those
     whose time has come and schedules their next turn (`every` seconds later; `first` is the
-    first turn, as seconds after `start`; a chore without one is due at once)."""
+    first turn, as seconds after `start`; a chore without one is due at once). A chore with a
+    `longest` wait backs off while it finds nothing to do: `settle(chore, False, now)` doubles
+    its wait up to that, `settle(chore, True, now)` brings it back to `every`."""
 
     def __init__(
-        self, every: Mapping[str, float], start: float, first: Mapping[str, float] | None = None
+        self,
+        every: Mapping[str, float],
+        start: float,
+        first: Mapping[str, float] | None = None,
+        longest: Mapping[str, float] | None = None,
     ) -> None:
         self.every = dict(every)
+        self.longest = dict(longest or {})
+        self.wait = dict(every)  # each chore's wait now
         self.next = {chore: start + (first or {}).get(chore, 0.0) for chore in every}
 
     def due(self, now: float) -> frozenset[str]:
         found = frozenset(chore for chore, at in self.next.items() if now >= at)
         for chore in found:
-            self.next[chore] = now + self.every[chore]
+            self.next[chore] = now + self.wait[chore]
         return found
+
+    def settle(self, chore: str, changed: bool, now: float) -> None:
+        """What the chore's last turn found: something changed (back to its beat), or nothing
+        (its wait doubles, up to its `longest`); its next turn counts from `now`."""
+        if changed:
+            wait = self.every[chore]
+        else:
+            wait = min(self.wait[chore] * 2, self.longest.get(chore, self.every[chore]))
+        self.wait[chore] = wait
+        self.next[chore] = min(self.next[chore], now + wait) if changed else now + wait

@@ -65,7 +65,8 @@ HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
-FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s)
+FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s) ...
+FOLLOW_LONGEST = 60.0  # ... doubling to this while a look changes nothing
 
 
 class Replicator:
@@ -343,17 +344,23 @@ class Replicator:
             | {"offsets": OFFSETS_EVERY, "follow": FOLLOW_EVERY},
             start,
             first={"offsets": 5.0, "follow": FOLLOW_EVERY},
+            longest={"follow": FOLLOW_LONGEST},
         )
         while not self.stopping:
             due = cadence.due(time.monotonic())
+            made = self.following.made
             if "follow" in due:
                 self.following.forget_shapes()  # reconcile now, even if no topic changed
+                due |= {"watch"}
             if "beat" in due:
                 for spec in self.specs.values():
                     if spec.heartbeats:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
             self.step(self.watch() if "watch" in due else None)
+            changed = self.following.made > made
+            if "follow" in due or changed:  # a quiet source is looked at less and less often
+                cadence.settle("follow", changed, time.monotonic())
             if "status" in due:
                 self.write_status(self.leader.run_state())
                 self.rounds.record(self.flows)

@@ -40,6 +40,7 @@ class Following:
         self.report = report
         self.specs = {spec.flow: spec for spec in jobs.specs}
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
+        self.made = 0  # changes made (or tried) since the driver started
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.watches: dict[str, TopicWatch] = {}  # per source, made on the first look
         self.shapes: dict[str, dict[str, int]] = {}
@@ -106,6 +107,7 @@ class Following:
         return {topic: seen.get(topic, 0) for topic in topic_map}
 
     def _record(self, applied: Any) -> None:
+        self.made += 1
         self.applied.append(applied.to_dict())
         self.figures.change(applied.cluster, applied.resource, applied.action, applied.outcome)
         what = f"{applied.action} {applied.resource} {applied.name} on {applied.cluster}"
