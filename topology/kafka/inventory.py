@@ -68,19 +68,23 @@ _EVERY_ACL = AclBindingFilter(
 
 
 def observe_all(
-    configs: Mapping[str, dict[str, str]], timeout: float = 15.0
+    configs: Mapping[str, dict[str, str]], timeout: float = 15.0, settings: bool = True
 ) -> dict[str, observed.Cluster]:
     """Every cluster observed concurrently, each in its own thread (up to 32 at once).
 
     All are awaited (each within `timeout`); the first failure in `configs`' order is raised
-    as it is.
+    as it is. Without `settings`, no topic's or broker's configs and no ACL are asked for: the
+    topics (with their partitions), groups and topo's ownership records only, which is what
+    the offset rounds read (a cluster of hundreds of topics describes tens of thousands of
+    config entries).
     """
     if not configs:
         return {}
     workers = min(len(configs), _CONCURRENT_CLUSTERS)
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-observe") as pool:
         futures = {
-            name: pool.submit(observe, name, config, timeout) for name, config in configs.items()
+            name: pool.submit(observe, name, config, timeout, settings)
+            for name, config in configs.items()
         }
     return {name: future.result() for name, future in futures.items()}
 
@@ -118,9 +122,13 @@ def unreachable(
     return found
 
 
-def observe(name: str, config: dict[str, str], timeout: float = 15.0) -> observed.Cluster:
-    """What cluster `name` (reached with librdkafka settings `config`) holds now."""
-    return _Observer(name, config, timeout).observe()
+def observe(
+    name: str, config: dict[str, str], timeout: float = 15.0, settings: bool = True
+) -> observed.Cluster:
+    """What cluster `name` (reached with librdkafka settings `config`) holds now; without
+    `settings`, its topics' and broker's configs and its ACLs are not read (`observe_all`)."""
+    observer = _Observer(name, config, timeout)
+    return observer.observe() if settings else observer.observe_for_offsets()
 
 
 # A group deleted since it was listed, or one topo's principal may not DESCRIBE: the broker
@@ -206,6 +214,22 @@ class _Observer:
             ),
             topics=topics,
             acls=self.acls(broker_entries, cluster, acls),
+            groups=self.groups(groups),
+            owned=self.owned() if STATE_TOPIC in metadata.topics else {},
+        )
+
+    def observe_for_offsets(self) -> observed.Cluster:
+        """The topics (with their partitions, no configs), groups and ownership records."""
+        metadata = self.connect()
+        names = sorted(set(metadata.topics) - INTERNAL_TOPICS)
+        with self.step("asking for groups"):
+            groups = self.admin.list_consumer_groups(request_timeout=self.left())
+        return observed.Cluster(
+            name=self.name,
+            brokers=len(metadata.brokers),
+            default_replication_factor=None,
+            topics={name: self.topic(metadata.topics[name], {}) for name in names},
+            acls=None,
             groups=self.groups(groups),
             owned=self.owned() if STATE_TOPIC in metadata.topics else {},
         )

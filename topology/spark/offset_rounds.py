@@ -68,7 +68,7 @@ class OffsetRounds:
     def offsets(self) -> None:
         """Checkpoints and group offset sync for every flow (topology/ops/rounds.py)."""
         try:
-            clusters = inventory.observe_all(self.configs)
+            clusters = inventory.observe_all(self.configs, settings=False)
             done = self.checkpointer.run(clusters, self.report)
         except Exception as problem:  # the copy goes on; the next round tries again
             self.figures.error(None, "offsets")
