@@ -21,7 +21,6 @@ import os
 import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -41,17 +40,9 @@ def main() -> None:
     parser.add_argument("--idle-pairs", type=int, default=0)
     parser.add_argument("--idle-seconds", type=int, default=60)
     options = parser.parse_args()
-    bench.keep_inherited_files_private()
-    root = Path(tempfile.mkdtemp(prefix="topo-bench-metrics-"))
-    os.environ["TOPO_LAB_DIR"] = str(root / "lab")
-    os.environ["TOPO_STATE_DIR"] = str(root / "state")
-    import logging
-
+    root = bench.private_run("topo-bench-metrics-")
     from topology.lab import manager
 
-    bench._QUIET = logging.getLogger("bench.librdkafka")
-    bench._QUIET.addHandler(logging.NullHandler())
-    bench._QUIET.propagate = False
     folder = root / "work"
     folder.mkdir()
     tools = bench.kafka_tools()

@@ -52,7 +52,6 @@ import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -689,22 +688,13 @@ def main() -> None:
         )
         options.eos_records, options.rates = 0, ""
     rates = [int(r) for r in options.rates.split(",") if r.strip()]
-    bench.keep_inherited_files_private()
-    root = Path(tempfile.mkdtemp(prefix="topo-bench-mm2-"))
     global SOURCE, TARGET
     if options.lab_clusters:
         SOURCE, TARGET = options.lab_clusters.split(",")
-    else:
-        os.environ["TOPO_LAB_DIR"] = str(root / "lab")
-    os.environ["TOPO_STATE_DIR"] = str(root / "state")
-    import logging
-
+    root = bench.private_run("topo-bench-mm2-", lab=not options.lab_clusters)
     from topology.host import maven
     from topology.lab import manager, mirrormaker
 
-    bench._QUIET = logging.getLogger("bench.librdkafka")
-    bench._QUIET.addHandler(logging.NullHandler())
-    bench._QUIET.propagate = False
     folder = root / "work"
     folder.mkdir()
     tools = bench.kafka_tools()

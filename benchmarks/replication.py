@@ -708,7 +708,25 @@ def _first_timestamps(config: dict[str, str], topic: str) -> dict[int, int]:
 # -- topo and the clusters ------------------------------------------------------------------------
 
 TOPO = [sys.executable, "-c", "from topology.cli import main; main()"]
-_QUIET: Any = None  # a logger for librdkafka's lines (set in main)
+_QUIET: Any = None  # a logger for librdkafka's lines (set by private_run)
+
+
+def private_run(prefix: str, lab: bool = True) -> Path:
+    """A benchmark's own folder (returned): its lab clusters (unless `lab` is False: clusters
+    the user named) and its job state inside it, so the user's are untouched; inherited files
+    kept private, and the benchmark's own clients' librdkafka lines silenced."""
+    global _QUIET
+    import logging
+
+    keep_inherited_files_private()
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    if lab:
+        os.environ["TOPO_LAB_DIR"] = str(root / "lab")
+    os.environ["TOPO_STATE_DIR"] = str(root / "state")
+    _QUIET = logging.getLogger("bench.librdkafka")
+    _QUIET.addHandler(logging.NullHandler())
+    _QUIET.propagate = False
+    return root
 
 
 def topo_json(*args: str) -> dict[str, Any]:
@@ -911,7 +929,6 @@ def keep_inherited_files_private() -> None:
 
 
 def main() -> None:
-    global _QUIET
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--rate", type=int, default=5000, help="records/s, continuous phase")
@@ -933,18 +950,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=10, help="seconds before measuring")
     parser.add_argument("--no-latency", action="store_true", help="skip the continuous phase")
     options = parser.parse_args()
-    keep_inherited_files_private()
-    root = Path(tempfile.mkdtemp(prefix="topo-bench-replication-"))
-    os.environ["TOPO_LAB_DIR"] = str(root / "lab")
-    os.environ["TOPO_STATE_DIR"] = str(root / "state")
-    import logging
-
+    root = private_run("topo-bench-replication-")
     from topology.kafka.records import create_topic
     from topology.lab import manager
 
-    _QUIET = logging.getLogger("bench.librdkafka")
-    _QUIET.addHandler(logging.NullHandler())
-    _QUIET.propagate = False
     folder = root / "work"
     folder.mkdir()
     tools = kafka_tools()

@@ -31,7 +31,6 @@ import shutil
 import signal
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -208,18 +207,10 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every measurement here")
     options = parser.parse_args()
     signal.signal(signal.SIGTERM, mm2._interrupted)
-    bench.keep_inherited_files_private()
-    root = Path(tempfile.mkdtemp(prefix="topo-bench-scale-"))
-    os.environ["TOPO_LAB_DIR"] = str(root / "lab")
-    os.environ["TOPO_STATE_DIR"] = str(root / "state")
-    import logging
-
+    root = bench.private_run("topo-bench-scale-")
     from topology.host import maven
     from topology.lab import manager, mirrormaker
 
-    bench._QUIET = logging.getLogger("bench.librdkafka")
-    bench._QUIET.addHandler(logging.NullHandler())
-    bench._QUIET.propagate = False
     folder = root / "work"
     folder.mkdir()
     maven.resolve(mirrormaker.ARTIFACTS, report=print)
