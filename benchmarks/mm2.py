@@ -65,6 +65,7 @@ import replication as bench  # benchmarks/replication.py: the ceiling, CPU and l
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
 TRIGGER = "loop"  # topo's engine.trigger (--trigger)
 ENGINE: dict[str, str] = {}  # more of topo's engine settings (benchmarks/metrics_cost.py)
+DEFAULTS: dict[str, str] = {}  # more flow defaults, such as tasks (benchmarks/scale_out.py)
 PARTITIONS = bench.PARTITIONS
 MM2, TOPO = "MM2", "topo"
 TASKS = os.cpu_count() or 1  # MM2's tasks.max: as many as topo's task slots (local[*])
@@ -98,7 +99,8 @@ def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool
         f'  src: {{bootstrap: "{source}"}}\n'
         f'  dst: {{bootstrap: "{target}"}}\n'
         "defaults:\n  replication_factor: 1\n"
-        "flows:\n  - mirror: {from: src, to: dst}\n"
+        + "".join(f"  {k}: {v}\n" for k, v in DEFAULTS.items())
+        + "flows:\n  - mirror: {from: src, to: dst}\n"
         f"    topics: {{include: {json.dumps(topics)}}}\n"
         + ("    delivery: exactly-once\n" if exactly_once else "")
         + "engine: {"

@@ -310,10 +310,19 @@ class CpuSnapshot:
         return {k: self.by_kind.get(k, 0.0) - before.by_kind.get(k, 0.0) for k in kinds}
 
 
+# Sessions whose processes count as the replicator's too: a standalone Spark cluster's master
+# and workers (each its own session, its executors in it), set by benchmarks/scale_out.py.
+ALSO_SESSIONS: tuple[int, ...] = ()
+
+
 def snapshot(session: int, brokers: list[int]) -> CpuSnapshot:
+    by_kind = session_cpu(session)
+    for other in ALSO_SESSIONS:
+        for kind, cpu in session_cpu(other).items():
+            by_kind[f"Spark cluster {kind}"] = by_kind.get(f"Spark cluster {kind}", 0.0) + cpu
     return CpuSnapshot(
         at=time.time(),
-        by_kind=session_cpu(session),
+        by_kind=by_kind,
         brokers=tuple(process_cpu(pid) for pid in brokers),
         machine=machine_ticks(),
     )
