@@ -593,8 +593,8 @@ def table(pairs: list[Pair]) -> str:
     lines = ["| measure | MM2 | topo | topo / MM2 |", "|---|---|---|---|"]
     for name, values, ratios in measures(pairs):
         lines.append(
-            f"| {name} | {_spread(values[MM2])} | {_spread(values[TOPO])} | "
-            f"{_spread(ratios, ratio=True)} |"
+            f"| {name} | {spread(values[MM2])} | {spread(values[TOPO])} | "
+            f"{spread(ratios, ratio=True)} |"
         )
     return "\n".join(lines)
 
@@ -615,11 +615,12 @@ def delivery_table(pairs: list[Pair]) -> str:
                 speed.append(by[True].mib_per_second / by[False].mib_per_second)
                 cost.append(by[True].cpu_per_gib / by[False].cpu_per_gib)
         if speed:
-            lines.append(f"| {who} | {_spread(speed, ratio=True)} | {_spread(cost, ratio=True)} |")
+            lines.append(f"| {who} | {spread(speed, ratio=True)} | {spread(cost, ratio=True)} |")
     return "\n".join(lines) if len(lines) > 2 else ""
 
 
-def _spread(values: list[float], ratio: bool = False) -> str:
+def spread(values: list[float], ratio: bool = False) -> str:
+    """`median [min-max]` of the values (one value alone; `-` for none)."""
     if not values:
         return "-"
     show = (lambda v: f"{v:.2f}") if ratio else _number

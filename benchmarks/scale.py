@@ -29,7 +29,6 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -181,20 +180,12 @@ def table(runs: list[Run]) -> str:
             for m, t in zip(values[MM2], values[TOPO], strict=False)
             if m is not None and t is not None and m > 0
         ]
-        shown = {who: _spread(v) for who, v in values.items()}
-        ratio = _spread(ratios) if ratios else "-"
+        shown = {
+            who: mm2.spread([v for v in known if v is not None]) for who, known in values.items()
+        }
+        ratio = mm2.spread(ratios, ratio=True)
         lines.append(f"| {label} | {shown[MM2]} | {shown[TOPO]} | {ratio} |")
     return "\n".join(lines)
-
-
-def _spread(values: list[Any]) -> str:
-    known = [v for v in values if v is not None]
-    if not known:
-        return "-"
-    median = statistics.median(known)
-    if len(known) == 1:
-        return f"{median:.3g}"
-    return f"{median:.3g} ({min(known):.3g}-{max(known):.3g})"
 
 
 def main() -> None:

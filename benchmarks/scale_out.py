@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -109,9 +108,8 @@ def main() -> None:
         print("|---|---|---|---|")
         for s in settings:
             where = "local runner" if s.workers == 0 else f"{s.workers} worker(s)"
-            print(
-                f"| {where} | {s.slots} | {_spread(s.mib_per_second)} | {_spread(s.cpu_per_gib)} |"
-            )
+            speed, cost = mm2.spread(s.mib_per_second), mm2.spread(s.cpu_per_gib)
+            print(f"| {where} | {s.slots} | {speed} | {cost} |")
         if options.json:
             options.json.write_text(
                 json.dumps({"machine": host, "settings": [asdict(s) for s in settings]}, indent=2)
@@ -119,13 +117,6 @@ def main() -> None:
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
-
-
-def _spread(values: list[float]) -> str:
-    median = statistics.median(values)
-    if len(values) == 1:
-        return f"{median:.1f}"
-    return f"{median:.1f} ({min(values):.1f}-{max(values):.1f})"
 
 
 if __name__ == "__main__":
