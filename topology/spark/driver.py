@@ -187,8 +187,7 @@ class Replicator:
         self.started[flow] = as_loop
         fencing = started.fencing() if isinstance(started, loop.LoopQuery) else None
         if fencing is not None:
-            level = "warning" if fencing.startswith("could not") else "info"
-            self.report(f"{flow}: {fencing}", level=level)
+            self.report(f"{flow}: {fencing[0]}", level=fencing[1])
 
     def stop_query(self, flow: str) -> None:
         running = self.queries.get(flow)

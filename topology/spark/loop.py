@@ -74,11 +74,13 @@ class LoopQuery:
         without waiting for them."""
         self._java.halt()
 
-    def fencing(self) -> str | None:
+    def fencing(self) -> tuple[str, str] | None:
         """What the leader did, as it started, to the transactional ids of copy slots past the
-        flow's count (exactly-once), to be said; None when nothing."""
+        flow's count (exactly-once), to be said, with its level; None when nothing."""
         said = self._java.fencing()
-        return None if said is None else str(said)
+        if said is None:
+            return None
+        return str(said), "warning" if self._java.fencingFailed() else "info"
 
     def update(self, topic_map: Mapping[str, str], partitions: Mapping[str, int]) -> None:
         """The flow's topics and partition counts now; nothing moves when they did not change."""

@@ -78,6 +78,7 @@ public final class CopyLoop {
 
   private boolean copiedBefore;
   private volatile String fencing;
+  private volatile boolean fencingFailed;
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private final Map<TopicPartition, Double> rates = new HashMap<>();
@@ -165,7 +166,23 @@ public final class CopyLoop {
         LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
     CopyLoop loop = new CopyLoop(parsed, config, flow, launcher);
     if (parsed.exactlyOnce()) {
-      loop.fencing = fenceOrphans(parsed);
+      try {
+        loop.fencing = fenceOrphans(parsed);
+      } catch (Exception cannot) { // not allowed to list or fence: an open one ends at its timeout
+        if (cannot instanceof InterruptedException) {
+          Thread.currentThread().interrupt();
+        }
+        Throwable cause = cannot.getCause() == null ? cannot : cannot.getCause();
+        loop.fencingFailed = true;
+        loop.fencing =
+            "could not look for the transactional ids of slots past "
+                + parsed.tasks()
+                + " to fence them ("
+                + cause.getClass().getSimpleName()
+                + ": "
+                + cause.getMessage()
+                + "); a transaction one left open is aborted at its timeout";
+      }
     }
     loop.copiedBefore = !parsed.starting().isEmpty() || loop.anyCommitted(parsed.ledger(0));
     loop.lead();
@@ -180,7 +197,7 @@ public final class CopyLoop {
    * still alive somewhere can commit nothing more. The ids below the count are fenced by their new
    * slots' own producers. What was done, to be said (null when nothing was).
    */
-  private static String fenceOrphans(LoopConfig config) {
+  private static String fenceOrphans(LoopConfig config) throws Exception {
     try (Admin admin = Admin.create(config.targetAdmin())) {
       List<String> listed = new ArrayList<>();
       for (TransactionListing listing :
@@ -196,18 +213,6 @@ public final class CopyLoop {
           + orphans.size()
           + " transactional id(s) no copy slot holds now: "
           + String.join(", ", orphans);
-    } catch (Exception cannot) { // not allowed to list or fence: an open one ends at its timeout
-      if (cannot instanceof InterruptedException) {
-        Thread.currentThread().interrupt();
-      }
-      Throwable cause = cannot.getCause() == null ? cannot : cannot.getCause();
-      return "could not look for the transactional ids of slots past "
-          + config.tasks()
-          + " to fence them ("
-          + cause.getClass().getSimpleName()
-          + ": "
-          + cause.getMessage()
-          + "); a transaction one left open is aborted at its timeout";
     }
   }
 
@@ -236,6 +241,11 @@ public final class CopyLoop {
   /** What the leader did to the transactional ids of slots past today's count, or null. */
   public String fencing() {
     return fencing;
+  }
+
+  /** Whether {@link #fencing} says it could not fence them: a warning, not news. */
+  public boolean fencingFailed() {
+    return fencingFailed;
   }
 
   /** Take the slots' reports and launch them (the keeper thread relaunches lost ones). */

@@ -46,10 +46,10 @@ final class Slot implements SlotHost {
   private volatile boolean halted;
   private volatile String failure;
   private long heard = System.currentTimeMillis();
-  // What the leader has been told of positions and ends: a report carries only what moved since.
-  private Map<TopicPartition, Long> toldDone = new HashMap<>();
-  private Map<TopicPartition, Long> toldLatest = new HashMap<>();
-  private boolean told;
+  // What the leader has been told of positions and ends (null before the attempt's first
+  // report): a report carries only what moved since.
+  private Map<TopicPartition, Long> toldDone;
+  private Map<TopicPartition, Long> toldLatest;
 
   Slot(
       LoopConfig config, String run, int index, int attempt, Channel channel, RecordFilter filter) {
@@ -128,7 +128,7 @@ final class Slot implements SlotHost {
     // Whole on an attempt's first report and whenever the partitions held changed (the leader
     // then forgets those no longer held); else only what moved.
     boolean full =
-        !told
+        toldDone == null
             || !done.keySet().equals(toldDone.keySet())
             || !latest.keySet().equals(toldLatest.keySet());
     try {
@@ -149,7 +149,6 @@ final class Slot implements SlotHost {
       heard = System.currentTimeMillis();
       toldDone = done;
       toldLatest = latest;
-      told = true;
       return polled > 0 || currentVersion() != held;
     } catch (Exception unreachable) {
       task.polled.addAndGet(polled); // told next time
