@@ -165,11 +165,15 @@ def test_a_chore_that_finds_nothing_backs_off_and_a_change_brings_it_back() -> N
     assert cadence.due(130.0) == {"follow"}
     cadence.settle("follow", False, 130.0)  # still 60 s
     assert cadence.due(189.0) == set()
-    # a change made meanwhile (a new topic's copy) brings it back to its beat from then
-    cadence.settle("follow", True, 150.0)
-    assert cadence.due(159.0) == set() and cadence.due(160.0) == {"follow"}
-    cadence.settle("follow", True, 160.0)
-    assert cadence.due(170.0) == {"follow"}
+    # a look that did not run changes nothing; a change made meanwhile (a new topic's copy)
+    # brings it back to its beat from then
+    cadence.settle("follow", False, 140.0, ran=False)
+    assert cadence.due(189.0) == set() and cadence.due(190.0) == {"follow"}
+    cadence.settle("follow", False, 190.0)
+    cadence.settle("follow", True, 200.0, ran=False)
+    assert cadence.due(209.0) == set() and cadence.due(210.0) == {"follow"}
+    cadence.settle("follow", True, 210.0)
+    assert cadence.due(220.0) == {"follow"}
 
 
 def test_a_chore_without_a_longest_wait_keeps_its_beat() -> None:

@@ -238,9 +238,12 @@ class Cadence:
             self.next[chore] = now + self.wait[chore]
         return found
 
-    def settle(self, chore: str, changed: bool, now: float) -> None:
-        """What the chore's last turn found: something changed (back to its beat), or nothing
-        (its wait doubles, up to its `longest`); its next turn counts from `now`."""
+    def settle(self, chore: str, changed: bool, now: float, ran: bool = True) -> None:
+        """What the chore's last turn found: something changed (back to its beat, even when it
+        did not run: a change made otherwise), or nothing (when it `ran`, its wait doubles, up
+        to its `longest`); its next turn counts from `now`."""
+        if not (ran or changed):
+            return
         if changed:
             wait = self.every[chore]
         else:

@@ -357,9 +357,9 @@ class Replicator:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
             self.step(self.watch() if "watch" in due else None)
+            # a quiet source is looked at less and less often
             changed = self.following.made > made
-            if "follow" in due or changed:  # a quiet source is looked at less and less often
-                cadence.settle("follow", changed, time.monotonic())
+            cadence.settle("follow", changed, time.monotonic(), ran="follow" in due)
             if "status" in due:
                 self.write_status(self.leader.run_state())
                 self.rounds.record(self.flows)
