@@ -70,7 +70,7 @@ class LoopConfigTest {
     assertEquals(2, config.tasks());
     assertEquals(1000, config.commitMs());
     assertEquals(1000, config.busyCommitMs());
-    assertEquals(2000, config.fullPoll()); // the source client's max.poll.records
+    assertEquals("2000", config.consumer(0).get("max.poll.records")); // as the source client says
     long[] bounds = config.boundsMs();
     assertEquals(10, bounds[0]);
     assertEquals(300_000, bounds[bounds.length - 1]);
@@ -155,9 +155,6 @@ class LoopConfigTest {
     assertRefused(
         "`source_client` setting linger.ms must be text, a whole number or true/false",
         sent(given -> given.put("source_client", Map.of("linger.ms", List.of(5)))));
-    assertRefused(
-        "max.poll.records must be a whole number, not many",
-        sent(given -> given.put("source_client", Map.of("max.poll.records", "many"))));
   }
 
   @Test
@@ -196,9 +193,16 @@ class LoopConfigTest {
                   given.put("busy_commit_ms", 1000);
                 }));
     assertEquals(2000, config.busyCommitMs());
-    Map<String, Object> defaultPoll = new HashMap<>(Map.of("bootstrap.servers", "e:1"));
+  }
+
+  @Test
+  void aPollTakesEverythingFetchedUnlessTheSourceClientSaysOtherwise() throws Exception {
+    Map<String, Object> unsaid = new HashMap<>(Map.of("bootstrap.servers", "e:1"));
     assertEquals(
-        500, LoopConfig.parse(sent(given -> given.put("source_client", defaultPoll))).fullPoll());
+        String.valueOf(Integer.MAX_VALUE),
+        LoopConfig.parse(sent(given -> given.put("source_client", unsaid)))
+            .consumer(1)
+            .get("max.poll.records"));
   }
 
   @Test

@@ -151,10 +151,11 @@ final class CopyTask implements Runnable {
           copyRecords(records);
         }
         long clock = System.currentTimeMillis();
-        // Behind (a poll as full as it gets): commit less often, a copy is late anyway and each
-        // transaction waits for every record in it; caught up, as often as commit_ms says.
+        // Behind (more left to read than a poll just took): commit less often, a copy is late
+        // anyway and each transaction waits for every record in it; caught up, as often as
+        // commit_ms says.
         long every =
-            records.count() >= host.config().fullPoll()
+            behind(records.count(), left(records))
                 ? host.config().busyCommitMs()
                 : host.config().commitMs();
         if (clock - lastCommit >= every) {
@@ -182,6 +183,24 @@ final class CopyTask implements Runnable {
         }
       }
     }
+  }
+
+  /**
+   * Whether a slot is behind: after a poll that took {@code taken} records, the partitions it took
+   * them from hold {@code left} more not read yet (a few records arriving while caught up are not a
+   * backlog).
+   */
+  static boolean behind(int taken, long left) {
+    return taken > 0 && left >= taken;
+  }
+
+  /** How many records the partitions of {@code records} hold past their positions, as last seen. */
+  private long left(ConsumerRecords<byte[], byte[]> records) {
+    long left = 0;
+    for (TopicPartition partition : records.partitions()) {
+      left += consumer.currentLag(partition).orElse(0);
+    }
+    return left;
   }
 
   /**

@@ -56,8 +56,16 @@ final class LoopConfig {
           "bounds_ms",
           "on_loss");
 
-  /** Kafka's default {@code max.poll.records}. */
-  private static final int MAX_POLL_RECORDS = 500;
+  /**
+   * A slot's poll takes every record its consumer has fetched, unless {@code source_client} says
+   * otherwise. Kafka 3.9's consumer (the one Spark's connector brings) leaves a partition that
+   * still holds fetched records out of the next fetch request; when that request then carries only
+   * partitions with nothing new, the broker holds it for {@code fetch.max.wait.ms} (500 ms), and no
+   * other fetch to that broker is sent meanwhile. With Kafka's default of 500 records a poll, a
+   * busy partition that shared a slot with an idle one (the heartbeats topic, a quiet topic) was
+   * copied one fetch (1 MiB) every half second.
+   */
+  static final int MAX_POLL_RECORDS = Integer.MAX_VALUE;
 
   private final String source;
   private final String target;
@@ -80,7 +88,6 @@ final class LoopConfig {
   private final long commitMs;
   private final long busyCommitMs;
   private final long[] boundsMs;
-  private final int fullPoll;
   private final boolean stopOnLoss;
 
   private LoopConfig(Map<String, Object> given) {
@@ -118,12 +125,6 @@ final class LoopConfig {
       throw refused("`on_loss` must be \"alert\" or \"stop\", not " + quoted(onLoss));
     }
     stopOnLoss = onLoss.equals("stop");
-    String maxPoll = sourceClient.get("max.poll.records");
-    try {
-      fullPoll = maxPoll == null ? MAX_POLL_RECORDS : Integer.parseInt(maxPoll.trim());
-    } catch (NumberFormatException notANumber) {
-      throw refused("`source_client` max.poll.records must be a whole number, not " + maxPoll);
-    }
   }
 
   /**
@@ -249,11 +250,6 @@ final class LoopConfig {
     return boundsMs.clone();
   }
 
-  /** The most records a poll returns (the source consumer's max.poll.records): a full poll. */
-  int fullPoll() {
-    return fullPoll;
-  }
-
   /**
    * Where a partition taken up starts, given its committed position (or null): an offset, {@link
    * CopyLoop#EARLIEST} or {@link CopyLoop#LATEST}. The committed position, unless the handover's
@@ -276,6 +272,7 @@ final class LoopConfig {
   /** Copy thread {@code task}'s consumer of the source. */
   Map<String, Object> consumer(int task) {
     Map<String, Object> settings = new HashMap<>(sourceClient);
+    settings.putIfAbsent("max.poll.records", String.valueOf(MAX_POLL_RECORDS));
     settings.put("enable.auto.commit", "false");
     settings.put("isolation.level", "read_committed");
     // A position the source no longer holds is never skipped silently: CopyTask reports it as a
