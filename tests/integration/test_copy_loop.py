@@ -208,6 +208,44 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     topology.stop()
 
 
+def test_a_hot_partition_moves_to_the_idle_slot_with_nothing_lost_or_copied_twice(
+    topology: Topology,
+) -> None:
+    """Exactly-once, 2 slots: the leader places heartbeats-0 and partitions 1 and 3 on slot 0,
+    0 and 2 on slot 1 (in order, each to the slot with the fewest). With 0 and 2 hot, slot 1
+    lets one of them go (committing its transaction first) and slot 0 takes it up from there."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("hot")
+    records.create_topic(src, topic, 4)
+    flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once\n    tasks: 2"
+    conf = '{"spark.topo.loop.rebalanceMs": "5000"}'
+    topology.write(flow, extra=f"engine: {{trigger: loop, spark_conf: {conf}}}")
+    topology.apply()
+    producer = Producer({**src, "linger.ms": 5})
+    sent, deadline = 0, time.monotonic() + 150
+    moved: list[str] = []
+    while not moved:  # about 2 MiB/s into partitions 0 and 2, until the leader moves one
+        assert time.monotonic() < deadline, "no partition moved off the busy slot"
+        for i in range(sent, sent + 200):
+            producer.produce(topic, b"x" * 1024, f"hot-{i}".encode(), partition=2 * (i % 2))
+        producer.poll(0)
+        sent += 200
+        time.sleep(0.1)
+        moved = [line for line in driver_log(topology.prefix).splitlines() if "moved " in line]
+    assert producer.flush(30) == 0
+    assert f"{topic}-" in moved[0] and "from copy slot 1 to copy slot 0" in moved[0], moved
+    after = [
+        Record(topic, p, f"after-{i}".encode(), b"v", (), RECENT_MS + i)
+        for i in range(40)
+        for p in (i % 4,)
+    ]
+    records.produce(src, after)
+    on_source = records.read_topic(src, topic)
+    copied = wait_for(dst, f"src.{topic}", len(on_source))
+    assert contents(copied) == expected(on_source, "src")  # read_committed: none twice, none lost
+    topology.stop()
+
+
 def wait_for_positions(topology: Topology, topic: str, wanted: dict[Any, int]) -> None:
     """Until the running flow's committed positions in `topic` are `wanted`."""
     dst, deadline = topology.clusters["dst"], time.monotonic() + 60

@@ -205,6 +205,8 @@ class Replicator:
         status = self.flows[flow]
         if isinstance(running, loop.LoopQuery):
             made = running.reports()
+            for said in running.news():
+                self.report(f"{flow}: {said}")
         else:
             made, idle_lag = query.progress_since(
                 running, status.seen, self.topics.get(flow, []), final

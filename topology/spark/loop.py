@@ -19,6 +19,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from topology.core import naming
+from topology.core.errors import TopoError
 from topology.core.progress import LATENCY_BUCKETS, FlowProgress, read_loop_report
 from topology.spark import resumed
 from topology.spark.query import HEADERS_TYPE, QueryPlan
@@ -26,7 +27,11 @@ from topology.spark.query import HEADERS_TYPE, QueryPlan
 # How often positions are committed: at-least-once after a flush (a restart copies at most this
 # much again); exactly-once, each transaction's span (how long a copy is invisible to readers).
 COMMIT_MS = {"at-least-once": 1000, "exactly-once": 100}
-BUSY_COMMIT_MS = 1000  # while a thread is behind (its polls come back full), at most this often
+BUSY_COMMIT_MS = 1000  # while a slot is behind (more left than its poll took), at most this often
+# How soon after a flow's start, and after each move, its leader may move a partition off a busy
+# copy slot (Spark conf `spark.topo.loop.rebalanceMs`; 0: never).
+REBALANCE_MS = 60_000
+REBALANCE_CONF = "spark.topo.loop.rebalanceMs"
 STOP_WAIT_MS = 30_000
 PRODUCER = {
     "acks": "all",
@@ -73,6 +78,11 @@ class LoopQuery:
         """Every thread stops at once and commits nothing more (the lease is lost); returns
         without waiting for them."""
         self._java.halt()
+
+    def news(self) -> list[str]:
+        """What the leader did since the last call that a person should hear of: each partition
+        it moved between copy slots, and how."""
+        return [str(said) for said in self._java.news()]
 
     def fencing(self) -> tuple[str, str] | None:
         """What the leader did, as it started, to the transactional ids of copy slots past the
@@ -142,7 +152,7 @@ SOURCE_COLUMNS = (
 def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
-    given = config(plan)
+    given = config(plan, rebalance_ms(spark))
     predicate = plan.spec.record_filter
     kept = None if predicate is None else record_filter(spark, predicate)
     slots = jvm.dev.topo.replication.SlotJobs(spark.sparkContext._jsc, kept)
@@ -152,7 +162,18 @@ def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     return started
 
 
-def config(plan: QueryPlan) -> dict[str, Any]:
+def rebalance_ms(spark: SparkSession) -> int:
+    """`spark.topo.loop.rebalanceMs` of the session's conf (`engine.spark_conf`), else
+    REBALANCE_MS; refused unless a whole number of 0 or more."""
+    given = spark.conf.get(REBALANCE_CONF, None)
+    if given is None:
+        return REBALANCE_MS
+    if not given.strip().isdigit():
+        raise TopoError(f"{REBALANCE_CONF} must be a whole number of milliseconds, not {given!r}")
+    return int(given)
+
+
+def config(plan: QueryPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
     """The loop's configuration (CopyLoop reads it)."""
     spec = plan.spec
     return {
@@ -177,6 +198,7 @@ def config(plan: QueryPlan) -> dict[str, Any]:
         "tasks": spec.slots,  # copy slots, each a consumer and a producer; idle ones sleep
         "commit_ms": COMMIT_MS[spec.delivery],
         "busy_commit_ms": BUSY_COMMIT_MS,
+        "rebalance_ms": rebalance,
         "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],
         "on_loss": spec.on_loss,
     }

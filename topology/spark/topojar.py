@@ -41,6 +41,7 @@ SOURCES = (
     "SlotWire.java",
     "Slot.java",
     "Launcher.java",
+    "Rebalance.java",
     "CopyLoop.java",
     "SlotPlugin.java",
     "SlotJobs.java",

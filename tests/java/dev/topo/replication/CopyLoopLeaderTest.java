@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 class CopyLoopLeaderTest {
   private static final ObjectMapper JSON = new ObjectMapper();
+  private static final long REBALANCE_MS = 60_000; // as tests/java/loop-config.json says
 
   /** A launch as the stand-in saw it, which a test ends as Spark would. */
   static final class Launch implements Launcher.Launched {
@@ -61,6 +63,7 @@ class CopyLoopLeaderTest {
 
   static final class Launches implements Launcher {
     final List<Launch> made = new ArrayList<>();
+    final List<String> fenced = new ArrayList<>(); // transactional ids the leader fenced
     String run;
 
     @Override
@@ -96,10 +99,18 @@ class CopyLoopLeaderTest {
   }
 
   private static CopyLoop leading(Launches launches, int tasks) throws Exception {
-    String text = config(tasks);
+    return leading(launches, tasks, false);
+  }
+
+  private static CopyLoop leading(Launches launches, int tasks, boolean exactlyOnce)
+      throws Exception {
+    Map<String, Object> given =
+        JSON.readValue(config(tasks), new TypeReference<Map<String, Object>>() {});
+    given.put("exactly_once", exactlyOnce);
+    String text = JSON.writeValueAsString(given);
     LoopConfig parsed =
         LoopConfig.parse(JSON.readValue(text, new TypeReference<Map<String, Object>>() {}));
-    CopyLoop loop = new CopyLoop(parsed, text, "east->west", launches);
+    CopyLoop loop = new CopyLoop(parsed, text, "east->west", launches, launches.fenced::add);
     loop.lead();
     return loop;
   }
@@ -122,7 +133,7 @@ class CopyLoopLeaderTest {
     LoopFigures figures = new LoopFigures(new long[] {10, 100, 1000});
     figures.add(new TopicPartition("orders", 0), 2, 30, new long[] {5, 50}, 2, 1_700_000_000_000L);
     return new SlotWire.Report(
-        run, slot, attempt, seen, 2, full, done, Map.of(), figures.take(), null, false);
+        run, slot, attempt, seen, seen, 2, full, done, Map.of(), figures.take(), null, false);
   }
 
   private static SlotWire.Orders ask(SlotWire.Report report) throws Exception {
@@ -135,7 +146,7 @@ class CopyLoopLeaderTest {
     Launches launches = new Launches();
     CopyLoop loop = leading(launches, 2);
     await("both slots launched", () -> launches.made.size() == 2);
-    Set<TopicPartition> all = new java.util.HashSet<>();
+    Set<TopicPartition> all = new HashSet<>();
     for (int slot = 0; slot < 2; slot++) {
       SlotWire.Orders orders = ask(report(launches.run, slot, 0, -1, Map.of()));
       assertFalse(orders.stop || orders.halt);
@@ -164,7 +175,7 @@ class CopyLoopLeaderTest {
         JSON.writeValueAsString(
             Map.of("orders", "east.orders", "clicks", "east.clicks", "new", "east.new")),
         JSON.writeValueAsString(Map.of("orders", 3, "clicks", 2, "new", 4)));
-    Set<TopicPartition> news = new java.util.HashSet<>();
+    Set<TopicPartition> news = new HashSet<>();
     for (int slot = 0; slot < 2; slot++) {
       SlotWire.Orders orders = ask(report(launches.run, slot, 0, version, Map.of()));
       assertNotNull(orders.assignment, "a newer version for slot " + slot);
@@ -201,7 +212,7 @@ class CopyLoopLeaderTest {
     }
     ask(
         new SlotWire.Report(
-            launches.run, 0, 0, -1, 1_000, true, Map.of(), Map.of(), busy.take(), null, false));
+            launches.run, 0, 0, -1, -1, 1_000, true, Map.of(), Map.of(), busy.take(), null, false));
     assertTrue(loop.rates().get(held.get(0).iterator().next()) > 0);
     loop.update(
         JSON.writeValueAsString(
@@ -218,7 +229,7 @@ class CopyLoopLeaderTest {
         JSON.writeValueAsString(Map.of("orders", "east.orders", "new", "east.new")),
         JSON.writeValueAsString(Map.of("orders", 3, "new", 2)));
     Set<TopicPartition> after = ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions;
-    Set<TopicPartition> expected = new java.util.HashSet<>(slot1);
+    Set<TopicPartition> expected = new HashSet<>(slot1);
     expected.removeIf(partition -> partition.topic().equals("clicks"));
     assertEquals(expected, after);
     loop.stop(1_000);
@@ -286,6 +297,7 @@ class CopyLoopLeaderTest {
             launches.run,
             0,
             0,
+            -1,
             -1,
             0,
             true,
@@ -381,6 +393,7 @@ class CopyLoopLeaderTest {
                     3,
                     2,
                     5,
+                    4,
                     11,
                     false,
                     Map.of(clicks1, 40L),
@@ -389,8 +402,8 @@ class CopyLoopLeaderTest {
                     null,
                     true)));
     assertEquals(
-        List.of("r", 3, 2, 5, 11L),
-        List.of(read.run, read.slot, read.attempt, read.seen, read.polled));
+        List.of("r", 3, 2, 5, 4, 11L),
+        List.of(read.run, read.slot, read.attempt, read.seen, read.applied, read.polled));
     assertFalse(read.full);
     assertEquals(Map.of(clicks1, 40L), read.done);
     assertEquals(Map.of(clicks1, 44L), read.latest);
@@ -433,5 +446,118 @@ class CopyLoopLeaderTest {
       }
     }
     throw new AssertionError(topic + "-" + partition + " is not in the report: " + report);
+  }
+
+  /** Slot 0 copying {@code bytes} of each of its partitions in the report, which it gives. */
+  private static SlotWire.Orders busy(
+      Launches launches,
+      int slot,
+      int attempt,
+      int seen,
+      int applied,
+      Set<TopicPartition> of,
+      long bytes)
+      throws Exception {
+    LoopFigures copied = new LoopFigures(new long[] {10});
+    for (TopicPartition partition : of) {
+      copied.add(partition, 1_000, bytes, new long[0], 0, 1_700_000_000_000L);
+    }
+    return ask(
+        new SlotWire.Report(
+            launches.run,
+            slot,
+            attempt,
+            seen,
+            applied,
+            1_000,
+            true,
+            Map.of(),
+            Map.of(),
+            copied.take(),
+            null,
+            false));
+  }
+
+  @Test
+  void aHotSlotGivesAPartitionAwayOnlyAfterLettingGoOfIt() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2);
+    await("launched", () -> launches.made.size() == 2);
+    SlotWire.Orders first = ask(report(launches.run, 0, 0, -1, Map.of()));
+    Set<TopicPartition> hot = first.assignment.partitions;
+    ask(report(launches.run, 1, 0, -1, Map.of()));
+    busy(launches, 0, 0, first.assignment.version, first.assignment.version, hot, 50_000_000);
+    assertNull(loop.rebalance(System.currentTimeMillis()), "not within REBALANCE_MS of the start");
+    assertNull(loop.rebalance(System.currentTimeMillis() + REBALANCE_MS));
+    SlotWire.Orders dropped = ask(report(launches.run, 0, 0, first.assignment.version, Map.of()));
+    assertEquals(hot.size() - 1, dropped.assignment.partitions.size(), "slot 0 lets one go");
+    TopicPartition moving =
+        new HashSet<>(hot)
+            .stream()
+                .filter(p -> !dropped.assignment.partitions.contains(p))
+                .findFirst()
+                .orElseThrow();
+    // Not given to slot 1 while slot 0 has not committed and let go of it...
+    SlotWire.Orders waiting = ask(report(launches.run, 1, 0, -1, Map.of()));
+    assertFalse(waiting.assignment.partitions.contains(moving));
+    // ...even once slot 0 holds the version without it, until its copy has taken it up.
+    busy(launches, 0, 0, dropped.assignment.version, first.assignment.version, Set.of(), 0);
+    assertFalse(
+        ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions.contains(moving));
+    busy(launches, 0, 0, dropped.assignment.version, dropped.assignment.version, Set.of(), 0);
+    assertTrue(
+        ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions.contains(moving));
+    assertEquals(List.of("moved " + moving + " from copy slot 0 to copy slot 1"), loop.news());
+    assertEquals(List.of(), launches.fenced, "a slot that lets go is not fenced");
+    assertNull(
+        loop.rebalance(System.currentTimeMillis() + REBALANCE_MS / 2),
+        "none again soon after a move");
+  }
+
+  @Test
+  void aSlotThatDoesNotLetGoIsFencedAndThePartitionMovesAllTheSame() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 2, true);
+    await("launched", () -> launches.made.size() == 2);
+    SlotWire.Orders first = ask(report(launches.run, 0, 0, -1, Map.of()));
+    ask(report(launches.run, 1, 0, -1, Map.of()));
+    busy(
+        launches,
+        0,
+        0,
+        first.assignment.version,
+        first.assignment.version,
+        first.assignment.partitions,
+        50_000_000);
+    long now = System.currentTimeMillis() + REBALANCE_MS;
+    assertNull(loop.rebalance(now));
+    assertNull(loop.rebalance(now + CopyLoop.MOVE_GRACE_MS - 1), "still in its grace");
+    CopyLoop.Moving stuck = loop.rebalance(now + CopyLoop.MOVE_GRACE_MS);
+    assertNotNull(stuck);
+    loop.fenceStuck(stuck);
+    assertEquals(List.of("topo.shop.east--west.loop.0"), launches.fenced);
+    assertTrue(launches.of(0).get(0).cancelled, "its task is cancelled, to be launched again");
+    // The fenced attempt's late report (a write the fence refused) is answered with a halt and
+    // does not fail the flow.
+    SlotWire.Report late =
+        new SlotWire.Report(
+            launches.run,
+            0,
+            0,
+            first.assignment.version,
+            first.assignment.version,
+            0,
+            true,
+            Map.of(),
+            Map.of(),
+            new LoopFigures(new long[] {10}).take(),
+            "ProducerFencedException: there is a newer producer",
+            false);
+    assertTrue(ask(late).halt);
+    assertNull(loop.failure());
+    assertEquals(1, loop.news().size());
+    Set<TopicPartition> given = new HashSet<>(first.assignment.partitions);
+    given.retainAll(ask(report(launches.run, 1, 0, -1, Map.of())).assignment.partitions);
+    assertEquals(1, given.size(), "slot 1 got exactly one of slot 0's partitions");
   }
 }

@@ -55,12 +55,17 @@ public final class CopyLoop {
   private static final long KEEP_MS = 250;
   private static final long ADMIN_SECONDS = 30;
   static final double RATE_SECONDS = 30; // a partition's rate: an average over about this long
+  static final long MOVE_GRACE_MS = 30_000; // a slot not letting go of a partition then is fenced
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
 
   private final String configText;
   private final String flow;
   private final Launcher launcher;
+  private final Fencer fencer;
+  private final boolean exactlyOnce;
+  private final String transactionalStem;
+  private final long rebalanceMs;
   final LoopFigures figures;
   private final List<SlotState> slots = new ArrayList<>();
   private final String runId = UUID.randomUUID().toString();
@@ -83,6 +88,9 @@ public final class CopyLoop {
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private final Map<TopicPartition, Double> rates = new HashMap<>();
   private int version;
+  private Moving moving; // a partition taken from one slot, not given to the other yet
+  private long settledAt = System.currentTimeMillis(); // the start, or the last move's end
+  private final List<String> news = new ArrayList<>();
   private long sequence;
   private long reportedAt = System.currentTimeMillis();
   private Map<TopicPartition, Long> lastPositions = Collections.emptyMap();
@@ -101,6 +109,25 @@ public final class CopyLoop {
     }
   }
 
+  /** How the leader fences a slot's transactional producer (exactly-once): Kafka's admin call. */
+  interface Fencer {
+    void fence(String transactionalId) throws Exception;
+  }
+
+  /** A move under way: taken from its slot at assignment version {@code dropped}, since then. */
+  static final class Moving {
+    final Rebalance.Move move;
+    final int dropped;
+    final long since;
+    boolean fencing; // the keeper is fencing the slot that did not let go
+
+    Moving(Rebalance.Move move, int dropped, long since) {
+      this.move = move;
+      this.dropped = dropped;
+      this.since = since;
+    }
+  }
+
   /** One slot as the leader knows it: its current attempt and what that attempt last said. */
   private static final class SlotState {
     int attempt = -1;
@@ -111,16 +138,21 @@ public final class CopyLoop {
     int unheard; // launches in a row the slot was never heard from
     boolean heard; // the current attempt has reported
     boolean finished; // the current attempt said it ended (stopped, done, or failed)
+    int fenced = -1; // an attempt fenced for a move: it and those before are halted
     String lost; // why its last attempt ended unannounced
     Map<TopicPartition, Long> done = new HashMap<>();
     Map<TopicPartition, Long> latest = new HashMap<>();
     long reportedAt = System.currentTimeMillis();
   }
 
-  CopyLoop(LoopConfig config, String configText, String flow, Launcher launcher) {
+  CopyLoop(LoopConfig config, String configText, String flow, Launcher launcher, Fencer fencer) {
     this.configText = configText;
     this.flow = flow;
     this.launcher = launcher;
+    this.fencer = fencer;
+    exactlyOnce = config.exactlyOnce();
+    transactionalStem = config.transactionalStem();
+    rebalanceMs = config.rebalanceMs();
     figures = new LoopFigures(config.boundsMs());
     for (int i = 0; i < config.tasks(); i++) {
       slots.add(new SlotState());
@@ -164,7 +196,7 @@ public final class CopyLoop {
   public static CopyLoop start(String config, String flow, Launcher launcher) throws Exception {
     LoopConfig parsed =
         LoopConfig.parse(JSON.readValue(config, new TypeReference<Map<String, Object>>() {}));
-    CopyLoop loop = new CopyLoop(parsed, config, flow, launcher);
+    CopyLoop loop = new CopyLoop(parsed, config, flow, launcher, id -> fence(parsed, id));
     if (parsed.exactlyOnce()) {
       try {
         loop.fencing = fenceOrphans(parsed);
@@ -213,6 +245,13 @@ public final class CopyLoop {
           + orphans.size()
           + " transactional id(s) no copy slot holds now: "
           + String.join(", ", orphans);
+    }
+  }
+
+  /** Fence the producer of {@code transactionalId} on the flow's target. */
+  private static void fence(LoopConfig config, String transactionalId) throws Exception {
+    try (Admin admin = Admin.create(config.targetAdmin())) {
+      admin.fenceProducers(List.of(transactionalId)).all().get(ADMIN_SECONDS, TimeUnit.SECONDS);
     }
   }
 
@@ -269,8 +308,8 @@ public final class CopyLoop {
       return SlotWire.Orders.halted();
     }
     SlotState slot = slots.get(report.slot);
-    if (report.attempt != slot.attempt || halted) {
-      return SlotWire.Orders.halted(); // a replaced attempt (fenced), or the lease is lost
+    if (report.attempt != slot.attempt || report.attempt <= slot.fenced || halted) {
+      return SlotWire.Orders.halted(); // a replaced or fenced attempt, or the lease is lost
     }
     polled.addAndGet(report.polled);
     measure(slot, report.figures.partitions, System.currentTimeMillis());
@@ -289,6 +328,9 @@ public final class CopyLoop {
     }
     if (report.finished) {
       slot.finished = true;
+    }
+    if (moving != null && moving.move.from == report.slot && report.applied >= moving.dropped) {
+      give("moved "); // the slot committed what it copied of the partition and let it go
     }
     Assignment now = assignment(report.slot);
     if (report.seen == now.version) {
@@ -309,10 +351,17 @@ public final class CopyLoop {
   private void keep() {
     try {
       while (true) {
+        Moving stuck;
         synchronized (this) {
           if (!keepSlots()) {
             break;
           }
+          stuck = rebalance(System.currentTimeMillis());
+        }
+        if (stuck != null) {
+          fenceStuck(stuck); // an admin call: outside the lock, slots keep being answered
+        }
+        synchronized (this) {
           wait(KEEP_MS);
         }
       }
@@ -321,6 +370,97 @@ public final class CopyLoop {
     } finally {
       LEADING.remove(runId);
     }
+  }
+
+  /**
+   * Start a move when one is due ({@link Rebalance#pick}, at most one at a time and none within
+   * {@code rebalance_ms} of the start or the last move): the partition leaves its slot's assignment
+   * first, and goes to the other slot only once its slot has committed what it copied of it and let
+   * it go ({@link #answer}). A move whose slot has not let go after {@link #MOVE_GRACE_MS} is
+   * returned, to have the slot fenced ({@link #fenceStuck}).
+   */
+  synchronized Moving rebalance(long now) {
+    if (stopping) {
+      return null;
+    }
+    if (moving != null) {
+      boolean stuck = now - moving.since >= MOVE_GRACE_MS && !moving.fencing;
+      if (stuck) {
+        moving.fencing = true;
+        return moving;
+      }
+      return null;
+    }
+    if (rebalanceMs == 0 || now - settledAt < rebalanceMs) {
+      return null;
+    }
+    Rebalance.Move move = Rebalance.pick(assigned, rates);
+    if (move == null) {
+      return null;
+    }
+    assigned.get(move.from).remove(move.partition);
+    version++;
+    moving = new Moving(move, version, now);
+    return null;
+  }
+
+  /**
+   * A slot that did not let go of a partition in time (its executor unreachable, the slot stuck):
+   * its attempt is fenced (its reports are answered with a halt, and under exactly-once its
+   * producer is fenced on the target, so a transaction it still writes is refused), its task is
+   * cancelled to be launched again, and the partition goes to the other slot.
+   */
+  void fenceStuck(Moving stuck) throws InterruptedException {
+    String refused = null;
+    if (exactlyOnce) {
+      try {
+        fencer.fence(transactionalStem + stuck.move.from);
+      } catch (Exception cannot) {
+        if (cannot instanceof InterruptedException) {
+          throw (InterruptedException) cannot;
+        }
+        refused = cannot.getClass().getSimpleName() + ": " + cannot.getMessage();
+      }
+    }
+    synchronized (this) {
+      if (moving != stuck) {
+        return; // it let go meanwhile, or the partition is gone
+      }
+      if (refused != null) {
+        moving.fencing = false; // tried again at the next look
+        news.add(
+            "could not fence copy slot "
+                + stuck.move.from
+                + " to move "
+                + stuck.move.partition
+                + " ("
+                + refused
+                + "); trying again");
+        return;
+      }
+      SlotState slot = slots.get(stuck.move.from);
+      slot.fenced = slot.attempt;
+      if (slot.job != null) {
+        slot.job.cancel();
+      }
+      give("fenced copy slot " + stuck.move.from + ", which did not let go in time, and moved ");
+    }
+  }
+
+  /** Give the partition under way to its new slot: the move is done. */
+  private void give(String said) {
+    assigned.get(moving.move.to).add(moving.move.partition);
+    version++;
+    news.add(said + moving.move);
+    moving = null;
+    settledAt = System.currentTimeMillis();
+  }
+
+  /** What the leader did that a person should hear of (moves), since the last call. */
+  public synchronized List<String> news() {
+    List<String> said = new ArrayList<>(news);
+    news.clear();
+    return said;
   }
 
   /** One look at every slot; false once none will run again. */
@@ -417,6 +557,16 @@ public final class CopyLoop {
     }
     Set<TopicPartition> held = new HashSet<>();
     next.forEach(held::addAll);
+    if (moving != null) {
+      TopicPartition partition = moving.move.partition;
+      if (partition.partition() < partitions.getOrDefault(partition.topic(), 0)
+          && topics.containsKey(partition.topic())) {
+        held.add(partition); // under way: it goes to its new slot, not to the least loaded
+      } else {
+        moving = null; // its topic is gone
+        settledAt = System.currentTimeMillis();
+      }
+    }
     List<TopicPartition> fresh = new ArrayList<>();
     for (String topic : topics.keySet()) {
       for (int p = 0; p < partitions.getOrDefault(topic, 0); p++) {

@@ -56,6 +56,13 @@ final class CopyTask implements Runnable {
   final Map<TopicPartition, Long> latest = new ConcurrentHashMap<>();
 
   final AtomicLong polled = new AtomicLong();
+
+  /**
+   * The assignment version the copy has taken up: a partition it no longer holds had its position
+   * committed (and, exactly-once, its transaction) before this was set.
+   */
+  volatile int applied = -1;
+
   volatile boolean finished;
   private volatile Exception sendFailure;
   private boolean inTransaction;
@@ -132,6 +139,7 @@ final class CopyTask implements Runnable {
         if (now.version != version) {
           version = now.version;
           reassign(now);
+          applied = version;
         }
         if (host.config().once() && reached()) {
           break; // everything the source held at the start is copied (or none was given)

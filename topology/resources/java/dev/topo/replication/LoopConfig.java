@@ -53,6 +53,7 @@ final class LoopConfig {
           "tasks",
           "commit_ms",
           "busy_commit_ms",
+          "rebalance_ms",
           "bounds_ms",
           "on_loss");
 
@@ -87,6 +88,7 @@ final class LoopConfig {
   private final int tasks;
   private final long commitMs;
   private final long busyCommitMs;
+  private final long rebalanceMs;
   private final long[] boundsMs;
   private final boolean stopOnLoss;
 
@@ -119,6 +121,7 @@ final class LoopConfig {
     commitMs = whole(given, "commit_ms", 1, Long.MAX_VALUE);
     // While a thread is behind it commits less often, never more often than commit_ms.
     busyCommitMs = Math.max(commitMs, whole(given, "busy_commit_ms", 1, Long.MAX_VALUE));
+    rebalanceMs = whole(given, "rebalance_ms", 0, Long.MAX_VALUE);
     boundsMs = bounds(given, "bounds_ms");
     String onLoss = name(given, "on_loss");
     if (!onLoss.equals("alert") && !onLoss.equals("stop")) {
@@ -243,6 +246,14 @@ final class LoopConfig {
   /** How often positions are committed while a thread is behind (at least {@link #commitMs}). */
   long busyCommitMs() {
     return busyCommitMs;
+  }
+
+  /**
+   * How long after the loop's start, and after each move, the leader waits before it may move a
+   * partition off a busy slot ({@link Rebalance}); 0: never.
+   */
+  long rebalanceMs() {
+    return rebalanceMs;
   }
 
   /** The latency buckets' upper bounds, ascending (a copy: the caller may keep it). */

@@ -138,6 +138,7 @@ final class Slot implements SlotHost {
               index,
               attempt,
               currentVersion(),
+              task.applied,
               polled,
               full,
               full ? done : moved(done, toldDone),

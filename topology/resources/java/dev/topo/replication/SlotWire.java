@@ -28,6 +28,7 @@ final class SlotWire {
     final int slot;
     final int attempt;
     final int seen; // the assignment version it holds
+    final int applied; // the version its copy took up: what it let go of is committed
     final long polled;
     // Positions and ends: every partition the slot holds when `full`, else only those that moved
     // since its last report the leader answered (a slot idle over thousands says nothing of them).
@@ -43,6 +44,7 @@ final class SlotWire {
         int slot,
         int attempt,
         int seen,
+        int applied,
         long polled,
         boolean full,
         Map<TopicPartition, Long> done,
@@ -54,6 +56,7 @@ final class SlotWire {
       this.slot = slot;
       this.attempt = attempt;
       this.seen = seen;
+      this.applied = applied;
       this.polled = polled;
       this.full = full;
       this.done = done;
@@ -93,6 +96,7 @@ final class SlotWire {
     out.put("slot", report.slot);
     out.put("attempt", report.attempt);
     out.put("seen", report.seen);
+    out.put("applied", report.applied);
     out.put("polled", report.polled);
     out.put("full", report.full);
     out.put("done", offsets(report.done));
@@ -152,6 +156,7 @@ final class SlotWire {
         ((Number) in.get("slot")).intValue(),
         ((Number) in.get("attempt")).intValue(),
         ((Number) in.get("seen")).intValue(),
+        ((Number) in.get("applied")).intValue(),
         ((Number) in.get("polled")).longValue(),
         !Boolean.FALSE.equals(in.get("full")),
         readOffsets(in.get("done")),
