@@ -135,6 +135,16 @@ class _Resolver:
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
         # The copy loop's slots are Spark tasks: on this machine or a cluster's executors alike.
         trigger = raw.get("trigger", "loop")
+        if trigger != "loop":
+            self.diagnostics.append(
+                warning(
+                    "T212",
+                    f"engine: trigger {trigger} is deprecated and will be removed: the copy loop "
+                    "(the default) copies faster, sooner and for less CPU, with filters and "
+                    "exactly-once (docs/performance.md, Which engine); remove `trigger`",
+                    self.document.span(("engine", "trigger")),
+                )
+            )
         return Engine(
             runner,
             master or "local[*]",
