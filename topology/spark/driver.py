@@ -64,6 +64,7 @@ from topology.telemetry import logline
 HEARTBEAT_EVERY = 1.0
 WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
+LOOK_EVERY = 1.0  # the copies asked what they did and whether they ended (calls into the JVM)
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
 FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s) ...
 FOLLOW_LONGEST = 60.0  # ... doubling to this while a look changes nothing
@@ -205,7 +206,9 @@ class Replicator:
         status = self.flows[flow]
         if isinstance(running, loop.LoopQuery):
             made = running.reports()
-            for said in running.news():
+            # A move starts only while slots copy, so its news comes with their reports (a
+            # fence 30 s later waits for the next one): an idle flow makes one call a tick.
+            for said in running.news() if made else ():
                 self.report(f"{flow}: {said}")
         else:
             made, idle_lag = query.progress_since(
@@ -235,12 +238,13 @@ class Replicator:
             found[flow] = None if problem is None else first_line(str(problem))
         return found
 
-    def step(self, maps: Mapping[str, Mapping[str, str]] | None = None) -> None:
-        """One tick: what was seen goes to the leader (`ops.replicate`), its actions are taken."""
+    def step(self, maps: Mapping[str, Mapping[str, str]] | None = None, look: bool = True) -> None:
+        """One tick: what was seen goes to the leader (`ops.replicate`), its actions are taken.
+        `look`: the copies are asked what they did and whether they ended (else not, this tick)."""
         tick = Tick(
             time.monotonic(),
             maps=maps,
-            ended=self.ended(),
+            ended=self.ended() if look else {},
             start_failed=dict(self.start_failed),
             started=dict(self.started),
             stop_asked=self.stopping,
@@ -342,6 +346,7 @@ class Replicator:
         start = time.monotonic()
         cadence = Cadence(
             {"beat": HEARTBEAT_EVERY, "watch": WATCH_EVERY, "status": STATUS_EVERY}
+            | {"look": LOOK_EVERY}
             | {"offsets": OFFSETS_EVERY, "follow": FOLLOW_EVERY},
             start,
             first={"offsets": 5.0, "follow": FOLLOW_EVERY},
@@ -358,7 +363,9 @@ class Replicator:
                     if spec.heartbeats:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
-            self.step(self.watch() if "watch" in due else None)
+            # The ticks stay quick for stop requests and starts; the copies are looked at
+            # once a second, each look a few calls into the JVM per flow.
+            self.step(self.watch() if "watch" in due else None, look="look" in due)
             # a quiet source is looked at less and less often
             changed = self.following.made > made
             cadence.settle("follow", changed, time.monotonic(), ran="follow" in due)

@@ -82,7 +82,8 @@ class LoopQuery:
     def news(self) -> list[str]:
         """What the leader did since the last call that a person should hear of: each partition
         it moved between copy slots, and how."""
-        return [str(said) for said in self._java.news()]
+        said = self._java.news()  # one call: lines, or None when there is nothing new
+        return [] if said is None else str(said).splitlines()
 
     def fencing(self) -> tuple[str, str] | None:
         """What the leader did, as it started, to the transactional ids of copy slots past the

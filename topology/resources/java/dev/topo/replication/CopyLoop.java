@@ -456,9 +456,15 @@ public final class CopyLoop {
     settledAt = System.currentTimeMillis();
   }
 
-  /** What the leader did that a person should hear of (moves), since the last call. */
-  public synchronized List<String> news() {
-    List<String> said = new ArrayList<>(news);
+  /**
+   * What the leader did that a person should hear of (moves) since the last call, a line each; null
+   * when nothing (the driver asks with one call, not by walking a Java list).
+   */
+  public synchronized String news() {
+    if (news.isEmpty()) {
+      return null;
+    }
+    String said = String.join("\n", news);
     news.clear();
     return said;
   }
