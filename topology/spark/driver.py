@@ -207,7 +207,7 @@ class Replicator:
         if isinstance(running, loop.LoopQuery):
             made = running.reports()
             # A move starts only while slots copy, so its news comes with their reports (a
-            # fence 30 s later waits for the next one): an idle flow makes one call a tick.
+            # fence 30 s later waits for the next one): an idle flow makes no second call.
             for said in running.news() if made else ():
                 self.report(f"{flow}: {said}")
         else:
