@@ -17,10 +17,10 @@ import statistics
 import time
 import urllib.request
 
+from topology.core.progress import LATENCY_BUCKETS, FlowProgress, TopicCopied
 from topology.dashboard.server import Dashboard, Source
 from topology.telemetry.figures import Figures
 from topology.telemetry.history import History, document
-from topology.telemetry.names import LATENCY_BUCKETS
 
 FLOW = "east->west"
 RANGES = {"15 min": 900, "1 h": 3600, "12 h": 43200, "24 h": 86400}
@@ -33,19 +33,23 @@ def filled(topics: int, now: float) -> History:
     names = [f"topic-{i:03d}" for i in range(topics)]
     history = History()
     per_topic = max(1, 1000 // topics) * 10
+    total = per_topic * topics
+    bounds = len(LATENCY_BUCKETS)
     for tick in range(0, 86400 + 1, 10):
-        observed: dict[str, int] = {"records": per_topic * topics, "bytes": 0, "latency_ms": 0}
-        for index in range(len(LATENCY_BUCKETS)):
-            observed[f"le{index}"] = per_topic * topics * (index + 1) // len(LATENCY_BUCKETS)
-        for index in range(topics):
-            newest = int((now - 86400 + tick) * 1000)
-            observed |= {
-                f"r{index}": per_topic,
-                f"b{index}": per_topic * 1024,
-                f"l{index}": per_topic * 300,
-                f"m{index}": newest,
-            }
-        figures.batch(FLOW, observed, names, per_topic * topics, 0.7)
+        newest = int((now - 86400 + tick) * 1000)
+        copied = TopicCopied(per_topic, per_topic * 1024, per_topic * 300, newest)
+        report = FlowProgress(
+            run="bench",
+            sequence=tick,
+            records=total,
+            bytes=total * 1024,
+            latency_ms=total * 300,
+            buckets=tuple(total * (index + 1) // bounds for index in range(bounds)),
+            topics=dict.fromkeys(names, copied),
+            positions={},
+            ends={},
+        )
+        figures.progress(FLOW, report)
         figures.lag(FLOW, dict.fromkeys(names, tick % 50))
         history.add(figures.snapshot(now - 86400 + tick))
     return history

@@ -1,16 +1,16 @@
-"""What the metrics cost the data plane: topo's bulk copy with `engine.metrics` on (the
-default: per-topic records, bytes, latencies observed in every batch, the endpoint served,
-heartbeats read back, history kept) and with `metrics: false`, alternated in pairs (ABBA) on
-the same two private lab clusters, each run on a fresh topic filled alike. Printed: MiB/s and
-replicator CPU seconds per GiB of the copy alone, per run, and the on/off ratios within each
-pair (median and range); one warm-up copy of each is run first and set aside. Reuses
-benchmarks/mm2.py's bulk copy (topo's side only).
+"""What the metrics cost the copy: topo's bulk copy with `engine.metrics` on (the default:
+the endpoint served, heartbeats read back, the sources' ends asked, history kept; the copy
+loop counts records, bytes and latencies either way) and with `metrics: false`, alternated in
+pairs (ABBA) on the same two private lab clusters, each run on a fresh topic filled alike.
+Printed: MiB/s and replicator CPU seconds per GiB of the copy alone, per run, and the on/off
+ratios within each pair (median and range); one warm-up copy of each is run first and set
+aside. Reuses benchmarks/mm2.py's bulk copy (topo's side only).
 
 With `--idle-pairs N` it also measures what the metrics cost while nothing is copied: the
 replication running on an empty topic (heartbeats on), the driver's cores over
 `--idle-seconds`, alternated on/off in N pairs. That is the fixed cost (the endpoint, the
-telemetry thread's heartbeat reads, lag look-ups and history) which a copy's per-record
-figures do not show.
+telemetry thread's heartbeat reads, lag look-ups and history) which a bulk copy does not
+show.
 
     .venv/bin/python benchmarks/metrics_cost.py [--pairs 4] [--records 300000] [--size 1024]
         [--idle-pairs 0] [--idle-seconds 60]
@@ -125,8 +125,8 @@ def _split(by_process: dict[str, float]) -> str:
 
 
 def idle(folder: Path, run: str, seconds: int, topology_file: Callable[..., Path]) -> float:
-    """The driver's cores while it follows an empty topic: started, settled (first batches
-    planned, a history saved), then measured over `seconds`."""
+    """The driver's cores while it follows an empty topic: started, settled (its first copies
+    and reports, a history saved), then measured over `seconds`."""
     from topology.kafka import records as kafka_records
     from topology.lab import manager
 

@@ -6,7 +6,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/mm2.py [--pairs 3] [--records 1000000] [--small-records 1000000]
         [--eos-records N] [--rates 1000,5000] [--seconds 30] [--warmup 10]
-        [--mm2-default-refresh] [--trigger loop|micro-batch|real-time] [--json results.json]
+        [--mm2-default-refresh] [--json results.json]
     .venv/bin/python benchmarks/mm2.py --smoke   # a few thousand records, checked one by one
 
 It starts the lab clusters `bench-src` and `bench-dst` in a private lab folder (the user's labs
@@ -35,8 +35,8 @@ the other (ABAB...), each on its own fresh topics filled alike:
   exactly-once` against MM2 with `exactly.once.source.support=enabled`: MiB/s and CPU seconds
   per GiB, and each against its own at-least-once copy of the same backlog.
 
-Pinned alike: acks=all and idempotence on the producers writing to the target (topo's sink
-sets both; MM2's Connect producer too), read_committed on the source consumers (topo always;
+Pinned alike: acks=all and idempotence on the producers writing to the target (topo's copy
+slots set both; MM2's Connect producer too), read_committed on the source consumers (topo always;
 MM2 from the exported `src.consumer.isolation.level`), 1 GiB of JVM heap (MM2's -Xmx1g;
 Spark's default spark.driver.memory) with Kafka's G1 settings (a 20 ms pause target) for both,
 and parallelism: MM2's tasks.max is the machine's core count, as many tasks as topo's Spark
@@ -63,7 +63,6 @@ from typing import Any
 import replication as bench  # benchmarks/replication.py: the ceiling, CPU and latency probes
 
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
-TRIGGER = "loop"  # topo's engine.trigger (--trigger)
 ENGINE: dict[str, str] = {}  # more of topo's engine settings (benchmarks/metrics_cost.py)
 DEFAULTS: dict[str, str] = {}  # more flow defaults, such as tasks (benchmarks/scale_out.py)
 PARTITIONS = bench.PARTITIONS
@@ -103,9 +102,7 @@ def topology_file(folder: Path, name: str, topics: list[str], exactly_once: bool
         + "flows:\n  - mirror: {from: src, to: dst}\n"
         f"    topics: {{include: {json.dumps(topics)}}}\n"
         + ("    delivery: exactly-once\n" if exactly_once else "")
-        + "engine: {"
-        + ", ".join(f"{k}: {v}" for k, v in {"trigger": TRIGGER, **ENGINE}.items())
-        + "}\n"
+        + (f"engine: {{{', '.join(f'{k}: {v}' for k, v in ENGINE.items())}}}\n" if ENGINE else "")
     )
     return file
 
@@ -672,15 +669,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--only", choices=(MM2, TOPO), help="run one replicator (for tuning)")
     parser.add_argument("--keep", action="store_true", help="keep the logs and state folder")
-    parser.add_argument(
-        "--trigger",
-        choices=("loop", "micro-batch", "real-time"),
-        default="loop",
-        help="topo's engine.trigger (default: the copy loop)",
-    )
     options = parser.parse_args()
-    global TRIGGER
-    TRIGGER = options.trigger
     signal.signal(signal.SIGTERM, _interrupted)  # stopped from outside: still clean up
     if options.eos_records is None:
         options.eos_records = options.records

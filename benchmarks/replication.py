@@ -21,21 +21,18 @@ records and 6-partition topics:
    the time a consumer of the target sees the copy minus the source record's timestamp (topo
    keeps the source timestamp on the copy; the source topic uses CreateTime, so that is when
    the producer sent it), of the records created after `--warmup` seconds at the same rate
-   from the same producer; then the replicator's CPU with nothing to copy. The micro-batches
-   come from the checkpoint's files.
+   from the same producer; then the replicator's CPU with nothing to copy.
 
 For each phase it also reports the CPU other processes used and the hypervisor stole, so a
 disturbed run shows. kafka-producer-perf-test lives in `org.apache.kafka:kafka-tools`, which
 the lab's broker jars lack: the first run resolves it with mvn into topo's jar cache.
 `--target-client` and `--spark-conf` try settings (the target's `client:` settings reach the
-sink's producer). This measures the engine the topology file names (the copy loop unless it
-says otherwise); `benchmarks/latency_modes.py` compares the triggers.
+copy slots' producers). topo copies with its copy loop.
 Sizes: MiB and GiB (2^20, 2^30 bytes of record value), as kafka-producer-perf-test counts.
 """
 
 import argparse
 import contextlib
-import itertools
 import json
 import os
 import platform
@@ -58,7 +55,7 @@ NAME = "bench-replication"  # the topology's name: its job state is <state dir>/
 RECORD_SIZE = 1024
 PARTITIONS = 6
 COPIED, LATENCY, CEILING = "bench", "latency", "ceiling"  # topics
-SINK_BATCH = 16384  # topo's Kafka sink leaves batch.size at the producer default
+SINK_BATCH = 16384  # the producer default batch.size: the benchmarks' own producers use it
 IDLE_SECONDS = 15
 PERF_TOOL = "org.apache.kafka.tools.ProducerPerformance"
 MIB, GIB = 2**20, 2**30
@@ -328,57 +325,6 @@ def snapshot(session: int, brokers: list[int]) -> CpuSnapshot:
     )
 
 
-@dataclass(frozen=True)
-class Batches:
-    """Spark micro-batches from the checkpoint's files: offsets/N is written when batch N is
-    planned, commits/N when it is done."""
-
-    count: int
-    window: float  # seconds the count covers
-    median_seconds: float | None  # planned to committed, over the retained batches
-    max_seconds: float | None
-    median_interval: float | None  # between consecutive batches' planning
-
-
-def _checkpoint_files(kind: str) -> dict[tuple[str, int], float]:
-    """(query folder, batch id) -> the file's modification time."""
-    from topology.host import jobstate
-
-    found = {}
-    for path in (jobstate.folder(NAME) / jobstate.CHECKPOINTS).glob(f"*/{kind}/[0-9]*"):
-        if path.name.isdigit():
-            found[(path.parent.parent.name, int(path.name))] = path.stat().st_mtime
-    return found
-
-
-def batch_ids() -> dict[str, int]:
-    """Each query's latest planned batch id (-1 before any)."""
-    latest: dict[str, int] = {}
-    for query, batch in _checkpoint_files("offsets"):
-        latest[query] = max(batch, latest.get(query, -1))
-    return latest
-
-
-def batches(
-    since: float, until: float, ids_before: dict[str, int], ids_after: dict[str, int]
-) -> Batches:
-    """The batches planned since `ids_before`. Spark keeps only the last 100 batches' files
-    (spark.sql.streaming.minBatchesToRetain), so durations and intervals are of those."""
-    planned, committed = _checkpoint_files("offsets"), _checkpoint_files("commits")
-    inside = sorted(key for key, at in planned.items() if since <= at <= until)
-    durations = [committed[key] - planned[key] for key in inside if key in committed]
-    starts = [planned[key] for key in inside]
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    count = sum(latest - ids_before.get(query, -1) for query, latest in ids_after.items())
-    return Batches(
-        count=count,
-        window=until - since,
-        median_seconds=statistics.median(durations) if durations else None,
-        max_seconds=max(durations) if durations else None,
-        median_interval=statistics.median(gaps) if gaps else None,
-    )
-
-
 # -- the --once copy ------------------------------------------------------------------------------
 
 
@@ -446,14 +392,10 @@ class OnceResult:
     copy_cpu_by_kind: dict[str, float] = field(default_factory=dict)
     broker_cpu: tuple[float, ...] = ()  # source, target broker CPU seconds over the copy
     machine_busy: float | None = None  # fraction of all CPUs busy over the copy
-    batches: Batches | None = None
 
 
 def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: int) -> OnceResult:
-    from topology.host import jobstate
-
     log = file.parent / "apply-once.log"
-    ids_before = batch_ids()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.time()
     with log.open("w") as out:
@@ -477,8 +419,8 @@ def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: i
             f"driver.log ends:\n{driver_log_tail()}"
         )
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    status = jobstate.status(NAME) or {}
-    ready = status.get("started_at")
+    driver = topo_json("status", str(file), "--json").get("driver") or {}
+    ready = driver.get("started_at") or None  # when the driver's SparkSession was up
     result = OnceResult(
         records=records,
         seconds=ended - started,
@@ -496,7 +438,6 @@ def copy_once(file: Path, target: dict[str, str], brokers: list[int], records: i
         result.broker_cpu = tuple(b - a for a, b in zip(first.brokers, last.brokers, strict=True))
         busy, total = (b - a for a, b in zip(first.machine, last.machine, strict=True))
         result.machine_busy = busy / total if total else None
-    result.batches = batches(started, ended, ids_before, batch_ids())
     return result
 
 
@@ -580,7 +521,6 @@ class LatencyResult:
     cores_by_kind: dict[str, float]
     outside: tuple[float, float]  # cores used by other processes, stolen by the hypervisor
     idle_cores: float  # the replicator's CPU with nothing to copy
-    batches: Batches
     heartbeat: dict[str, Any] | None = None  # what `topo status` reports
     timestamps_kept: bool | None = None
     lag_after: Any = None
@@ -613,7 +553,7 @@ def continuous_latency(
     probe.start()
     probe.ready.wait(60)
     bootstrap = source["bootstrap.servers"]
-    # The query's first copies (a second of records, waited for); then one producer JVM for the
+    # The copy's first records (a second of them, waited for); then one producer JVM for the
     # warm-up and the measurement, of the records created after the warm-up (a JVM just started
     # is not in the measured window).
     perf_test(tools, bootstrap, LATENCY, rate, rate, SINK_BATCH)
@@ -628,7 +568,6 @@ def continuous_latency(
     time.sleep(warmup)
     measured_from = time.time() * 1000
     before = snapshot(driver.launcher_pid, [])
-    ids_before = batch_ids()
     meter = Outside(brokers, (driver.launcher_pid,))
     producing.join()
     if producing.failure or producing.result is None:
@@ -636,7 +575,6 @@ def continuous_latency(
     producer = producing.result
     complete = probe.wait_for(mark + rate * (warmup + seconds), timeout=120)
     after = snapshot(driver.launcher_pid, [])
-    ids_after = batch_ids()
     disturbed = meter.cores()
     status = topo_json("status", str(file), "--json")
     probe.done.set()
@@ -665,7 +603,6 @@ def continuous_latency(
         replicator_cores=(after.replicator - before.replicator) / (after.at - before.at),
         halves=(_spread(seen[:half] or seen), _spread(seen[half:])),
         cores_by_kind={k: v / (after.at - before.at) for k, v in after.since(before).items()},
-        batches=batches(before.at, after.at, ids_before, ids_after),
         outside=disturbed,
         idle_cores=(idle_to.replicator - idle_from.replicator) / (idle_to.at - idle_from.at),
         heartbeat=flow.get("latency_ms"),
@@ -765,7 +702,7 @@ def write_topology(
     spark_conf: dict[str, str],
 ) -> Path:
     """The benchmark's topology; `target_client` goes to the target cluster's `client:`
-    settings (which reach the sink's producer), `spark_conf` to `engine.spark_conf`."""
+    settings (which reach the copy slots' producers), `spark_conf` to `engine.spark_conf`."""
     file = folder / "replication.yaml"
     file.write_text(
         f"version: 1\nname: {NAME}\n"
@@ -861,8 +798,6 @@ def report(
         rows.append(("brokers over the copy: source / target (cores)", " / ".join(used)))
         if once.machine_busy is not None:
             rows.append(("whole machine busy over the copy", f"{once.machine_busy:.0%}"))
-    if once.batches is not None:
-        rows.append(("`--once` micro-batches", _batches(once.batches)))
     if latency is not None:
         measured = f"{latency.rate:,} rec/s for {latency.produced // latency.rate} s"
         spread = (
@@ -873,7 +808,6 @@ def report(
         (p50a, p99a), (p50b, p99b) = latency.halves
         halves = f"{p50a:.0f} / {p99a:.0f} ms, then {p50b:.0f} / {p99b:.0f} ms"
         rows.append(("continuous: latency p50 / p99, first half then second half", halves))
-        rows.append(("continuous: micro-batches", _batches(latency.batches)))
         rows.append(("continuous: lag when done (`topo status`)", str(latency.lag_after)))
         split = ", ".join(f"{k} {v:.2f}" for k, v in latency.cores_by_kind.items() if v >= 0.005)
         using = f"{latency.replicator_cores:.2f} cores ({split})"
@@ -900,20 +834,6 @@ def report(
     for note in latency.notes if latency else []:
         print(f"\nNote: {note}")
     print("\nMachine: " + "; ".join(f"{k} {v}" for k, v in host.items()) + f"; Kafka {kafka}")
-
-
-def _batches(found: Batches) -> str:
-    text = f"{found.count} in {found.window:.0f} s"
-    if found.count > 1:
-        text += f" (one per {found.window / found.count:.2f} s on average)"
-    last = " of the last 100" if found.count > 100 else ""
-    text += (
-        f"; duration{last}: median {_seconds(found.median_seconds, 2)}, "
-        f"max {_seconds(found.max_seconds, 2)}"
-    )
-    if found.median_interval is not None:
-        text += f"; median gap between starts {found.median_interval:.2f} s"
-    return text
 
 
 def _seconds(value: float | None, digits: int = 1) -> str:
@@ -947,7 +867,7 @@ def main() -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="a Kafka client setting of the target cluster (the sink's producer)",
+        help="a Kafka client setting of the target cluster (the copy slots' producers)",
     )
     parser.add_argument(
         "--spark-conf",

@@ -1,9 +1,10 @@
-"""The copy loop (`engine: {trigger: loop}`, the default engine) end to end, on real lab
+"""The copy loop (topo's one engine) end to end, on real lab
 clusters and a real Spark driver: every copy compared with its source record by record, as in
 test_replication.py (whose tests, the loop rules of active-active meshes among them, run the
-loop too). Here: what only the loop does (topics joining it, its positions in Kafka, moving a
-flow to it) and its exactly-once."""
+loop too). Here: what only the loop does (topics joining it, its positions in Kafka, a flow
+that copied as micro-batches going on from its checkpoint) and its exactly-once."""
 
+import json
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -31,8 +32,6 @@ from topology.kafka.records import Record
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
-LOOP = "engine: {trigger: loop}"
-
 
 @pytest.fixture
 def topology(tmp_path: Path, lab: dict[str, dict[str, str]]) -> Iterator[Topology]:
@@ -52,7 +51,7 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     first, later = topology.topic("first"), topology.topic("later")
     records.create_topic(src, first, 3)
     records.produce(src, varied(first, 30, 3))
-    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    topology.write("  - mirror: {from: src, to: dst}")
 
     assert "Copy complete." in topology.apply("--once")
     assert contents(records.read_topic(dst, f"src.{first}")) == expected(
@@ -102,7 +101,6 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     assert flow["records"] >= 24  # 12 + 3 + 8 + 1 since the continuous start, and heartbeats
     log = driver_log(topology.prefix)
     assert f"new topic(s) {later}; copying them too" in log
-    assert "restarting the query" not in log
 
     # The copy's topic deleted on the target under the running copy: the driver makes it
     # again, and its new topic id tells the copies it held are gone: a loss, in topo status.
@@ -167,7 +165,7 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 20, 2))  # before the start: never copied
     flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once\n    start: latest"
-    topology.write(flow + "\n    tasks: 3", extra=LOOP)
+    topology.write(flow + "\n    tasks: 3")
 
     topology.apply()
     wait_for_positions(topology, topic, {(topic, 0): 10, (topic, 1): 10})  # the ends, pinned
@@ -186,7 +184,7 @@ def test_exactly_once_loop_from_latest_has_no_duplicates_after_kill_9(topology: 
     # The slot count changed (apply restarts the flow): partitions move between slots, each to
     # a slot of another transactional id; nothing is copied twice or lost across the move. The
     # producers of the ids no slot holds now are fenced before the slots start.
-    topology.write(flow + "\n    tasks: 1", extra=LOOP)
+    topology.write(flow + "\n    tasks: 1")
     topology.apply()
     said = [line for line in driver_log(topology.prefix).splitlines() if "no copy slot" in line]
     assert said and "fenced the producers of" in said[-1], said
@@ -219,7 +217,7 @@ def test_a_hot_partition_moves_to_the_idle_slot_with_nothing_lost_or_copied_twic
     records.create_topic(src, topic, 4)
     flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once\n    tasks: 2"
     conf = '{"spark.topo.loop.rebalanceMs": "5000"}'
-    topology.write(flow, extra=f"engine: {{trigger: loop, spark_conf: {conf}}}")
+    topology.write(flow, extra=f"engine: {{spark_conf: {conf}}}")
     topology.apply()
     producer = Producer({**src, "linger.ms": 5})
     sent, deadline = 0, time.monotonic() + 150
@@ -254,28 +252,54 @@ def wait_for_positions(topology: Topology, topic: str, wanted: dict[Any, int]) -
         time.sleep(1)
 
 
-def test_a_flow_moves_from_micro_batches_to_the_loop_without_copying_twice(
+def _spark_checkpoint(folder: Path, ends: dict[str, dict[str, int]]) -> None:
+    """What Spark's micro-batches left in a flow's checkpoint: batch 0 planned and committed,
+    then batch 1 planned to `ends` and committed (Structured Streaming's files: a version
+    line, the batch's metadata, one line per source), and batch 2 planned but never committed."""
+    for batch, committed in ((0, True), (1, True), (2, False)):
+        planned = (
+            ends
+            if batch == 1
+            else {t: {p: o + batch for p, o in at.items()} for t, at in ends.items()}
+        )
+        offsets = folder / "offsets" / str(batch)
+        offsets.parent.mkdir(parents=True, exist_ok=True)
+        offsets.write_text(f'v1\n{{"batchWatermarkMs":0}}\n{json.dumps(planned)}\n')
+        if committed:
+            done = folder / "commits" / str(batch)
+            done.parent.mkdir(parents=True, exist_ok=True)
+            done.write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+
+
+def test_a_flow_that_copied_as_micro_batches_goes_on_in_the_loop_from_its_checkpoint(
     topology: Topology, tmp_path: Path
 ) -> None:
+    """A topology from before the loop was the only engine (`trigger: micro-batch`, warning
+    T212), whose flow left a Spark checkpoint in shared storage: the loop starts each partition
+    where the newest committed batch ended, read through Hadoop as Spark reads it."""
     src, dst = topology.clusters["src"], topology.clusters["dst"]
     topic = topology.topic("moved")
     records.create_topic(src, topic, 2)
     records.produce(src, varied(topic, 14, 2))
-    # In shared storage (a Hadoop URI), where the loop reads it as Spark does
+    on_source = records.read_topic(src, topic)
+    # the micro-batches had copied offsets 0 to 2 of partition 0 and 0 to 4 of partition 1
+    _spark_checkpoint(tmp_path / "shared" / topology.prefix / "src--dst", {topic: {"0": 3, "1": 5}})
     shared = f"checkpoints: 'file://{tmp_path / 'shared'}'"
-    micro_batches = f"engine: {{trigger: micro-batch, {shared}}}"
-    topology.write("  - mirror: {from: src, to: dst}", extra=micro_batches)
-    topology.apply("--once")  # micro-batches: positions in the Spark checkpoint
-    assert list((tmp_path / "shared").glob("*/*/commits/0"))
-
-    records.produce(src, varied(topic, 6, 2, tag="b"))
-    extra = f"engine: {{trigger: loop, {shared}}}"
-    topology.write("  - mirror: {from: src, to: dst}", extra=extra)
-    topology.apply("--once")  # the loop starts where the checkpoint ended
-
-    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(
-        records.read_topic(src, topic), "src"
+    topology.write(
+        "  - mirror: {from: src, to: dst}", extra=f"engine: {{trigger: micro-batch, {shared}}}"
     )
+    checked = run_topo("validate", str(topology.file))
+    assert (
+        "warning[T212]: engine: trigger micro-batch was removed" in checked.stdout + checked.stderr
+    )
+
+    topology.apply("--once")
+
+    rest = [
+        r for r in on_source if r.offset is not None and r.offset >= (3 if r.partition == 0 else 5)
+    ]
+    assert len(rest) == 14 - 3 - 5
+    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(rest, "src")
     assert run_topo("status", str(topology.file)).returncode == 0
 
 
@@ -305,7 +329,7 @@ def test_records_the_source_lost_before_they_were_copied_are_reported_or_stop_th
     remote = f"src.{topic}"
     records.create_topic(src, topic, 1)
     records.produce(src, varied(topic, 6, 1, tag="a"))
-    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    topology.write("  - mirror: {from: src, to: dst}")
     topology.apply("--once")
     copied_first = records.read_topic(src, topic)
     assert contents(records.read_topic(dst, remote)) == expected(copied_first, "src")
@@ -315,7 +339,7 @@ def test_records_the_source_lost_before_they_were_copied_are_reported_or_stop_th
     _remove_before(src, topic, 9)
 
     # on_loss: stop: the copy stops at the loss, copying nothing past it, and says why.
-    topology.write("  - mirror: {from: src, to: dst}\n    on_loss: stop", extra=LOOP)
+    topology.write("  - mirror: {from: src, to: dst}\n    on_loss: stop")
     stopped = run_topo("apply", str(topology.file), "--auto-approve", "--once")
     said = stopped.stdout + stopped.stderr
     assert stopped.returncode == 1, said
@@ -324,7 +348,7 @@ def test_records_the_source_lost_before_they_were_copied_are_reported_or_stop_th
     assert len(records.read_topic(dst, remote)) == 6
 
     # alert (the default): counted, reported, and the copy goes on from the oldest record.
-    topology.write("  - mirror: {from: src, to: dst}", extra=LOOP)
+    topology.write("  - mirror: {from: src, to: dst}")
     log = topology.apply("--once")
     assert (
         f"LOST: 3 records of {topic}-0 (offsets 6 to 8) were removed from the source by "

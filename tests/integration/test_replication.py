@@ -470,27 +470,6 @@ def _trickle(config: dict[str, str], stream: list[Record]) -> None:
         time.sleep(0.3)
 
 
-def test_exactly_once_has_no_duplicates_after_a_crash(topology: Topology) -> None:
-    src, dst = topology.clusters["src"], topology.clusters["dst"]
-    topic = topology.topic("ledger")
-    records.create_topic(src, topic, 2)
-    records.produce(src, varied(topic, 20, 2))
-    # Spark's micro-batches, whose exactly-once writer is Python's (test_copy_loop.py: the loop's)
-    topology.write(
-        "  - mirror: {from: src, to: dst}\n    delivery: exactly-once",
-        extra="engine: {trigger: micro-batch}",
-    )
-
-    topology.apply()
-    wait_for(dst, f"src.{topic}", 20)
-    kill_while_streaming(topology, topic)
-    everything = records.read_topic(src, topic)
-    copied = wait_for(dst, f"src.{topic}", len(everything))
-    time.sleep(3)  # anything a duplicate would add has arrived by now
-    assert contents(records.read_topic(dst, f"src.{topic}")) == expected(everything, "src")
-    assert contents(copied) == expected(everything, "src")
-
-
 def test_the_spark_runner_submits_the_same_job_to_a_standalone_cluster(
     topology: Topology, spark_cluster: "StandaloneSpark"
 ) -> None:
@@ -512,25 +491,6 @@ def test_the_spark_runner_submits_the_same_job_to_a_standalone_cluster(
     )
     ran = [app["name"] for app in spark_cluster.status().get("completedapps", [])]
     assert f"topo-{topology.prefix}" in ran  # the copy ran on the cluster, not locally
-
-
-def test_real_time_mode_copies_records_exactly(topology: Topology) -> None:
-    src, dst = topology.clusters["src"], topology.clusters["dst"]
-    topic = topology.topic("quotes")
-    records.create_topic(src, topic, 2)
-    written = varied(topic, 12, partitions=2)
-    records.produce(src, written)
-    topology.write(
-        "  - mirror: {from: src, to: dst}", extra="engine: {trigger: real-time, master: 'local[4]'}"
-    )
-
-    topology.apply()
-
-    more = varied(topic, 6, partitions=2, tag="late")
-    records.produce(src, more)  # arrives while the long-running tasks copy
-    copied = wait_for(dst, f"src.{topic}", len(written) + len(more))
-    assert contents(copied) == expected(records.read_topic(src, topic), "src")
-    topology.stop()
 
 
 def test_once_copies_a_large_backlog_exactly(topology: Topology) -> None:

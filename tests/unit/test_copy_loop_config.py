@@ -1,5 +1,5 @@
-"""What the driver hands a flow's copy loop (topology/spark/loop.py), and where a flow moving
-from micro-batches to the loop starts (its Spark checkpoint's last committed batch)."""
+"""What the driver hands a flow's copy loop (topology/spark/loop.py), and where a flow that
+copied as micro-batches goes on in the loop (its Spark checkpoint's last committed batch)."""
 
 import json
 from dataclasses import replace
@@ -9,7 +9,6 @@ from tests.unit.test_planner import topology
 from topology.core.jobs import specs_of
 from topology.core.progress import LATENCY_BUCKETS
 from topology.spark import loop
-from topology.spark.query import QueryPlan
 from topology.spark.resumed import checkpoint_offsets
 
 TOPOLOGY = """
@@ -23,17 +22,15 @@ flows:
 """
 
 
-def _plan(**changes: object) -> QueryPlan:
+def _plan(**changes: object) -> loop.LoopPlan:
     [spec] = specs_of(topology(TOPOLOGY))
-    planned = QueryPlan(
+    planned = loop.LoopPlan(
         spec,
         {"orders": "east.orders"},
         {"bootstrap.servers": "e:1"},
         {"bootstrap.servers": "w:1"},
-        "/tmp/none",
         once=False,
         owner="shop",
-        trigger="loop",
         partitions={"orders": 3},
     )
     return replace(planned, **changes)  # type: ignore[arg-type]
@@ -67,14 +64,6 @@ def test_exactly_once_commits_often_and_a_handover_gives_its_positions() -> None
     given = loop.config(planned)
     assert given["exactly_once"] and given["commit_ms"] == 100 and given["once"]
     assert given["starting"] == {"orders": {"0": 42, "1": -2}}
-
-
-def test_the_trigger_alone_says_whether_a_flow_runs_in_the_loop_a_filter_included() -> None:
-    assert loop.runs_as_loop(_plan())
-    assert not loop.runs_as_loop(_plan(trigger="micro-batch"))
-    filtered = _plan()
-    filtered = replace(filtered, spec=replace(filtered.spec, record_filter="key IS NOT NULL"))
-    assert loop.runs_as_loop(filtered)  # its slots evaluate the filter (SqlFilter)
 
 
 def _batch(folder: Path, number: int, ends: str, committed: bool) -> None:

@@ -51,7 +51,6 @@ RESULTS = {
     "errors": matrix((EW, {30: "1"})),
     "restarts": matrix((EW, {30: "1"})),
     "last_restart": matrix((EW, {0: "0", 10: "0", 20: "0", 30: "1732349925.5"})),
-    "batch_seconds": matrix((EW, {0: "NaN", 10: "0.7", 20: "0.65", 30: "0.8"})),
     "topic_records": matrix(
         ({**EW, "topic": "orders"}, {10: "1000", 20: "1200", 30: "30"}),
         ({**EW, "topic": "payments"}, {10: "200", 20: "300", 30: "10"}),
@@ -86,7 +85,6 @@ def flow(**numbers: Any) -> dict[str, Any]:
         "errors": 0,
         "restarts": 0,
         "last_restart": None,
-        "batch_seconds": None,
         "objectives": [],
         **numbers,
     }
@@ -127,7 +125,6 @@ EXPECTED_SAMPLES = [
                 latency_p99_seconds=1.1,
                 heartbeat_p99_seconds=0.9,
                 topics_synced=2,
-                batch_seconds=0.7,
             ),
         },
         "topics": {
@@ -149,7 +146,6 @@ EXPECTED_SAMPLES = [
                 latency_p99_seconds=0.9,
                 heartbeat_p99_seconds=0.8,
                 topics_synced=2,
-                batch_seconds=0.65,
                 objectives=[judged(breached=False)],
             ),
             "west->east": flow(state="waiting for topics"),
@@ -177,7 +173,6 @@ EXPECTED_SAMPLES = [
                 errors=1,
                 restarts=1,
                 last_restart=1732349925.5,
-                batch_seconds=0.8,
                 objectives=[judged(breached=True)],
             ),
             "west->east": flow(state="waiting for topics"),
@@ -290,7 +285,7 @@ def test_the_queries_read_as_promql() -> None:
     assert queries["state"] == (
         f"max by (flow, source, target, state) (topo_flow_state * {mine}) == 1"
     )
-    assert "[5m]" in prometheus.queries(OWNER, window="5m")["batch_seconds"]
+    assert "[5m]" in prometheus.queries(OWNER, window="5m")["latency_p99_seconds"]
 
 
 def test_an_owner_is_quoted_as_a_promql_string() -> None:
@@ -316,8 +311,8 @@ def test_a_range_prometheus_would_refuse_is_refused(start: float, end: float, st
 
 
 def test_series_without_a_flow_or_topic_label_do_not_break_the_history() -> None:
-    """Prometheus drops empty labels: the driver's own errors have no flow, real-time mode's
-    counts no topic."""
+    """Prometheus drops empty labels: the driver's own errors have no flow, and a series
+    without a topic label must not break the topics' history."""
     results = {
         "errors": matrix(({"kind": "offsets"}, {0: "1"}), (EW, {0: "2"})),
         "topic_records": matrix((EW, {0: "7"})),

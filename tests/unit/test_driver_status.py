@@ -29,7 +29,7 @@ def test_the_status_says_what_the_leader_judged_with_each_flows_figures() -> Non
     flows = {spec.flow: FlowStatus(spec) for spec in jobs.specs}
     leader = Leader(list(flows), once=False)
     leader.step(Tick(0.0, maps={"a->b": {"orders": "a.orders"}, "b->a": {}}))
-    leader.step(Tick(0.5, started={"a->b": True}))
+    leader.step(Tick(0.5, started=frozenset({"a->b"})))
     flows["a->b"].topics = 1
     status.judge(flows, leader, {"a->b": ["orders"]})
     made = status.document(

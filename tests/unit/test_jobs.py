@@ -1,4 +1,4 @@
-"""Job specs from topologies, and the provenance rules the Spark query states in SQL."""
+"""Job specs from topologies, and the provenance rules the copy loop applies (`Hops`)."""
 
 import json
 import re
@@ -114,23 +114,6 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
     }
 
 
-def test_lag_and_metrics_are_read_from_a_pyspark_progress_report() -> None:
-    from topology.core.flow_status import lag, progress_metrics
-
-    progress = {
-        "sources": [
-            {
-                "endOffset": "{'orders': {'0': 16, '1': 10}}",
-                "latestOffset": "{'orders': {'0': 20, '1': 10}}",
-            }
-        ]
-    }
-    assert lag(progress) == 4
-    assert lag({"sources": [{"endOffset": None, "latestOffset": None}]}) is None
-    assert progress_metrics({"observedMetrics": {"topo": {"records": 3}}}, "topo") == {"records": 3}
-    assert progress_metrics({}, "topo") == {}
-
-
 def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() -> None:
     from topology.core.flow_status import lag_to_ends
 
@@ -141,15 +124,6 @@ def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() 
     # 0); one behind the position is not negative.
     assert lag_to_ends(read, {("orders", 0): 15}) == {"orders": 0}
     assert lag_to_ends(read, {("orders", 1): 13}) == {"orders": 3}
-
-
-def test_only_a_batch_that_ran_counts_as_seen() -> None:
-    from topology.core.flow_status import batch_ran
-
-    ran = {"batchId": 7, "durationMs": {"addBatch": 12, "latestOffset": 3, "walCommit": 4}}
-    # Spark's report of a trigger that found no data carries the next batch's id (not run).
-    idle = {"batchId": 8, "durationMs": {"latestOffset": 3, "triggerExecution": 3}}
-    assert batch_ran(ran) and not batch_ran(idle) and not batch_ran({"batchId": 0})
 
 
 def test_the_jobs_document_round_trips_through_json() -> None:

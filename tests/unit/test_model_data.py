@@ -29,7 +29,6 @@ engine:
   runner: spark
   master: spark://m:7077
   spark_conf: {spark.executor.memory: 2g}
-  trigger: micro-batch
   checkpoints: "s3a://bucket/topo"
   state_cluster: central
   metrics: {bind: 0.0.0.0, port: 9470, ready_lag: 500}

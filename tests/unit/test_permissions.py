@@ -131,7 +131,7 @@ def test_a_fresh_mirror_needs_exactly_these_now_and_these_later() -> None:
             reader_group("west", p)
             for p in ("topo-observe-", "topo-read-", "topo-offsets-", "topo-runs-")
         }
-        # the copy loop's positions (engine.trigger: loop, the default)
+        # the copy loop's positions
         | {("west", GROUP, "topo-eos.shop.east--west", LITERAL, "READ")}
     )
     assert keys(found, now=False) == (
@@ -161,23 +161,19 @@ def test_an_active_active_pair_needs_each_side_as_source_and_as_target() -> None
 
 
 def test_exactly_once_needs_its_transactional_ids_its_group_and_read_on_the_copies() -> None:
-    micro_batches = MIRROR.replace("flows:", "engine: {trigger: micro-batch}\nflows:")
-    text = micro_batches + "    delivery: exactly-once\n"
+    text = MIRROR + "    delivery: exactly-once\n"
     _topology, _plan, found = needs(text, cluster("east", "orders", partitions=2), cluster("west"))
     prefix = "topo.shop.east--west."
     [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
     assert write.now
-    assert write.instances == (f"{prefix}heartbeats.0", f"{prefix}orders.0", f"{prefix}orders.1")
+    assert write.instances == (f"{prefix}loop.0", f"{prefix}loop.1")  # one per copy slot
     assert ("west", GROUP, "topo-eos.shop.east--west", LITERAL, "READ") in keys(found, now=True)
     read = [p for p in found if p.key == ("west", TOPIC, "east.orders", LITERAL, "READ")]
     assert "exactly-once" in read[0].why
     assert not any(p.operation == "IDEMPOTENT_WRITE" for p in found)
 
-    _topology, _plan, at_least_once = needs(
-        micro_batches, cluster("east", "orders"), cluster("west")
-    )
+    _topology, _plan, at_least_once = needs(MIRROR, cluster("east", "orders"), cluster("west"))
     assert not any(p.resource_type == TRANSACTIONAL_ID for p in at_least_once)
-    assert not any(p.name.startswith("topo-eos.") for p in at_least_once)
 
 
 def test_acl_sync_needs_alter_on_the_target_cluster_now_only_when_the_plan_copies_acls() -> None:
@@ -224,11 +220,12 @@ def test_group_offset_sync_needs_read_on_each_synced_group_on_the_target() -> No
     )
     assert reader_group("west", "topo-offsets-") in keys(found), "checkpoints still translate"
 
-    micro_batches = MIRROR.replace("flows:", "engine: {trigger: micro-batch}\nflows:")
-    quiet = micro_batches + "    sync: {group_offsets: false}\n    emit: {checkpoints: false}\n"
+    quiet = MIRROR + "    sync: {group_offsets: false}\n    emit: {checkpoints: false}\n"
     _topology, _plan, found = needs(quiet, east, cluster("west"))
-    assert not topic("west", "east.orders", "READ") & keys(found)
     assert reader_group("west", "topo-offsets-") not in keys(found)
+    # still read: the copy loop commits how far it copied as its progress group there
+    [read] = [p for p in found if p.key == ("west", TOPIC, "east.orders", LITERAL, "READ")]
+    assert "progress group" in read.why
 
 
 def test_without_a_replication_engine_only_topics_are_needed() -> None:
@@ -922,18 +919,13 @@ def test_a_broker_closed_without_acls_is_kafkas_default(fake_admin: type[FakeAdm
 
 
 def test_the_copy_loop_commits_its_progress_whatever_the_delivery() -> None:
-    loop = MIRROR.replace("flows:", "engine: {trigger: loop}\nflows:")
-    _topology, _plan, found = needs(loop, cluster("east", "orders"), cluster("west"))
+    _topology, _plan, found = needs(MIRROR, cluster("east", "orders"), cluster("west"))
     assert ("west", GROUP, "topo-eos.shop.east--west", LITERAL, "READ") in keys(found, now=True)
     assert topic("west", "east.orders", "READ") <= keys(found, now=True)
-    assert not any(p.resource_type == TRANSACTIONAL_ID for p in found)
 
-    exactly_once = loop + "    delivery: exactly-once\n"
+    exactly_once = MIRROR + "    delivery: exactly-once\n    tasks: 3\n"
     east = cluster("east", "orders", partitions=2)
     _topology, _plan, found = needs(exactly_once, east, cluster("west"))
     prefix = "topo.shop.east--west."
-    [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
-    assert write.instances == (f"{prefix}loop.0", f"{prefix}loop.1")  # one per copy slot
-    _topology, _plan, found = needs(exactly_once + "    tasks: 3\n", east, cluster("west"))
     [write] = [p for p in found if p.key == ("west", TRANSACTIONAL_ID, prefix, PREFIXED, "WRITE")]
     assert write.instances == tuple(f"{prefix}loop.{n}" for n in range(3))

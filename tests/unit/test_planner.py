@@ -462,7 +462,7 @@ def test_a_comment_changes_no_job_and_an_engine_setting_restarts_every_job() -> 
         return [c for c in planned.changes if c.resource is Resource.FLOW]
 
     assert flow_changes(commented) == []
-    moved = topology(MIRROR + "engine: {metrics: {port: 9470}, trigger: micro-batch}\n")
+    moved = topology(MIRROR + "engine: {metrics: {port: 9470}, master: 'local[4]'}\n")
     [restart] = flow_changes(moved)
     assert (restart.action, restart.name) == (Action.UPDATE, "east->west")
     assert restart.reason == "restart: engine changed"
@@ -472,7 +472,7 @@ def test_a_comment_changes_no_job_and_an_engine_setting_restarts_every_job() -> 
     shown = render_text(plan(moved, clusters, topology_sha256="2" * 64, running=running).to_dict())
     assert "~ replication job east->west" in shown
     assert "~ engine.metrics.port: 9464 → 9470" in shown
-    assert '~ engine.trigger:      "loop" → "micro-batch"' in shown
+    assert '~ engine.master:       "local[*]" → "local[4]"' in shown
     # how the job reaches its clusters is part of it too
     elsewhere = topology(MIRROR.replace("127.0.0.1:9002", "10.0.0.2:9092"))
     [moved_target] = flow_changes(elsewhere)

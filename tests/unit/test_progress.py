@@ -1,6 +1,6 @@
-"""One typed progress value, whichever engine copies: the copy loop's versioned report (the very
-record `CopyLoopReportTest.java` checks its Java side against) and a Spark query's batch, read
-into `progress.FlowProgress`, and fed to `topo status` and the metrics alike."""
+"""One typed progress value: the copy loop's versioned report (the very record
+`CopyLoopReportTest.java` checks its Java side against), read into `progress.FlowProgress`, and
+fed to `topo status` and the metrics alike."""
 
 import json
 from pathlib import Path
@@ -10,12 +10,10 @@ import pytest
 from topology.core.flow_status import FlowStatus
 from topology.core.jobs import JobSpec
 from topology.core.progress import (
-    ALL_TOPICS,
     Loss,
     ReportError,
     Slot,
     TopicCopied,
-    from_query,
     read_loop_report,
 )
 from topology.telemetry.figures import Figures
@@ -30,7 +28,7 @@ def loop_report() -> str:
 
 def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
     made = read_loop_report(loop_report(), buckets=3)
-    assert (made.run, made.sequence, made.interval_s) == ("run-1", 7, None)
+    assert (made.run, made.sequence) == ("run-1", 7)
     assert (made.records, made.bytes, made.latency_ms, made.buckets) == (3, 340, 2105, (1, 2, 2))
     assert made.topics == {
         "orders": TopicCopied(2, 300, 105, 1_700_000_000_000),
@@ -101,20 +99,3 @@ def test_status_and_metrics_are_fed_from_the_same_value() -> None:
     assert flow.records == 3 and flow.bytes == 340
     assert flow.topics["orders"].newest_ms == 1_700_000_000_000
     assert flow.topics["clicks"].latency_sum == 2.0
-
-
-def test_a_spark_batch_is_read_into_the_same_value_and_an_idle_trigger_is_not() -> None:
-    ran = {
-        "runId": "q",
-        "batchId": 4,
-        "numInputRows": 5,
-        "durationMs": {"addBatch": 30, "triggerExecution": 250},
-        "observedMetrics": {"topo": {"records": 4, "bytes": 400}},
-        "sources": [{"endOffset": {"orders": {"0": 9}}, "latestOffset": {"orders": {"0": 12}}}],
-    }
-    made = from_query(ran, ["orders"])
-    assert made is not None
-    assert (made.records, made.bytes, made.interval_s, made.lag) == (4, 400, 0.25, 3)
-    assert made.topics == {ALL_TOPICS: TopicCopied(4, 400)} and not made.latency_known
-    idle = {"runId": "q", "batchId": 5, "durationMs": {"latestOffset": 3}}
-    assert from_query(idle, ["orders"]) is None

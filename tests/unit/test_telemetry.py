@@ -4,12 +4,11 @@ pure parts, checked exactly (the integration test scrapes a real driver)."""
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from topology.core.progress import LATENCY_BUCKETS, OBSERVED, counted, from_query, unpacked
+from topology.core.progress import LATENCY_BUCKETS, FlowProgress, TopicCopied
 from topology.telemetry import logline
 from topology.telemetry.collector import FiguresCollector
 from topology.telemetry.figures import Figures, Histogram, difference, quantile
@@ -29,35 +28,23 @@ def _figures() -> Figures:
     )
 
 
-def _batch(
-    latencies_ms: list[int], topics: dict[int, tuple[int, int, int, int | None]], size: int = 0
-) -> dict[str, object]:
-    """Observed metrics as a query gives them: CopyFigures' output packed as its Java source
-    packs it (`size`: the batch's bytes, when it has no per-topic figures)."""
-    size = size or sum(figures[1] for figures in topics.values())
-    packed: list[int | None] = [len(latencies_ms), size, sum(latencies_ms)]
-    packed += [sum(1 for v in latencies_ms if v <= bound * 1000) for bound in LATENCY_BUCKETS]
-    for index in range(len(topics)):
-        packed += list(topics[index])
-    text = ",".join("" if n is None else str(n) for n in packed)
-    return {"figures": text}
-
-
-def _ran(
-    figures: Figures, observed: dict[str, Any], topics: list[str], rows: int, seconds: float
+def _copied(
+    figures: Figures, latencies_ms: list[int], topics: dict[str, tuple[int, int, int, int | None]]
 ) -> None:
-    """A Spark batch that ran with these observed metrics, read as `progress.from_query`
-    reads it and given to the figures as the driver gives every copy's progress."""
-    progress = {
-        "runId": "r",
-        "batchId": 0,
-        "numInputRows": rows,
-        "sources": [],
-        "durationMs": {"addBatch": 1, "triggerExecution": seconds * 1000},
-        "observedMetrics": {OBSERVED: observed},
-    }
-    made = from_query(progress, topics)
-    assert made is not None
+    """A copy loop's report of these copies (their latencies; per topic its records, bytes,
+    latency sum and newest source timestamp), given to the figures as the driver gives it."""
+    buckets = tuple(sum(1 for v in latencies_ms if v <= bound * 1000) for bound in LATENCY_BUCKETS)
+    made = FlowProgress(
+        run="r",
+        sequence=0,
+        records=sum(t[0] for t in topics.values()),
+        bytes=sum(t[1] for t in topics.values()),
+        latency_ms=sum(latencies_ms),
+        buckets=buckets,
+        topics={name: TopicCopied(*t) for name, t in topics.items()},
+        positions={},
+        ends={},
+    )
     figures.progress(FLOW, made)
 
 
@@ -72,15 +59,11 @@ def _scrape(figures: Figures, now: float) -> dict[tuple[str, frozenset[tuple[str
     }
 
 
-def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
+def test_a_report_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     figures = _figures()
     figures.state(FLOW, "running")
-    _ran(
-        figures,
-        _batch([40, 300, 2000], {0: (2, 20, 340, 5000), 1: (1, 7, 2000, 4000)}),
-        ["orders", "payments"],
-        3,
-        0.7,
+    _copied(
+        figures, [40, 300, 2000], {"orders": (2, 20, 340, 5000), "payments": (1, 7, 2000, 4000)}
     )
     figures.lag(FLOW, {"orders": 4, "payments": 0})
     found = _scrape(figures, 10.0)
@@ -99,14 +82,12 @@ def test_a_batch_is_counted_per_topic_with_its_latencies_and_lag() -> None:
     assert value("topo_replication_latency_seconds_bucket", le="+Inf") == 3
     assert value("topo_replication_latency_seconds_sum") == 2.34
     assert value("topo_topic_replication_latency_seconds_sum", topic="orders") == 0.34
-    assert value("topo_batch_duration_seconds_count") == 1
     assert value("topo_flow_up") == 1 and value("topo_flow_state", state="running") == 1
 
 
-def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
+def test_the_mean_latency_of_a_topic_is_its_copies_and_its_lag_in_seconds_its_newest() -> None:
     figures = _figures()
-    observed = _batch([100, 200, 300], {0: (3, 30, 600, 7000)})
-    _ran(figures, observed, ["orders"], 3, 0.1)
+    _copied(figures, [100, 200, 300], {"orders": (3, 30, 600, 7000)})
     found = _scrape(figures, 10.0)
     labels = {"flow": FLOW, "source": "east", "target": "west", "topic": "orders"}
 
@@ -121,38 +102,9 @@ def test_a_query_of_one_topic_gives_the_topic_the_batchs_figures() -> None:
     assert _scrape(figures, 10.0)[("topo_replication_lag_seconds", frozenset(labels.items()))] == 3
 
 
-def test_a_query_of_too_many_topics_counts_per_flow_and_keeps_its_latencies() -> None:
-    figures = _figures()
-    observed = _batch([100, 3000], {}, size=12)  # CopyFigures of no topics
-    _ran(figures, observed, [f"t{i}" for i in range(60)], 2, 0.1)
-    found = _scrape(figures, 10.0)
-    labels = {"flow": FLOW, "source": "east", "target": "west"}
-    assert found[("topo_records_copied_total", frozenset({**labels, "topic": ""}.items()))] == 2
-    assert found[("topo_bytes_copied_total", frozenset({**labels, "topic": ""}.items()))] == 12
-    bucket = frozenset({**labels, "le": "0.1"}.items())
-    assert found[("topo_replication_latency_seconds_bucket", bucket)] == 1
-    assert found[("topo_replication_latency_seconds_sum", frozenset(labels.items()))] == 3.1
-
-
-def test_figures_of_an_unexpected_shape_are_not_read_as_topics() -> None:
-    assert unpacked("1,2,3", 1) is None
-    assert unpacked("x,0,0" + ",0" * len(LATENCY_BUCKETS), 0) is None
-    values = unpacked("1,10,5" + ",1" * len(LATENCY_BUCKETS) + ",1,10,5,", 1)
-    assert values is not None and values.topics == [(1, 10, 5, None)]
-    assert (values.records, values.bytes, values.latency_ms) == (1, 10, 5)
-
-
-def test_a_batch_counts_from_whichever_figures_its_query_observed() -> None:
-    head = "7,700,0" + ",7" * len(LATENCY_BUCKETS)
-    assert counted({"figures": head + ",7,700,0,1"}, 9) == (7, 700)
-    assert counted({"figures": head + ",7,700,0,1,0,0,0,"}, 9) == (7, 700)  # a query since
-    assert counted({"records": 0, "bytes": 0}, 9) == (0, 0)  # restarted; all filtered out
-    assert counted({}, 9) == (9, 0)  # real-time mode: nothing observed
-
-
 def test_every_exported_series_is_in_the_catalogue_and_documented() -> None:
     figures = _figures()
-    _ran(figures, _batch([10], {0: (1, 1, 10, 1)}), ["t"], 1, 0.1)
+    _copied(figures, [10], {"t": (1, 1, 10, 1)})
     figures.error(FLOW, "query")
     figures.error(None, "offsets")
     figures.restart(FLOW, "retry", 5.0)
@@ -184,7 +136,7 @@ def test_the_history_keeps_tiers_samples_intervals_and_survives_a_save() -> None
     figures.state(FLOW, "running")
     for second in range(0, 130, 2):
         if second == 20:
-            _ran(figures, _batch([100] * 9 + [3000], {0: (10, 100, 3900, 1)}), ["t"], 10, 1)
+            _copied(figures, [100] * 9 + [3000], {"t": (10, 100, 3900, 1)})
         history.add(figures.snapshot(1000.0 + second))
     step, fine = history.samples(1000.0, 1130.0)
     assert step == 10.0 and [s["time"] for s in fine][:3] == [1000.0, 1010.0, 1020.0]
@@ -239,13 +191,13 @@ def test_log_lines_are_text_or_one_json_object_naming_the_flow() -> None:
     assert other["flow"] is None
 
 
-def test_a_topic_the_query_no_longer_reads_has_no_lag_and_filtered_batches_count_zero() -> None:
+def test_a_topic_the_copy_no_longer_reads_has_no_lag_and_a_report_of_nothing_counts_zero() -> None:
     figures = _figures()
     figures.lag(FLOW, {"gone": 500, "kept": 1})
     figures.lag(FLOW, {"kept": 0})
     snapshot = figures.snapshot(1.0)
     assert snapshot.flows[FLOW].topics["gone"].lag is None and snapshot.flows[FLOW].lag == 0
-    _ran(figures, {"records": 0, "bytes": 0}, [], 42, 0.1)  # all 42 filtered out
+    _copied(figures, [], {})  # every record it read filtered out
     assert figures.snapshot(1.0).flows[FLOW].records == 0
 
 

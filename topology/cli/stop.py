@@ -18,7 +18,7 @@ from topology.core.errors import TopoError
 if TYPE_CHECKING:
     from topology.kafka.runlog import RunLog
 
-STOP_WAIT = 90.0  # seconds for the driver to stop its queries and say so
+STOP_WAIT = 90.0  # seconds for the driver to stop its copies and say so
 
 
 def stop(file: Annotated[str, typer.Argument(help="The topology file.")]) -> None:

@@ -38,7 +38,7 @@ CODES: dict[str, str] = {
     "T209": "incomplete engine settings",
     "T210": "objective that cannot be measured",
     "T211": "local master too small for the copy slots",
-    "T212": "deprecated engine trigger",
+    "T212": "removed engine trigger",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

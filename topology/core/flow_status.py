@@ -1,11 +1,9 @@
-"""A replication job's numbers, from Spark's progress reports: records, bytes, lag, rates.
+"""A replication job's numbers, from its copy loop's reports: records, bytes, lag, rates.
 
-Pure: the driver hands each finished batch's progress report (a dict) to a FlowStatus, and
-publishes `to_dict()` in its status for `topo status`.
+Pure: the driver hands each report (`progress.FlowProgress`) to a FlowStatus, and publishes
+`to_dict()` in its status for `topo status`.
 """
 
-import ast
-import json
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,7 +14,7 @@ from topology.core.jobs import JobSpec
 if TYPE_CHECKING:
     from topology.core.progress import FlowProgress
 
-RATE_WINDOW = 10.0  # seconds of batches the "recent throughput" figures cover
+RATE_WINDOW = 10.0  # seconds of reports the "recent throughput" figures cover
 
 
 @dataclass
@@ -32,7 +30,6 @@ class FlowStatus:
     last_batch_at: float | None = None
     retry_at: float = 0.0
     window: deque[tuple[float, int, int]] = field(default_factory=deque)
-    seen: dict[str, int] = field(default_factory=dict)  # run id -> last batch id counted
     # How far each source (topic, partition) has been processed: copied, or filtered out.
     processed: dict[tuple[str, int], int] = field(default_factory=dict)
 
@@ -68,41 +65,6 @@ class FlowStatus:
         }
 
 
-def progress_metrics(progress: Mapping[str, Any], name: str) -> dict[str, Any]:
-    """The batch's observed metrics (records, bytes); PySpark gives them as a Row."""
-    found = (progress.get("observedMetrics") or {}).get(name)
-    if found is None:
-        return {}
-    return dict(found.asDict()) if hasattr(found, "asDict") else dict(found)
-
-
-def batch_ran(progress: Mapping[str, Any]) -> bool:
-    """Whether the report is of a batch that ran. Spark also reports triggers that found no
-    data (when a query starts idle, then every 10 s of idleness), under the id of the next
-    batch, which has not run: counting it as seen would skip that batch when it does run."""
-    return "addBatch" in (progress.get("durationMs") or {})
-
-
-def processed(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
-    """The next source offset per (topic, partition) once the batch is done: every record
-    before it was copied or filtered out (the batch's end offsets)."""
-    return _per_partition(progress, "endOffset")
-
-
-def latest_offsets(progress: Mapping[str, Any]) -> dict[tuple[str, int], int]:
-    """The source's end per (topic, partition) as the batch saw it (its latest offsets)."""
-    return _per_partition(progress, "latestOffset")
-
-
-def _per_partition(progress: Mapping[str, Any], which: str) -> dict[tuple[str, int], int]:
-    found: dict[tuple[str, int], int] = {}
-    for source in progress.get("sources") or []:
-        for topic, partitions in (_offsets(source.get(which)) or {}).items():
-            for partition, offset in partitions.items():
-                found[(topic, int(partition))] = int(offset)
-    return found
-
-
 def lag_to_ends(
     read: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int]
 ) -> dict[str, int]:
@@ -115,39 +77,6 @@ def lag_to_ends(
         if end is not None:
             found[topic] = found.get(topic, 0) + max(0, end - position)
     return found
-
-
-def lag(progress: Mapping[str, Any]) -> int | None:
-    """Records the source holds beyond what the batch read, over every partition."""
-    total = 0
-    for source in progress.get("sources") or []:
-        end, latest = _offsets(source.get("endOffset")), _offsets(source.get("latestOffset"))
-        if latest is None or end is None:
-            return None
-        for topic, partitions in latest.items():
-            for partition, offset in partitions.items():
-                total += max(0, int(offset) - int(end.get(topic, {}).get(partition, offset)))
-    return total
-
-
-def duration(progress: Mapping[str, Any]) -> float | None:
-    """The batch's time from trigger to commit, in seconds."""
-    took = (progress.get("durationMs") or {}).get("triggerExecution")
-    return None if took is None else float(took) / 1000
-
-
-def _offsets(value: Any) -> dict[str, dict[str, int]] | None:
-    """A Kafka source's offsets in a progress report: JSON from Spark, but PySpark's progress
-    dicts carry them as a Python repr ("{'orders': {'0': 16}}")."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            try:
-                value = ast.literal_eval(value)
-            except (ValueError, SyntaxError):
-                return None
-    return value if isinstance(value, dict) else None
 
 
 def first_line(text: str) -> str:

@@ -30,7 +30,6 @@ from topology.core.model import Edge, FlowKind, Naming, Topology
 
 PROVENANCE_HEADER = "topo-provenance"
 OFFSETS_HEADER = "topo-offsets"
-SOURCE_TIMESTAMP_HEADER = "topo-source-timestamp"  # read by the sink's interceptor (docs/engine.md)
 
 
 @dataclass(frozen=True)
@@ -312,8 +311,8 @@ def visited(provenance: str | None) -> list[str]:
 
 
 def forwards(spec: JobSpec, provenance: str | None) -> bool:
-    """Does the job copy a record with this provenance? (The Spark query states the same rule
-    in SQL; this is its reference, used by tests and `topo plan --show-jobs`.)"""
+    """Does the job copy a record with this provenance? (The copy loop's `Hops` applies the
+    same rule; this is its reference, used by tests and `topo plan --show-jobs`.)"""
     clusters = visited(provenance)
     if spec.target in clusters:
         return False
@@ -348,8 +347,7 @@ Header = tuple[str, bytes | None]
 def copied_headers(spec: JobSpec, headers: Sequence[Header], offset: int) -> tuple[Header, ...]:
     """The headers the copy of a record (at `offset` on the source, with these headers) carries
     on the target: the record's own, in order, then topo's stamps when provenance is on. The
-    Spark query states the same in SQL; this is its reference, for tests and the demo's check.
-    (The source-timestamp header the query adds is taken off again by the sink's interceptor.)"""
+    copy loop's `Hops` does the same; this is its reference, for tests and the demo's check."""
     if not spec.provenance:
         return tuple(headers)
     ours = (PROVENANCE_HEADER, OFFSETS_HEADER)

@@ -250,8 +250,6 @@ class Engine:
     runner: str = "local"
     master: str = "local[*]"
     spark_conf: Mapping[str, str] = field(default_factory=dict)
-    # loop (topo's copy loop, docs/engine.md) | micro-batch | real-time (Spark 4.1's real-time mode)
-    trigger: str = "loop"
     # Where Spark keeps each flow's checkpoint: any Hadoop-compatible URI (hdfs://, s3a://,
     # file:///...); None is the state folder on the machine the driver runs on.
     checkpoints: str | None = None

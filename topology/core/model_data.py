@@ -170,7 +170,6 @@ def engine_data(engine: Engine) -> dict[str, Any]:
         "runner": engine.runner,
         "master": engine.master,
         "spark_conf": dict(sorted(engine.spark_conf.items())),
-        "trigger": engine.trigger,
         "checkpoints": engine.checkpoints,
         "state_cluster": engine.state_cluster,
         "metrics": None
@@ -261,7 +260,6 @@ def _engine(data: Mapping[str, Any]) -> Engine:
         runner=str(data["runner"]),
         master=str(data["master"]),
         spark_conf=dict(data["spark_conf"]),
-        trigger=str(data["trigger"]),
         checkpoints=data["checkpoints"],
         state_cluster=data["state_cluster"],
         metrics=None if metrics is None else MetricsEndpoint(**metrics),

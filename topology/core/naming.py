@@ -165,7 +165,7 @@ def flow_slug(source: str, target: str) -> str:
     return f"{source}--{target}"
 
 
-# The copy loop (engine.trigger: loop) runs a flow as this many copy slots unless its `tasks`
+# The copy loop runs a flow as this many copy slots unless its `tasks`
 # says otherwise; with exactly-once each has the transactional id
 # `<transactional_prefix>.loop.<n>`, n from 0.
 LOOP_TASKS = 2
@@ -173,8 +173,8 @@ LOOP_TRANSACTIONS = "loop"
 
 
 def transactional_prefix(owner: str, slug: str) -> str:
-    """Every transactional id of the flow's exactly-once job is `<this>.<topic>.<partition>`
-    (micro-batches) or `<this>.loop.<n>` (the copy loop's threads)."""
+    """Every transactional id of the flow's exactly-once copy is `<this>.loop.<n>`, one per
+    copy slot."""
     return f"topo.{owner}.{slug}"
 
 

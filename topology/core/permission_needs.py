@@ -244,8 +244,6 @@ def _edge(
     heartbeats = settings.emit.heartbeats and runs
     translating = runs and (settings.emit.checkpoints or settings.sync.group_offsets)
     exactly_once = runs and settings.delivery == "exactly-once"
-    # The copy loop keeps every flow's positions in the progress group (topology/spark/loop.py)
-    looped = runs and topology.engine.trigger == "loop" and settings.filter is None
     copies = _copies(clusters, edge, runs)
     _named_sources(needs, clusters, edge, copies)
     for cluster, topic in sorted(_internal(needs, edge, runs)):
@@ -262,7 +260,7 @@ def _edge(
         if exactly_once:
             why = "exactly-once: committing the job's progress in each transaction"
             needs.topic(target, remote, "READ", why)
-        elif looped:
+        elif runs:  # the copy loop keeps its positions in the progress group (spark/loop.py)
             why = "the copy loop: committing how far it copied (its progress group)"
             needs.topic(target, remote, "READ", why)
         if _owner(clusters, target, remote) not in (None, topology.name):
@@ -278,9 +276,7 @@ def _edge(
         why = "creating ACLs when the source's topics gain some (sync.acls)"
         needs.cluster(target, "ALTER", why, now=False)
     if runs:
-        _running(
-            needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once, looped
-        )
+        _running(needs, topology, clusters, edge, copies, heartbeats, translating, exactly_once)
 
 
 def _running(
@@ -292,7 +288,6 @@ def _running(
     heartbeats: bool,
     translating: bool,
     exactly_once: bool,
-    looped: bool,
 ) -> None:
     """What the edge's replication job does besides copying (topology/spark/driver.py)."""
     settings = edge.settings
@@ -322,17 +317,9 @@ def _running(
     slug = naming.flow_slug(source, target)
     if exactly_once:
         prefix = naming.transactional_prefix(topology.name, slug) + "."
-        if looped:
-            slots = settings.tasks or naming.LOOP_TASKS
-            ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(slots)]
-            why = f"exactly-once: one transactional id per copy slot of {edge.name}"
-        else:
-            ids = [
-                f"{prefix}{topic}.{partition}"
-                for topic in sorted(copies)
-                for partition in range(_partitions(clusters.get(source), topic))
-            ]
-            why = f"exactly-once: one transactional id per source partition of {edge.name}"
+        slots = settings.tasks or naming.LOOP_TASKS
+        ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(slots)]
+        why = f"exactly-once: one transactional id per copy slot of {edge.name}"
         needs.add(
             target,
             TRANSACTIONAL_ID,
@@ -340,11 +327,11 @@ def _running(
             ["WRITE", "DESCRIBE"],
             why,
             pattern_type=PREFIXED,
-            instances=ids or [f"{prefix}topic.0"],
+            instances=ids,
         )
         why = "exactly-once: the job's progress, committed in each transaction"
         needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
-    elif looped:
+    else:
         why = "the copy loop: how far it copied, committed as its progress group"
         needs.add(target, GROUP, naming.progress_group(topology.name, slug), ["READ"], why)
 
@@ -420,11 +407,6 @@ def _managed(
         and change.resource in (Resource.TOPIC, Resource.OWNERSHIP)
         for change in plan.changes
     )
-
-
-def _partitions(cluster: observed.Cluster | None, topic: str) -> int:
-    found = cluster.topics.get(topic) if cluster is not None else None
-    return found.partitions if found is not None else 1
 
 
 def _synced_groups(

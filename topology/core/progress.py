@@ -1,45 +1,25 @@
-"""What a flow's copy did since its last report: one typed value, `FlowProgress`, whichever
-engine copies (topo's copy loop or a Spark query), read here from what each reports and fed to
-both `topo status` (`jobprogress.FlowStatus`) and the metrics (`telemetry.figures`).
+"""What a flow's copy did since its last report: one typed value, `FlowProgress`, read from the
+copy loop's report and fed to both `topo status` (`flow_status.FlowStatus`) and the metrics
+(`telemetry.figures`).
 
 The copy loop reports a small versioned record of its own (`CopyLoop.report()` in topo's jar,
 format `LOOP_REPORT_FORMAT`): per source partition its position (every record before it was
 copied or filtered out, and committed), the end the source had, the records, bytes and latency
 copied since the last report and the newest source timestamp; the latency buckets; each copy
-slot's state and failure. A Spark query's progress (a batch that ran) is read into the same
-value. Pure: text and dicts in, values out.
+slot's state and failure. Pure: text in, values out.
 """
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from topology.core.errors import TopoError
-from topology.core.flow_status import (
-    batch_ran,
-    duration,
-    lag,
-    latest_offsets,
-    processed,
-    progress_metrics,
-)
 
 LOOP_REPORT_FORMAT = 1
-# The latency buckets (seconds) copies are counted in, by the loop and the Spark queries alike,
-# and exported as the metrics' histogram (telemetry/names.py).
+# The latency buckets (seconds) copies are counted in, by the loop, and exported as the
+# metrics' histogram (telemetry/names.py).
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
-
-OBSERVED = "topo"  # the name of the observed metrics in each Spark batch's progress
-# Without per-topic figures (metrics off), a query observes its records and bytes alone:
-OBSERVED_RECORDS = "records"
-OBSERVED_BYTES = "bytes"
-# With them, CopyFigures (topology/resources/java/.../CopyFigures.java) alone: the records, their
-# bytes, the latency sum (ms), one cumulative count per LATENCY_BUCKETS bound, then per topic (in
-# the query's order) its records, bytes, latency sum (ms) and newest source timestamp (ms, or empty)
-OBSERVED_FIGURES = "figures"
-PER_TOPIC = 4
-ALL_TOPICS = ""  # the topic label of counts Spark gives only per flow (real-time mode)
 
 
 class ReportError(TopoError):
@@ -123,17 +103,15 @@ class Loss:
 class FlowProgress:
     run: str  # the copy's run: positions counted once per run and sequence
     sequence: int  # the report's number in its run, increasing
-    interval_s: float | None  # a Spark batch's duration; None for the loop (no batches)
     records: int
     bytes: int
     latency_ms: int  # the sum of every copy's latency
     buckets: tuple[int, ...]  # cumulative, one per LATENCY_BUCKETS bound
-    topics: Mapping[str, TopicCopied]  # by source topic; ALL_TOPICS when per flow only
+    topics: Mapping[str, TopicCopied]  # by source topic
     positions: Mapping[tuple[str, int], int]  # (topic, partition) -> next offset to copy
     ends: Mapping[tuple[str, int], int]  # (topic, partition) -> the source's end, when known
     slots: tuple[Slot, ...] = ()
-    losses: tuple[Loss, ...] = ()  # found since the last report (the copy loop's only)
-    latency_known: bool = True  # the buckets and latency are measured (not a bare row count)
+    losses: tuple[Loss, ...] = ()  # found since the last report
 
     @property
     def lag(self) -> int | None:
@@ -142,49 +120,6 @@ class FlowProgress:
         if any(key not in self.ends for key in self.positions):
             return None
         return sum(max(0, self.ends[key] - at) for key, at in self.positions.items())
-
-
-@dataclass(frozen=True)
-class Unpacked:
-    records: int
-    bytes: int
-    latency_ms: int
-    buckets: list[int]  # cumulative, one per LATENCY_BUCKETS bound
-    topics: list[tuple[int, int, int, int | None]]  # records, bytes, latency ms, newest ms
-
-
-def unpacked(packed: str, topics: int) -> Unpacked | None:
-    """CopyFigures' output read back; None when it does not have the expected shape. Its topics
-    are those of the query (`topics` of them), or none when it observed per flow only."""
-    fields = packed.split(",")
-    head = 3 + len(LATENCY_BUCKETS)
-    if len(fields) not in (head, head + PER_TOPIC * topics):
-        return None
-    try:
-        numbers = [int(field) if field else None for field in fields]
-    except ValueError:
-        return None
-    per_topic = [numbers[at : at + PER_TOPIC] for at in range(head, len(numbers), PER_TOPIC)]
-    return Unpacked(
-        records=numbers[0] or 0,
-        bytes=numbers[1] or 0,
-        latency_ms=numbers[2] or 0,
-        buckets=[n or 0 for n in numbers[3:head]],
-        topics=[(r or 0, b or 0, lat or 0, newest) for r, b, lat, newest in per_topic],
-    )
-
-
-def counted(observed: Mapping[str, Any], rows: int) -> tuple[int, int]:
-    """A batch's records and bytes copied, from its observed metrics; its input `rows` when it
-    observed nothing (real-time mode). (CopyFigures' first two numbers are read whatever
-    topics followed them: a batch of a query since restarted over other topics still counts.)"""
-    packed = observed.get(OBSERVED_FIGURES)
-    if packed:
-        head = packed.split(",", 2)[:2]
-        if len(head) == 2 and all(field.isdigit() for field in head):
-            return int(head[0]), int(head[1])
-    records = observed.get(OBSERVED_RECORDS)
-    return int(rows if records is None else records), int(observed.get(OBSERVED_BYTES) or 0)
 
 
 def read_loop_report(text: str, buckets: int = len(LATENCY_BUCKETS)) -> FlowProgress:
@@ -243,7 +178,6 @@ def _loop(data: Mapping[str, Any], bounds: int) -> FlowProgress:
     return FlowProgress(
         run=str(data["run"]),
         sequence=int(data["sequence"]),
-        interval_s=None,
         records=sum(t.records for t in topics.values()),
         bytes=sum(t.bytes for t in topics.values()),
         latency_ms=int(data["latency_sum_ms"]),
@@ -253,41 +187,4 @@ def _loop(data: Mapping[str, Any], bounds: int) -> FlowProgress:
         ends=ends,
         slots=slots,
         losses=losses,
-    )
-
-
-def from_query(progress: Mapping[str, Any], topics: Sequence[str]) -> FlowProgress | None:
-    """A Spark query's report of a batch that ran, as the same value (None for a trigger that
-    found no data): its observed figures per topic when it counted them (`topics`, the query's
-    source topics in the order it numbered them), else per flow."""
-    if not batch_ran(progress):
-        return None
-    observed = progress_metrics(progress, OBSERVED)
-    rows = int(progress.get("numInputRows") or 0)
-    packed = observed.get(OBSERVED_FIGURES)
-    values = unpacked(packed, len(topics)) if packed else None
-    copied: dict[str, TopicCopied] = {}
-    if values is None or not values.topics:
-        records, size = counted(observed, rows)
-        copied[ALL_TOPICS] = TopicCopied(records, size)
-    else:
-        for name, (records, size, latency_ms, newest) in zip(topics, values.topics, strict=True):
-            if records:
-                copied[name] = TopicCopied(records, size, latency_ms, newest)
-    records, size = counted(observed, rows)
-    positions = processed(progress)
-    waiting = lag(progress)
-    return FlowProgress(
-        run=str(progress.get("runId")),
-        sequence=int(progress.get("batchId", -1)),
-        interval_s=duration(progress),
-        records=records,
-        bytes=size,
-        latency_ms=values.latency_ms if values is not None else 0,
-        buckets=tuple(values.buckets) if values is not None else (0,) * len(LATENCY_BUCKETS),
-        topics=copied,
-        positions=positions,
-        # the batch's ends as Spark saw them (its latestOffset), only when it said them all
-        ends=latest_offsets(progress) if waiting is not None else {},
-        latency_known=values is not None,
     )

@@ -111,7 +111,7 @@ class _Resolver:
         """T211 for a local master of fewer task slots than the flows' copy slots need: each
         slot holds one as long as it runs, so the slots past the count would wait forever."""
         stated = _LOCAL_COUNT.fullmatch(engine.master.strip())
-        if engine.runner in ("spark", "none") or engine.trigger != "loop" or stated is None:
+        if engine.runner in ("spark", "none") or stated is None:
             return
         needed = sum((f.settings.tasks or naming.LOOP_TASKS) * f.edge_count for f in flows)
         if needed > int(stated.group(1)):
@@ -133,15 +133,16 @@ class _Resolver:
                 ("engine", "runner"),
             )
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
-        # The copy loop's slots are Spark tasks: on this machine or a cluster's executors alike.
+        # Every flow copies in the copy loop (its slots Spark tasks, on this machine or a
+        # cluster's executors alike); the Spark engines a topology could once choose are gone.
         trigger = raw.get("trigger", "loop")
         if trigger != "loop":
             self.diagnostics.append(
                 warning(
                     "T212",
-                    f"engine: trigger {trigger} is deprecated and will be removed: the copy loop "
-                    "(the default) copies faster, sooner and for less CPU, with filters and "
-                    "exactly-once (docs/performance.md, Which engine); remove `trigger`",
+                    f"engine: trigger {trigger} was removed: every flow copies in the copy loop "
+                    "(one that copied as micro-batches goes on from where its Spark checkpoint "
+                    "ends; docs/performance.md, Which engine); remove `trigger`",
                     self.document.span(("engine", "trigger")),
                 )
             )
@@ -149,7 +150,6 @@ class _Resolver:
             runner,
             master or "local[*]",
             conf,
-            trigger,
             checkpoints=raw.get("checkpoints"),
             state_cluster=raw.get("state_cluster"),
             metrics=_metrics(raw.get("metrics", {})),

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER, SOURCE_TIMESTAMP_HEADER
+from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 
-TOPO_HEADERS = frozenset({PROVENANCE_HEADER, OFFSETS_HEADER, SOURCE_TIMESTAMP_HEADER})
+TOPO_HEADERS = frozenset({PROVENANCE_HEADER, OFFSETS_HEADER})
 
 Header = tuple[str, bytes | None]
 

@@ -29,7 +29,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-WINDOW = "1m"  # the range of rate(): latency quantiles, means and batch durations
+WINDOW = "1m"  # the range of rate(): latency quantiles and means
 STALE_AFTER = 15.0  # seconds past the range's newest step without the owner's topo_info
 MAX_POINTS = 11_000  # points per series Prometheus answers in one range query
 UNKNOWN = "unknown"  # the state of a flow no topo_flow_state series names
@@ -44,7 +44,6 @@ FLOW_TIMES = (
     "latency_p99_seconds",
     "heartbeat_p99_seconds",
     "last_restart",
-    "batch_seconds",
 )
 TOPIC_COUNTS = ("records", "bytes", "lag_records")
 TOPIC_PREFIX = "topic_"
@@ -87,7 +86,6 @@ def queries(owner: str, window: str = WINDOW) -> dict[str, str]:
         "errors": f"sum by ({FLOW}) ({mine('topo_errors_total')})",
         "restarts": f"sum by ({FLOW}) ({mine('topo_restarts_total')})",
         "last_restart": f"max by ({FLOW}) ({mine('topo_last_restart_time_seconds')})",
-        "batch_seconds": mean("topo_batch_duration_seconds", FLOW),
         "topic_records": f"sum by ({TOPIC}) ({mine('topo_records_copied_total')})",
         "topic_bytes": f"sum by ({TOPIC}) ({mine('topo_bytes_copied_total')})",
         "topic_lag_records": f"sum by ({TOPIC}) ({mine('topo_replication_lag_records')})",

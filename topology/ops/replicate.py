@@ -1,14 +1,14 @@
 """The replication driver's decisions: one step function over what it saw, every effect left
 to the caller (`spark/driver.py`, which only looks and acts).
 
-The driver runs one copy per job (a copy loop or a Spark query). Every tick it tells `step`
+The driver runs one copy loop per job. Every tick it tells `step`
 what it saw (`Tick`): the time, each flow's topics as the sources have them now (when it
 looked), the copies that ended and why, the starts that failed, whether the lease was lost or
 a stop asked. `step` updates each flow's `FlowRun` and returns the `Action`s to take, in order:
 - a flow with topics and no copy is started; a flow without topics waits (`waiting for
   topics`; with `--once`, it is done);
 - new topics, and new partitions of its topics, join a running copy loop (nothing restarts);
-  a Spark query whose topics changed is restarted on them (it finds new partitions itself);
+  a running flow left without topics is stopped;
 - a copy that ended without an error is done; one that failed, or that could not start, is
   started again after a backoff (5 s, doubling, at most 60 s), alone; with `--once` it fails;
 - a lost lease halts every copy at once (no commit: another driver may hold it now) and the
@@ -35,7 +35,6 @@ def backoff(restarts: int) -> float:
 class Do(StrEnum):
     START = "start"  # start the flow's copy on `topics`
     JOIN = "join"  # give the running copy loop `topics` (a topic or partition added)
-    RESTART = "restart"  # stop the flow's Spark query and start it on `topics`
     STOP = "stop"  # stop the flow's copy cleanly
     HALT_ALL = "halt all"  # stop every copy now, committing nothing: the lease is lost
     STOP_ALL = "stop all"  # stop every copy cleanly: a stop was asked
@@ -59,7 +58,6 @@ class FlowRun:
     state: FlowState = FlowState.STARTING
     topics: dict[str, str] | None = None  # the map its copy runs on; None before the first look
     running: bool = False  # a copy of it runs now, or is being started
-    loop: bool = False  # that copy is a copy loop (takes new topics without a restart)
     restarts: int = 0
     retry_at: float | None = None
     error: str | None = None
@@ -71,7 +69,7 @@ class Tick:
     maps: Mapping[str, Mapping[str, str]] | None = None  # per flow, its topics now (if looked)
     ended: Mapping[str, str | None] = field(default_factory=dict)  # flow -> its error, or None
     start_failed: Mapping[str, str] = field(default_factory=dict)  # flow -> why it could not
-    started: Mapping[str, bool] = field(default_factory=dict)  # flow -> runs as a copy loop
+    started: frozenset[str] = frozenset()  # the flows whose copy started
     lease_lost: str | None = None  # why, when the lease is lost (or may be)
     stop_asked: bool = False
 
@@ -98,8 +96,8 @@ class Leader:
                 run.running = False
             return [Action(Do.STOP_ALL)]
         actions: list[Action] = []
-        for flow, loop in tick.started.items():
-            self._started(flow, loop)
+        for flow in sorted(tick.started):
+            self._started(flow)
         for flow, why in tick.start_failed.items():
             actions += self._failed(flow, why, tick.now)
         for flow, problem in tick.ended.items():
@@ -111,9 +109,9 @@ class Leader:
         actions += self._due(tick.now)
         return actions
 
-    def _started(self, flow: str, loop: bool) -> None:
+    def _started(self, flow: str) -> None:
         run = self.flows[flow]
-        run.running, run.loop = True, loop
+        run.running = True
         run.state, run.error, run.retry_at = FlowState.RUNNING, None, None
 
     def _failed(self, flow: str, why: str, now: float) -> list[Action]:
@@ -139,19 +137,14 @@ class Leader:
         if run.state in (FlowState.DONE, FlowState.FAILED):
             return []
         if run.running:
-            added = ", ".join(sorted(set(topics) - set(before or {})))
-            if run.loop and topics:
-                # the sources changed (a topic, or a partition of one): the loop takes them as
-                # they are now, nothing restarts (and nothing moves when nothing did)
-                said = [f"{flow}: new topic(s) {added}; copying them too"] if added else []
-                return [*self._said(flow, said, "topics.discovered"), Action(Do.JOIN, flow, topics)]
-            if topics == before:
-                return []  # a query's Kafka source finds new partitions of its topics itself
             if not topics:
                 run.running, run.state = False, FlowState.WAITING_FOR_TOPICS
                 return [Action(Do.STOP, flow)]
-            said = [f"{flow}: new topic(s) {added}; restarting the query"] if added else []
-            return [*self._said(flow, said, "topics.discovered"), Action(Do.RESTART, flow, topics)]
+            # the sources changed (a topic, or a partition of one): the loop takes them as they
+            # are now, nothing restarts (and nothing moves when nothing did)
+            added = ", ".join(sorted(set(topics) - set(before or {})))
+            said = [f"{flow}: new topic(s) {added}; copying them too"] if added else []
+            return [*self._said(flow, said, "topics.discovered"), Action(Do.JOIN, flow, topics)]
         if run.state is FlowState.RESTARTING:
             return []  # its backoff decides when it starts (on the newest topics)
         if not topics:

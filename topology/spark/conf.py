@@ -35,9 +35,8 @@ BASE_CONF: Mapping[str, str] = {
 # RPC, through this plugin of topo's jar, added to whatever plugins a topology names.
 SLOT_PLUGIN = "dev.topo.replication.SlotPlugin"
 # The local runner's Spark: a copy slot is a task that runs as long as its flow, and waits on the
-# network, so local[N] counts slots, not cores: the machine's cores for Spark's own tasks (a
-# micro-batch flow's), each flow's slots (its `tasks`), and room for flows a running driver is
-# given later.
+# network, so local[N] counts slots, not cores: the machine's cores for Spark's own tasks, each
+# flow's slots (its `tasks`), and room for flows a running driver is given later.
 SPARE_SLOTS = 16
 
 

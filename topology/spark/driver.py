@@ -4,15 +4,15 @@ A thin adapter: it looks and acts, and every decision about the copies is the le
 (`ops/replicate.py`). It runs the jobs document it is given (the one `topo apply` published:
 the specs, the engine, the clusters' connections with secrets as references, the topology they
 were made from; one of another format, or whose digest does not match, is refused) and never
-reads the topology file: one copy per spec, a copy loop (`spark/loop.py`, the default) or a
-Spark query (`spark/query.py`), both seen here as queries. First it takes the topology's lease
+reads the topology file: one copy loop per spec (`spark/loop.py`, its copy slots Spark tasks on
+the executors). First it takes the topology's lease
 in `topo-runs.internal` on the home cluster (`spark/lease_keeper.py`), so exactly one driver
 writes: a second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous
 mode it then:
 - follows the sources through the reconcile `topo apply` runs (`spark/following.py`): at once
   when a source's topics or partition counts change (looked at every 2 s), and every 10 s for
-  configs and ACLs; a new topic joins a running copy loop, a query whose topics changed is
-  restarted, so a topic created after apply is copied in seconds;
+  configs and ACLs; a new topic or partition joins the flow's running copy loop (nothing
+  restarts), so a topic created after apply is copied in seconds;
 - every second writes heartbeats and its status (`spark/driver_status.py`), which the lease
   thread publishes with each renewal; a stop request (`topo stop`, from any machine) is obeyed;
 - starts a flow taking over from MM2 where MM2 stopped (`spark/starts.py`), restarts a copy
@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 from pyspark.sql import SparkSession
-from pyspark.sql.streaming.query import StreamingQuery
 
 from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
@@ -52,7 +51,7 @@ from topology.host import jobstate
 from topology.kafka.heartbeats import Emitter
 from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.spark import loop, query
+from topology.spark import loop
 from topology.spark.driver_status import DriverStatus
 from topology.spark.following import Following
 from topology.spark.lease_keeper import LeaseKeeper
@@ -89,17 +88,17 @@ class Replicator:
         self.configs = configs
         self.java = {name: java_client_config(c) for name, c in self.configs.items()}
         self.specs = {spec.flow: spec for spec in jobs.specs}
-        self.lock = threading.Lock()  # queries started here, stopped by the lease thread too
+        self.lock = threading.Lock()  # copies started here, stopped by the lease thread too
         self.snapshot: dict[str, Any] | None = None  # the newest status, for the lease thread
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
-        self.queries: dict[str, StreamingQuery | loop.LoopQuery] = {}
+        self.copies: dict[str, loop.RunningLoop] = {}
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
-        self.topics: dict[str, list[str]] = {}  # flow -> the running query's observed topics
+        self.topics: dict[str, list[str]] = {}  # flow -> the source topics its copy follows
         self.leader = Leader(list(self.specs), once)  # every decision about the flows' copies
-        self.started: dict[str, bool] = {}  # since the last tick: flow -> runs as a copy loop
+        self.started: set[str] = set()  # since the last tick: the flows whose copy started
         self.start_failed: dict[str, str] = {}  # since the last tick: flow -> why not
         info = {
             "mode": "once" if once else "continuous",
@@ -125,8 +124,8 @@ class Replicator:
         self.status = DriverStatus(topology, jobs, once, self.figures)
 
     def read_positions(self) -> dict[str, dict[tuple[str, int], int]]:
-        """Per flow, how far its running query has read each source partition (the newest
-        finished batch's end): what the metrics' lag is measured from (on their thread)."""
+        """Per flow, how far its running copy has read each source partition (its committed
+        positions): what the metrics' lag is measured from (on their thread)."""
         found = {}
         for flow, status in self.flows.items():
             reading = set(self.topics.get(flow, ()))
@@ -134,9 +133,9 @@ class Replicator:
             found[flow] = {key: offset for key, offset in done.items() if key[0] in reading}
         return found
 
-    # -- queries --------------------------------------------------------------------------------
+    # -- copies ---------------------------------------------------------------------------------
 
-    def start_query(self, flow: str, topic_map: Mapping[str, str]) -> None:
+    def start_copy(self, flow: str, topic_map: Mapping[str, str]) -> None:
         """Start the flow's copy on `topic_map`; what came of it is told to the leader at the
         next tick (started, or why it could not)."""
         spec = self.specs[flow]
@@ -144,22 +143,17 @@ class Replicator:
         self.flows[flow].topics = len(topic_map)
         checkpoint = checkpoint_location(self.topology, self.folder, spec.slug)
         counts = self.following.counts(flow, topic_map)
-        planned = query.QueryPlan(
+        planned = loop.LoopPlan(
             spec=spec,
             topic_map=dict(topic_map),
             source_options=self.java[spec.source],
             target_options=self.java[spec.target],
-            checkpoint=checkpoint,
             starting=self.handovers.starting(flow, checkpoint, counts),
             once=self.once,
-            target_client=self.configs[spec.target],
             owner=self.topology.name,
-            trigger=self.topology.engine.trigger,
-            detailed=self.topology.engine.metrics is not None,
             partitions=counts,
         )
-        as_loop = loop.runs_as_loop(planned)
-        if as_loop and planned.starting is None:
+        if planned.starting is None:  # a flow that copied as micro-batches goes on from there
             try:
                 ended = loop.checkpoint_offsets(self.spark, checkpoint)
             except Exception as problem:  # storage unreachable: this flow waits, not the others
@@ -168,14 +162,12 @@ class Replicator:
                 )
                 return
             planned = dataclasses.replace(planned, starting=ended)
-        elif as_loop:  # once: the loop commits the handover's positions as it starts
+        else:  # once: the loop commits the handover's positions as it starts
             planned = dataclasses.replace(planned, starting_wins=self.handovers.begins(flow))
         if self.stopping:
-            return  # fenced or stopping: no query starts now
+            return  # fenced or stopping: no copy starts now
         try:
-            started = (
-                loop.start(self.spark, planned) if as_loop else query.start(self.spark, planned)
-            )
+            started = loop.start(self.spark, planned)
         except TopoError as problem:
             self.start_failed[flow] = first_line(str(problem))
             return
@@ -183,39 +175,32 @@ class Replicator:
             if self.stopping:  # fenced while it started: it must not write
                 started.stop()
                 return
-            self.queries[flow] = started
-        self.topics[flow] = query.observed_topics(topic_map)
-        self.started[flow] = as_loop
-        fencing = started.fencing() if isinstance(started, loop.LoopQuery) else None
+            self.copies[flow] = started
+        self.topics[flow] = sorted(topic_map)
+        self.started.add(flow)
+        fencing = started.fencing()
         if fencing is not None:
             self.report(f"{flow}: {fencing[0]}", level=fencing[1])
 
-    def stop_query(self, flow: str) -> None:
-        running = self.queries.get(flow)
+    def stop_copy(self, flow: str) -> None:
+        running = self.copies.get(flow)
         if running is not None and running.isActive:
             running.stop()
-        self.collect(flow, final=True)  # its last batches, before it is forgotten
-        self.queries.pop(flow, None)
+        self.collect(flow)  # its last report, before it is forgotten
+        self.copies.pop(flow, None)
 
-    def collect(self, flow: str, final: bool = False) -> None:
+    def collect(self, flow: str) -> None:
         """What the flow's copy did since the last look (`progress.FlowProgress`), to its
         status and its metrics."""
-        running = self.queries.get(flow)
+        running = self.copies.get(flow)
         if running is None:
             return
         status = self.flows[flow]
-        if isinstance(running, loop.LoopQuery):
-            made = running.reports()
-            # A move starts only while slots copy, so its news comes with their reports (a
-            # fence 30 s later waits for the next one): an idle flow makes no second call.
-            for said in running.news() if made else ():
-                self.report(f"{flow}: {said}")
-        else:
-            made, idle_lag = query.progress_since(
-                running, status.seen, self.topics.get(flow, []), final
-            )
-            if idle_lag is not None:
-                status.lag = idle_lag
+        made = running.reports()
+        # A move starts only while slots copy, so its news comes with their reports (a fence
+        # 30 s later waits for the next one): an idle flow makes no second call.
+        for said in running.news() if made else ():
+            self.report(f"{flow}: {said}")
         for progress in made:
             status.add(progress, time.time(), time.monotonic())
             self.figures.progress(flow, progress)
@@ -224,17 +209,17 @@ class Replicator:
 
     def ended(self) -> dict[str, str | None]:
         """The copies that ended since the last look, each with its error (None: it finished,
-        as `--once` copies do); their last batches counted first."""
+        as `--once` copies do); their last reports counted first."""
         found: dict[str, str | None] = {}
-        for flow in list(self.queries):
-            running = self.queries[flow]
+        for flow in list(self.copies):
+            running = self.copies[flow]
             self.collect(flow)
             if running.isActive:
                 continue
-            self.collect(flow, final=True)
+            self.collect(flow)  # what it reported between that look and its end
             problem = running.exception()
             with self.lock:
-                self.queries.pop(flow, None)
+                self.copies.pop(flow, None)
             found[flow] = None if problem is None else first_line(str(problem))
         return found
 
@@ -246,7 +231,7 @@ class Replicator:
             maps=maps,
             ended=self.ended() if look else {},
             start_failed=dict(self.start_failed),
-            started=dict(self.started),
+            started=frozenset(self.started),
             stop_asked=self.stopping,
         )
         self.start_failed.clear()
@@ -256,7 +241,7 @@ class Replicator:
         self.act(actions)
 
     def act(self, actions: list[Action]) -> None:
-        """Take the leader's actions (its lines, starts, joins, restarts and stops)."""
+        """Take the leader's actions (its lines, starts, joins and stops)."""
         for action in actions:
             flow = action.flow
             if action.do is Do.REPORT:
@@ -268,34 +253,28 @@ class Replicator:
             elif action.do is Do.HALT_ALL:
                 self.halt_all()
             elif action.do is Do.STOP_ALL:
-                for running in list(self.queries):
-                    self.stop_query(running)
+                for running in list(self.copies):
+                    self.stop_copy(running)
             elif flow is None:
                 continue
             elif action.do is Do.STOP:
-                self.stop_query(flow)
+                self.stop_copy(flow)
             elif action.do is Do.START and action.topics is not None:
-                self.start_query(flow, action.topics)
+                self.start_copy(flow, action.topics)
             elif action.do is Do.JOIN and action.topics is not None:
                 self.join(flow, action.topics)
-            elif action.do is Do.RESTART and action.topics is not None:
-                self.discovered(flow, action.topics)
-                self.figures.restart(flow, "topics", time.time())
-                self.stop_query(flow)
-                self.start_query(flow, action.topics)
 
     def halt_all(self) -> None:
-        """Stop every copy now, committing nothing: copy loops first, all at once."""
+        """Stop every copy now, committing nothing: each halted at once, then all stopped."""
         with self.lock:
             self.stopping = True
-            running = list(self.queries.values())
-        for query_running in running:
-            if isinstance(query_running, loop.LoopQuery):
-                with contextlib.suppress(Exception):
-                    query_running.halt()
-        for query_running in running:
+            running = list(self.copies.values())
+        for copy in running:
+            with contextlib.suppress(Exception):
+                copy.halt()
+        for copy in running:
             with contextlib.suppress(Exception):  # stopped already, or Spark is going down
-                query_running.stop()
+                copy.stop()
 
     def lease_lost(self, why: str) -> None:
         """From the lease's threads: the leader decides (halt every copy), taken at once."""
@@ -326,8 +305,8 @@ class Replicator:
                         f"{status.spec.flow}: {status.records} records{lag}", event="progress"
                     )
             time.sleep(0.5)
-        for flow in list(self.queries):
-            self.stop_query(flow)
+        for flow in list(self.copies):
+            self.stop_copy(flow)
         final = self.leader.finish()
         if final is FlowState.DONE:
             self.report("copied; translating consumer group offsets")
@@ -380,8 +359,8 @@ class Replicator:
             time.sleep(0.2)
         self.step()  # the stop, as the leader decides it
         self.write_status(FlowState.STOPPING)
-        for flow in list(self.queries):
-            self.stop_query(flow)
+        for flow in list(self.copies):
+            self.stop_copy(flow)
         self.rounds.record(self.flows)
         emitter.flush()
         self.write_status(self.leader.finish())
@@ -393,19 +372,19 @@ class Replicator:
         maps, problem = self.following.watch()
         if problem is not None:
             for status in self.flows.values():
-                if status.spec.flow not in self.queries:
+                if status.spec.flow not in self.copies:
                     status.error = first_line(problem)
         return maps
 
     def join(self, flow: str, topic_map: Mapping[str, str]) -> None:
         """Topics and partitions found while a copy loop runs join it: nothing restarts."""
-        running = self.queries.get(flow)
-        if not isinstance(running, loop.LoopQuery):
+        running = self.copies.get(flow)
+        if running is None:
             return
         self.discovered(flow, topic_map)
         self.maps[flow] = dict(topic_map)
         running.update(topic_map, self.following.counts(flow, topic_map))
-        self.topics[flow] = query.observed_topics(topic_map)
+        self.topics[flow] = sorted(topic_map)
         self.flows[flow].topics = len(topic_map)
 
     def write_status(self, state: str) -> None:

@@ -67,9 +67,9 @@ class DriverStatus:
         }
 
     def _flow(self, status: FlowStatus, now: float) -> dict[str, Any]:
-        """A flow's status; while its query runs continuously, its lag as the metrics
-        measure it (the sources' ends against its read positions, every 5 s), which unlike
-        Spark's progress sees a hung batch. Once done or stopped, the last batch's."""
+        """A flow's status; while its copy runs continuously, its lag as the metrics measure
+        it (the sources' ends against its committed positions, every 5 s), which sees a copy
+        that hangs. Once done or stopped, the lag of its last report."""
         found = status.to_dict(now)
         measured = self.figures.lag_of(status.spec.flow)
         if measured is not None and status.state == "running" and not self.once:

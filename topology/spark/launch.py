@@ -176,7 +176,7 @@ class SparkDriver:
         return code
 
     def stop(self, timeout: float = STOP_TIMEOUT) -> int:
-        """SIGTERM to the driver program (it stops its queries and releases its lease), the
+        """SIGTERM to the driver program (it stops its copies and releases its lease), the
         whole process group killed if it has not exited within `timeout`."""
         try:
             if self.process.poll() is None:

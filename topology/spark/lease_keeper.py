@@ -75,7 +75,7 @@ class LeaseKeeper:
         while not self.done.is_set() and not self.fenced:
             try:
                 ok = self.publish()
-            except Exception as problem:  # a bug must not leave the queries unguarded
+            except Exception as problem:  # a bug must not leave the copies unguarded
                 self.fence(f"the lease thread failed ({type(problem).__name__}: {problem})")
                 return
             self.done.wait(LEASE_EVERY if ok else 1.0)

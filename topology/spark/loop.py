@@ -1,4 +1,4 @@
-"""One flow copied by topo's copy loop (`engine.trigger: loop`), seen by the driver as a query.
+"""One flow copied by topo's copy loop, the one engine topo copies with.
 
 The loop (topo's jar, docs/engine.md, Copy slots) is a leader in the driver's JVM (`CopyLoop`)
 and copy slots (`Slot`, `CopyTask`), each a single-task Spark job (`SlotJobs`) on an executor:
@@ -6,13 +6,16 @@ a Kafka consumer of some of the flow's source partitions feeding a producer to t
 with topo's loop rules and stamps applied in between, reporting to the leader over Spark's
 plugin RPC (`SlotPlugin`, added to `spark.plugins` by `conf.with_slot_plugin`). Its positions are
 committed to the flow's progress group on the target (inside each transaction for exactly-once),
-not to a Spark checkpoint. `LoopQuery` is the running loop as the driver drives it; what the
-loop did reaches Python as its own versioned report (`CopyLoop.report()`), read into the same
-`progress.FlowProgress` a Spark query's progress is read into.
+not to a Spark checkpoint (a flow that copied as Spark micro-batches, before topo had only the
+loop, goes on from where its checkpoint ends: `checkpoint_offsets`). `LoopPlan` is what one flow's
+loop is started with; `RunningLoop` is the running loop as the driver drives it; what the loop did
+reaches Python as its own versioned report (`CopyLoop.report()`), read into
+`progress.FlowProgress`.
 """
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import SparkSession
@@ -20,9 +23,9 @@ from pyspark.sql import functions as F
 
 from topology.core import naming
 from topology.core.errors import TopoError
+from topology.core.jobs import JobSpec
 from topology.core.progress import LATENCY_BUCKETS, FlowProgress, read_loop_report
 from topology.spark import resumed
-from topology.spark.query import HEADERS_TYPE, QueryPlan
 
 # How often positions are committed: at-least-once after a flush (a restart copies at most this
 # much again); exactly-once, each transaction's span (how long a copy is invisible to readers).
@@ -41,11 +44,33 @@ PRODUCER = {
 }
 
 
+HEADERS_TYPE = "array<struct<key:string,value:binary>>"  # Spark's Kafka source's headers
+
+
+@dataclass(frozen=True)
+class LoopPlan:
+    """What one flow's copy loop is started with."""
+
+    spec: JobSpec
+    topic_map: Mapping[str, str]  # source topic -> remote topic
+    source_options: Mapping[str, str]  # Java Kafka client settings of the source
+    target_options: Mapping[str, str]  # ... and of the target
+    once: bool  # copy what the source holds now, then stop
+    owner: str = "topology"
+    # Where the flow starts (Spark's startingOffsets shape: topic -> partition -> offset, -2 the
+    # earliest): a handover from MM2, or the end of the Spark checkpoint of a flow that copied as
+    # micro-batches; None: from its committed positions, else the spec's start.
+    starting: Mapping[str, Mapping[str, int]] | None = None
+    partitions: Mapping[str, int] = field(default_factory=dict)  # source topic -> count
+    # A new handover's `starting` wins over the positions the loop committed before it.
+    starting_wins: bool = False
+
+
 class LoopFailed(Exception):
     """Why a copy loop stopped on its own (a cluster down, a copy refused)."""
 
 
-class LoopQuery:
+class RunningLoop:
     """A running copy loop, as the driver drives it: `isActive`, `exception()`, `stop()`,
     `halt()`, `update()` (a topic or partition the driver finds joins it), and `reports()`,
     what it did since the last look (`progress.FlowProgress`, read from the loop's own
@@ -128,15 +153,10 @@ def checkpoint_offsets(spark: SparkSession, checkpoint: str) -> dict[str, dict[s
     return resumed.batch_ends(str(text))
 
 
-def runs_as_loop(plan: QueryPlan) -> bool:
-    """Whether the flow copies in the loop's slots (a record filter too: `record_filter`)."""
-    return plan.trigger == "loop"
-
-
 def record_filter(spark: SparkSession, predicate: str) -> Any:
     """The flow's filter for its slots (`SqlFilter`): resolved here, once, by Spark's analyzer
-    over an empty relation of the Kafka source's columns, so it means what it means to a
-    query; each slot compiles it."""
+    over an empty relation of the Kafka source's columns, so it means what it means in a Spark
+    query over Kafka; each slot compiles it."""
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     rows = spark.createDataFrame([], SOURCE_COLUMNS).where(F.expr(predicate))
@@ -150,7 +170,7 @@ SOURCE_COLUMNS = (
 )
 
 
-def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
+def start(spark: SparkSession, plan: LoopPlan) -> RunningLoop:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     given = config(plan, rebalance_ms(spark))
@@ -158,7 +178,7 @@ def start(spark: SparkSession, plan: QueryPlan) -> LoopQuery:
     kept = None if predicate is None else record_filter(spark, predicate)
     slots = jvm.dev.topo.replication.SlotJobs(spark.sparkContext._jsc, kept)
     leader = jvm.dev.topo.replication.CopyLoop.start(json.dumps(given), plan.spec.flow, slots)
-    started = LoopQuery(leader, plan.spec.flow)
+    started = RunningLoop(leader, plan.spec.flow)
     started._given = (given["topics"], given["partitions"])
     return started
 
@@ -174,7 +194,7 @@ def rebalance_ms(spark: SparkSession) -> int:
     return int(given)
 
 
-def config(plan: QueryPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
+def config(plan: LoopPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
     """The loop's configuration (CopyLoop reads it)."""
     spec = plan.spec
     return {

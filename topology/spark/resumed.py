@@ -1,14 +1,13 @@
-"""The mark a flow that took over from MirrorMaker 2 leaves in its checkpoint folder: which
-handover (a digest of the positions it started from) its checkpoint began with.
-
-Spark reads `startingOffsets`, and so MM2's positions, only when a query has no checkpoint. A
-flow that ran in topo before the handover may still have one, and resuming from it would
-ignore where MM2 stopped: such a checkpoint (one without this handover's mark) is moved
-aside, never deleted. A checkpoint with the mark of the same positions is topo's own copy
-since the handover, resumed from (a driver restarted, `topo apply` after `--once`); MM2 having
-run again since leaves other positions, and their handover starts afresh. Only checkpoints on
-this machine's disk are looked at; in shared storage (`engine.checkpoints` on HDFS or S3),
-remove an old one by hand (docs/mm2.md says when).
+"""Two things a flow's checkpoint folder holds. The mark a flow that took over from MirrorMaker 2
+leaves there: which handover (a digest of the positions it started from) it began with, so that
+a new handover's positions win over those the copy loop committed before it, once, and the same
+handover resumed (a driver restarted, `topo apply` after `--once`) goes on from the loop's own.
+And the Spark checkpoint a flow left when it copied as micro-batches (before the copy loop was
+topo's only engine): where its newest committed batch ended, where the loop goes on from. An old
+Spark checkpoint without this handover's mark is moved aside at a handover, never deleted, so
+that it is not read instead of MM2's positions. Only folders on this machine's disk are looked
+at; in shared storage (`engine.checkpoints` on HDFS or S3), remove an old one by hand
+(docs/mm2.md says when).
 """
 
 import hashlib
@@ -96,7 +95,7 @@ def newest_batch(names: Iterable[str]) -> int | None:
 
 def batch_ends(text: str) -> dict[str, dict[str, int]] | None:
     """A batch's end offsets from its file in `offsets` (a version line, the batch's metadata,
-    then one line per source, topo's queries having one); None when it is not that."""
+    then one line per source, topo's micro-batches having had one); None when it is not that."""
     try:
         ended = json.loads(text.splitlines()[2])
         return {str(t): {str(int(p)): int(o) for p, o in at.items()} for t, at in ended.items()}

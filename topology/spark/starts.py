@@ -1,6 +1,7 @@
-"""Where each flow's copy starts: its Spark checkpoint's location, and for a flow taking over
-from MirrorMaker 2 the positions MM2 stopped at (the jobs document's starts; `spark/resumed.py`
-keeps the mark that tells a handover's checkpoint from an older one)."""
+"""Where each flow's copy starts: the location of its Spark checkpoint (of a flow that copied as
+micro-batches before the loop, read once), and for a flow taking over from MirrorMaker 2 the
+positions MM2 stopped at (the jobs document's starts; `spark/resumed.py` keeps the mark that
+tells whether a handover has begun here)."""
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -34,7 +35,7 @@ class Handovers:
 
     def starting(self, flow: str, checkpoint: str, counts: Mapping[str, int]) -> Offsets | None:
         """Where a flow taking over from MM2 starts each partition of the topics in `counts`
-        (Spark's startingOffsets, which a query resuming from its checkpoint ignores); None
+        (Spark's startingOffsets shape); None
         for any other flow. A local checkpoint older than the handover is moved aside first:
         resumed from, it would ignore MM2's positions."""
         resume = self.starts.get(flow)

@@ -1,15 +1,12 @@
 """topo's own Java classes, in one jar compiled from package data on first use.
 
-- `SourceTimestampInterceptor`: Spark 4.1's Kafka sink has no timestamp column, so the producer
-  would stamp copies with its own clock. The query appends the source timestamp as a header and
-  this interceptor, running in the sink's producer, moves it into the record's timestamp
-  (docs/engine.md).
-- `CopyFigures`: the aggregate each query observes for the metrics endpoint, one array update
-  per record whatever the number of topics (docs/metrics.md, "What it costs").
-- The copy loop (`engine.trigger: loop`, docs/engine.md): `CopyLoop` (one flow's threads and
-  its reports), `LoopConfig` (its configuration, parsed and checked in one place), `CopyTask`
-  (one thread: a consumer feeding a producer), `Hops` (the loop rules and stamps), `Ledger`
-  (the positions in the progress group), `LoopFigures` (the figures).
+The copy loop (docs/engine.md): `CopyLoop` (one flow's leader in the driver: the assignment,
+moves and fencing, its reports), `LoopConfig` (its configuration, parsed and checked in one
+place), `Slot`, `SlotJobs`, `SlotPlugin` and `SlotWire` (copy slots as Spark tasks, and how they
+talk to the leader), `CopyTask` (a slot's copy: a consumer feeding a producer), `Hops` (the loop
+rules and stamps), `Ledger` (the positions in the progress group), `LoopFigures` (the figures),
+`Rebalance` (which partition moves), `RecordFilter` and `SqlFilter` (a flow's record filter,
+compiled by Spark's expression engine).
 
 They are compiled with the machine's JDK against the connector's kafka-clients jar and
 pyspark's own jars, and cached by the sources' digest, like the Maven jars.
@@ -29,8 +26,6 @@ from topology.host import paths
 
 PACKAGE = "dev/topo/replication"
 SOURCES = (
-    "SourceTimestampInterceptor.java",
-    "CopyFigures.java",
     "Hops.java",
     "LoopFigures.java",
     "LoopConfig.java",
@@ -56,7 +51,8 @@ def _source_texts() -> dict[str, str]:
 
 
 def pyspark_jars() -> list[Path]:
-    """The jars pyspark ships (Spark SQL, Scala), which `CopyFigures` is compiled against."""
+    """The jars pyspark ships (Spark core and SQL, Scala), which the slots' Spark side
+    (`SlotJobs`, `SlotPlugin`, `SqlFilter`) is compiled against."""
     from pyspark.find_spark_home import _find_spark_home
 
     return sorted((Path(_find_spark_home()) / "jars").glob("*.jar"))  # type: ignore[no-untyped-call]

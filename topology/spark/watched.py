@@ -153,10 +153,9 @@ class Watched:
 
     def _lags(self) -> None:
         """Each flow's lag per topic: what the source partitions hold beyond the flow's read
-        positions. Asked of the sources (one request per source cluster), not taken from
-        Spark's progress, whose "latest" is the one its last batch was planned with (a hung
-        batch would show no lag at all). A source that does not answer leaves its flows' lag
-        as last seen."""
+        positions. Asked of the sources (one request per source cluster), not taken from the
+        copy's own reports, whose ends a copy that hangs stops updating. A source that does
+        not answer leaves its flows' lag as last seen."""
         positions = {flow: read for flow, read in self.positions().items() if read}
         by_source: dict[str, set[tuple[str, int]]] = {}
         for flow, read in positions.items():

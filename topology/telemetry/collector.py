@@ -88,7 +88,6 @@ class FiguresCollector(Collector):
         for name, histogram in (
             ("topo_replication_latency_seconds", figures.latency),
             ("topo_heartbeat_latency_seconds", figures.heartbeat),
-            ("topo_batch_duration_seconds", figures.batches),
         ):
             families[name].add_metric(
                 labels, buckets=_buckets(histogram), sum_value=histogram.total

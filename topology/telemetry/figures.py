@@ -1,7 +1,7 @@
 """The running replication's numbers, as the metrics endpoint and the history need them.
 
 Pure (no I/O, no clock of its own): the driver hands it what it learns (each copy's progress,
-`progress.FlowProgress`, whichever engine copies; restarts, errors, the changes it made,
+`progress.FlowProgress`; restarts, errors, the changes it made,
 checkpoint rounds, heartbeat latencies) with the time, and `snapshot()` gives a consistent copy
 for a scrape or a history sample. Counters only grow, for the driver's life; they start at 0
 with each driver, as Prometheus counters do. Thread-safe: the main loop, the offsets round and
@@ -14,8 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from topology.core.progress import ALL_TOPICS, LATENCY_BUCKETS
-from topology.telemetry.names import BATCH_BUCKETS
+from topology.core.progress import LATENCY_BUCKETS
 
 if TYPE_CHECKING:
     from topology.core.objectives import Judged
@@ -51,7 +50,7 @@ class Histogram:
 class TopicFigures:
     records: int = 0
     bytes: int = 0
-    latency_count: int = 0  # records whose latency was measured (the observed ones)
+    latency_count: int = 0  # records whose latency was measured
     latency_sum: float = 0.0  # seconds
     newest_ms: int | None = None  # source timestamp of the newest record copied
     lag: int | None = None
@@ -66,7 +65,6 @@ class FlowFigures:
     topics: dict[str, TopicFigures] = field(default_factory=dict)
     latency: Histogram = field(default_factory=lambda: Histogram(LATENCY_BUCKETS))
     heartbeat: Histogram = field(default_factory=lambda: Histogram(LATENCY_BUCKETS))
-    batches: Histogram = field(default_factory=lambda: Histogram(BATCH_BUCKETS))
     synced: int = 0
     partitions: int = 0
     discovered: int = 0
@@ -165,26 +163,22 @@ class Figures:
         self._lock = threading.Lock()
 
     def progress(self, flow: str, made: "FlowProgress") -> None:
-        """What the flow's copy did since its last report (`progress.FlowProgress`, whichever
-        engine copies): per topic, and its latencies when measured."""
+        """What the flow's copy did since its last report (`progress.FlowProgress`): per topic,
+        and its latencies."""
         with self._lock:
             figures = self._flows[flow]
-            if made.interval_s is not None:
-                figures.batches.observe([made.interval_s])
             for name, copied in made.topics.items():
                 topic = figures.topic(name)
                 topic.records += copied.records
                 topic.bytes += copied.bytes
-                if name != ALL_TOPICS:
-                    topic.latency_count += copied.records
-                    topic.latency_sum += copied.latency_ms / 1000
+                topic.latency_count += copied.records
+                topic.latency_sum += copied.latency_ms / 1000
                 if copied.newest_ms is not None:
                     topic.newest_ms = max(copied.newest_ms, topic.newest_ms or 0)
-            if made.latency_known:
-                figures.latency.add(made.buckets, made.records, made.latency_ms / 1000)
+            figures.latency.add(made.buckets, made.records, made.latency_ms / 1000)
 
     def lag(self, flow: str, per_topic: Mapping[str, int]) -> None:
-        """The lag of each topic the query reads now; a topic it no longer reads has none."""
+        """The lag of each topic the copy reads now; a topic it no longer reads has none."""
         if not per_topic:
             return
         with self._lock:

@@ -12,9 +12,9 @@ BEAT_STALE = 30.0  # seconds without a heartbeat copied: the flow is not getting
 
 
 def readiness(snapshot: Snapshot, ready_lag: int) -> dict[str, Any]:
-    """Ready when every flow's query runs, waits on at most `ready_lag` records, when it
+    """Ready when every flow's copy runs, waits on at most `ready_lag` records, when it
     copies heartbeats has copied one emitted in the last BEAT_STALE seconds (a target that is
-    down leaves the query running, its writes retried, but nothing arrives; a
+    down leaves the copy running, its writes retried, but nothing arrives; a
     heartbeat_age_seconds objective sets that bound instead), and has no objective breached;
     each flow that is not ready says why."""
     unready: dict[str, str] = {}

@@ -10,8 +10,8 @@ dashboard's and a driver's restart.
 
 A sample holds the counters as they were (records and bytes copied, errors, restarts), the
 gauges (lag, topics synced, state, checkpoint age per group) and, over the interval since the
-tier's previous sample, the p50 and p99 latency (from the histograms' differences), the mean
-heartbeat p99 and batch duration, and each topic's mean latency.
+tier's previous sample, the p50 and p99 latency (from the histograms' differences), the
+heartbeat p99, and each topic's mean latency.
 """
 
 from collections import deque
@@ -46,11 +46,9 @@ class Tier:
             before = self.previous.get(flow, {})
             latency = difference(figures.latency, before.get("latency"))
             beats = difference(figures.heartbeat, before.get("heartbeat"))
-            batches = difference(figures.batches, before.get("batches"))
             self.previous[flow] = {
                 "latency": figures.latency,
                 "heartbeat": figures.heartbeat,
-                "batches": figures.batches,
             }
             lags = [snapshot.lag_seconds(t) for t in figures.topics.values()]
             known = [x for x in lags if x is not None]
@@ -67,7 +65,6 @@ class Tier:
                 "errors": sum(figures.errors.values()),
                 "restarts": sum(figures.restarts.values()),
                 "last_restart": figures.last_restart,
-                "batch_seconds": _round(batches.total / batches.count) if batches.count else None,
                 "objectives": [judged.to_dict() for judged in figures.judged],
             }
             topics[flow] = {}

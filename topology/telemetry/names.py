@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 FLOW = ("flow", "source", "target")
 TOPIC = (*FLOW, "topic")
-# Upper bounds of the latency histograms' buckets, in seconds (Prometheus adds +Inf).
-BATCH_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
 @dataclass(frozen=True)
@@ -25,7 +23,7 @@ CATALOGUE: tuple[Metric, ...] = (
            "The running driver: always 1, its identity in the labels."),
     Metric("topo_start_time_seconds", "gauge", (), "When the driver started (unix time)."),
     Metric("topo_flow_up", "gauge", FLOW,
-           "1 while the flow's query runs, 0 while it waits, restarts or has failed."),
+           "1 while the flow's copy runs, 0 while it waits, restarts or has failed."),
     Metric("topo_flow_state", "gauge", (*FLOW, "state"),
            "1 for the flow's current state (starting, running, waiting for topics, "
            "restarting, failed, done, stopped), 0 for the others it has had."),
@@ -39,15 +37,12 @@ CATALOGUE: tuple[Metric, ...] = (
            "How far behind the copy is in time: now minus the source timestamp of the newest "
            "record copied, while records wait; 0 when none wait."),
     Metric("topo_replication_latency_seconds", "histogram", FLOW,
-           "Per record: from its source timestamp to the poll or micro-batch that copied it."),
+           "Per record: from its source timestamp to the poll that copied it."),
     Metric("topo_topic_replication_latency_seconds", "summary", TOPIC,
-           "Per record, per topic: from its source timestamp to the poll or micro-batch that "
-           "copied it (sum and count: the mean)."),
+           "Per record, per topic: from its source timestamp to the poll that copied it (sum "
+           "and count: the mean)."),
     Metric("topo_heartbeat_latency_seconds", "histogram", FLOW,
            "End to end, from the heartbeats: emitted on the source, appended on the target."),
-    Metric("topo_batch_duration_seconds", "histogram", FLOW,
-           "Spark's micro-batches: the time each took, trigger to commit (none in the copy "
-           "loop, which has no batches)."),
     Metric("topo_topics_synced", "gauge", FLOW, "Topics the flow copies now."),
     Metric("topo_partitions_followed", "gauge", FLOW,
            "Source partitions the flow has read from."),
@@ -57,15 +52,14 @@ CATALOGUE: tuple[Metric, ...] = (
            "Changes the running driver made on its own (topics created, partitions added, "
            "configs and ACLs synced), by outcome (done, failed, not attempted)."),
     Metric("topo_errors_total", "counter", (*FLOW, "kind"),
-           "Errors by kind: query (the query stopped on an error), progress (its progress could "
-           "not be recorded), offsets (a checkpoint round failed), state (topo-runs.internal "
+           "Errors by kind: query (the flow's copy stopped on an error), progress (its progress "
+           "could not be recorded), offsets (a checkpoint round failed), state (topo-runs.internal "
            "could not be reached)."),
     Metric("topo_restarts_total", "counter", (*FLOW, "reason"),
-           "Restarts by reason: retry (a query or copy loop after an error, from its checkpoint "
-           "or positions) or topics (a query's topic list changed; a copy loop takes new topics "
-           "without one)."),
+           "Restarts by reason: retry (a flow's copy loop after an error, from its committed "
+           "positions; new topics and partitions join a running loop without one)."),
     Metric("topo_last_restart_time_seconds", "gauge", FLOW,
-           "When the flow's query last restarted (unix time)."),
+           "When the flow's copy last restarted (unix time)."),
     Metric("topo_checkpoint_rounds_total", "counter", (),
            "Rounds of consumer group checkpoints and offset sync run."),
     Metric("topo_checkpoints_written_total", "counter", (), "Checkpoint records written."),

@@ -6,8 +6,8 @@ record MM2 copied, topology/core/mm2/positions.py) and the records waiting beyon
 partition MM2 never copied starts at its earliest offset, as a new flow's would. Refused
 while MM2's status
 topic says it still runs the flow: a second replicator would copy every record twice. A flow
-topo has copied before (it has progress of its own) is not handed over again: it resumes from
-its own checkpoint, and the caller reads no handover for it.
+topo has copied before (it has progress of its own) is not handed over again: it goes on from
+its own committed positions, and the caller reads no handover for it.
 """
 
 from collections.abc import Mapping

@@ -659,9 +659,7 @@ class _FlowChanges:
         self.handovers = handovers
 
     def _slots(self, spec: jobs.JobSpec) -> str:
-        """`, 2 copy slots` for a flow its copy loop runs (docs/engine.md, Copy slots)."""
-        if self.topology.engine.trigger != "loop":
-            return ""
+        """`, 2 copy slots`: how many its copy loop runs (docs/engine.md, Copy slots)."""
         return f", {spec.slots} copy slot{'s' if spec.slots != 1 else ''}"
 
     def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
@@ -726,7 +724,7 @@ class _FlowChanges:
             return None
         found = self.handovers.get(spec.flow)
         if found is None:
-            return None  # copied by topo before: it resumes from its own checkpoint
+            return None  # copied by topo before: it goes on from its committed positions
         self.reads.note(f"mm2/{spec.flow}", found.to_dict())
         topics = replicated_topics(self.topology, self.clusters)[spec.flow]
         try:

@@ -277,7 +277,7 @@ def resume_lines(resume: Doc) -> list[str]:
     lines = [
         f"resumes where MirrorMaker 2 stopped (its positions in {resume['offsets_topic']}), "
         f"{counted(resume['waiting'], 'record')} waiting (or, if topo copied since, from "
-        "its own checkpoint):"
+        "where it committed):"
     ]
     for item in resume["partitions"]:
         where = f"{item['topic']}[{item['partition']}]"

@@ -15,8 +15,8 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.junit.jupiter.api.Test;
 
 /**
- * The copy loop's rules and stamps ({@link Hops}), which must say what the Spark query's {@code
- * select} says ({@code topology/jobs.py}: {@code forwards} and {@code copied_headers}).
+ * The copy loop's rules and stamps ({@link Hops}), which must say what topo's Python reference says
+ * ({@code topology/core/jobs.py}: {@code forwards} and {@code copied_headers}).
  */
 class HopsTest {
   private static final Hops EAST_TO_WEST = new Hops("east", "west", true, Set.of());

@@ -25,24 +25,23 @@ import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 
 /**
- * One flow's copy loop ({@code engine.trigger: loop}), led from the driver: its source partitions
- * are spread over {@code tasks} copy slots ({@link Slot}), each a long-running Spark task on an
- * executor ({@code SlotJobs} launches them: one single-task job per slot), instead of Spark
- * micro-batches. This leader copies nothing: it holds the assignment (sticky and load-aware, see
- * {@link #place}), answers the slots' reports with their orders ({@link SlotWire}), gives running
- * slots a topic the driver adds ({@link #update}) without restarting them, and launches a slot
- * again, alone and with backoff, when its task ends without the slot saying so (its executor was
- * lost): Spark's own retries never run a slot ({@code SlotJobs}), so {@code spark.task.maxFailures}
- * never aborts a flow. A slot attempt replaced by a newer one is fenced: its next report is
- * answered with a halt, and under exactly-once the new attempt's {@code initTransactions} (the same
- * transactional id) fences its producer first. A slot whose copy fails (a write refused, {@code
- * on_loss: stop}) stops the flow: the driver restarts it whole, as it restarts a failed query.
+ * One flow's copy loop, led from the driver: its source partitions are spread over {@code tasks}
+ * copy slots ({@link Slot}), each a long-running Spark task on an executor ({@code SlotJobs}
+ * launches them: one single-task job per slot). This leader copies nothing: it holds the assignment
+ * (sticky and load-aware, see {@link #place}), answers the slots' reports with their orders ({@link
+ * SlotWire}), gives running slots a topic the driver adds ({@link #update}) without restarting
+ * them, and launches a slot again, alone and with backoff, when its task ends without the slot
+ * saying so (its executor was lost): Spark's own retries never run a slot ({@code SlotJobs}), so
+ * {@code spark.task.maxFailures} never aborts a flow. A slot attempt replaced by a newer one is
+ * fenced: its next report is answered with a halt, and under exactly-once the new attempt's {@code
+ * initTransactions} (the same transactional id) fences its producer first. A slot whose copy fails
+ * (a write refused, {@code on_loss: stop}) stops the flow: the driver restarts it whole, after a
+ * backoff.
  *
  * <p>Made by {@link #start} from a JSON configuration ({@code topology/spark/loop.py} writes it),
  * parsed and checked whole by {@link LoopConfig} before anything starts. The driver reads {@link
- * #report} as it reads a Spark query's progress: the positions committed, the ends last seen, the
- * records read and the figures of what was copied since the previous report, gathered from the
- * slots' reports.
+ * #report} once a second: the positions committed, the ends last seen, the records read and the
+ * figures of what was copied since the previous report, gathered from the slots' reports.
  */
 public final class CopyLoop {
   static final long EARLIEST = -2;

@@ -207,8 +207,9 @@ final class LoopConfig {
   }
 
   /**
-   * Where a handover (from MM2, or from Spark micro-batches) starts partitions: topic, partition,
-   * offset (-2 the earliest, -1 the latest, as Spark's startingOffsets). Empty without one.
+   * Where a handover (from MM2, or from a Spark checkpoint of micro-batches) starts partitions:
+   * topic, partition, offset (-2 the earliest, -1 the latest, as Spark's startingOffsets). Empty
+   * without one.
    */
   Map<String, Map<Integer, Long>> starting() {
     return starting;
