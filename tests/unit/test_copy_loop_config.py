@@ -89,3 +89,18 @@ def test_a_checkpoint_topo_cannot_read_is_no_position_never_an_error(tmp_path: P
     folder = tmp_path / "east--west"
     _batch(folder, 0, "not json", committed=True)
     assert checkpoint_offsets(str(folder)) is None
+
+
+def test_validate_takes_a_rebalance_wait_in_whole_milliseconds_only() -> None:
+    from topology.core import analysis
+
+    def codes(value: str) -> list[str]:
+        text = TOPOLOGY.replace(
+            "flows:", f"engine: {{spark_conf: {{{loop.REBALANCE_CONF}: {value}}}}}\nflows:"
+        )
+        return [
+            d.code for d in analysis.analyse(text, "t.yaml").diagnostics if d.severity == "error"
+        ]
+
+    assert codes("0") == [] and codes("5000") == []
+    assert codes("-1") == codes("1.5") == codes("1m") == codes("'٣'") == ["T104"]

@@ -170,6 +170,9 @@ def flow_slug(source: str, target: str) -> str:
 # `<transactional_prefix>.loop.<n>`, n from 0.
 LOOP_TASKS = 2
 LOOP_TRANSACTIONS = "loop"
+# How soon after a flow's start, and after each move, its copy loop may move a partition off a
+# busy slot: this Spark setting (`engine.spark_conf`), in milliseconds; 0 never moves one.
+LOOP_REBALANCE_CONF = "spark.topo.loop.rebalanceMs"
 
 
 def transactional_prefix(owner: str, slug: str) -> str:

@@ -133,6 +133,14 @@ class _Resolver:
                 ("engine", "runner"),
             )
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
+        rebalance = conf.get(naming.LOOP_REBALANCE_CONF)
+        if rebalance is not None and not (rebalance.isascii() and rebalance.isdigit()):
+            self._error(
+                "T104",
+                f"engine: spark_conf {naming.LOOP_REBALANCE_CONF} must be a whole number of "
+                f"milliseconds (0: never move a partition between copy slots), not {rebalance!r}",
+                ("engine", "spark_conf", naming.LOOP_REBALANCE_CONF),
+            )
         # Every flow copies in the copy loop (its slots Spark tasks, on this machine or a
         # cluster's executors alike); the Spark engines a topology could once choose are gone.
         trigger = raw.get("trigger", "loop")

@@ -32,9 +32,9 @@ from topology.spark import resumed
 COMMIT_MS = {"at-least-once": 1000, "exactly-once": 100}
 BUSY_COMMIT_MS = 1000  # while a slot is behind (more left than its poll took), at most this often
 # How soon after a flow's start, and after each move, its leader may move a partition off a busy
-# copy slot (Spark conf `spark.topo.loop.rebalanceMs`; 0: never).
+# copy slot, unless `naming.LOOP_REBALANCE_CONF` says otherwise (0: never).
 REBALANCE_MS = 60_000
-REBALANCE_CONF = "spark.topo.loop.rebalanceMs"
+REBALANCE_CONF = naming.LOOP_REBALANCE_CONF
 STOP_WAIT_MS = 30_000
 PRODUCER = {
     "acks": "all",
@@ -185,7 +185,8 @@ def start(spark: SparkSession, plan: LoopPlan) -> RunningLoop:
 
 def rebalance_ms(spark: SparkSession) -> int:
     """`spark.topo.loop.rebalanceMs` of the session's conf (`engine.spark_conf`), else
-    REBALANCE_MS; refused unless a whole number of 0 or more."""
+    REBALANCE_MS; refused unless a whole number of 0 or more (`topo validate` says so first,
+    T104; this guards a conf set outside the topology, in spark-defaults.conf)."""
     given = spark.conf.get(REBALANCE_CONF, None)
     if given is None:
         return REBALANCE_MS
