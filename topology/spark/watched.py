@@ -68,6 +68,7 @@ class Watched:
         self.newest_beat = dict.fromkeys(specs, int(time.time() * 1000))
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
+        self.serving = False  # the metrics are on: figures sampled, history kept
         self.watches = {
             flow: Watch(declared)
             for flow, declared in (objectives or {}).items()
@@ -75,7 +76,10 @@ class Watched:
         }
 
     def start(self, settings: MetricsEndpoint | None) -> None:
-        """Serve the endpoint and start the sampling thread (neither with `metrics: false`)."""
+        """Serve the endpoint and start the sampling thread. With `metrics: false` nothing is
+        served or sampled, but the thread still watches the topics' ids: a topic deleted and
+        made again under a copy is a loss whatever the metrics."""
+        self.serving = settings is not None
         if settings is not None:
             self.endpoint = Endpoint(self.figures, self.document, settings.ready_lag)
             try:
@@ -87,8 +91,8 @@ class Watched:
                 if note is not None:
                     self.report(f"metrics: {note}; serving on {self.url} instead")
                 self.report(f"metrics: {self.url}/metrics (also /healthz, /readyz, /history)")
-            self.thread = threading.Thread(target=self._loop, name="topo-telemetry", daemon=True)
-            self.thread.start()
+        self.thread = threading.Thread(target=self._loop, name="topo-telemetry", daemon=True)
+        self.thread.start()
 
     def graph(self) -> list[dict[str, Any]]:
         snapshot = self.figures.snapshot(time.time())
@@ -107,12 +111,14 @@ class Watched:
         due_beats = 0.0
         while not self.done.wait(SAMPLE_EVERY):
             try:
-                self.sample()  # first: a slow heartbeat read must not leave gaps
+                if self.serving:
+                    self.sample()  # first: a slow heartbeat read must not leave gaps
                 now = time.monotonic()
                 if now >= due_beats and not self.done.is_set():
                     due_beats = now + BEATS_EVERY
-                    self._guarded(self._lags)
-                    self._guarded(self._beats)
+                    if self.serving:
+                        self._guarded(self._lags)
+                        self._guarded(self._beats)
                     self._guarded(self._topic_ids)
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
@@ -223,9 +229,10 @@ class Watched:
 
     def stop(self) -> None:
         self.done.set()
-        if self.thread is None:
+        if self.thread is not None:
+            self.thread.join(timeout=1)
+        if not self.serving:
             return  # `metrics: false`: nothing was served, sampled or saved
-        self.thread.join(timeout=1)
         self.sample()
         self.save()
         if self.endpoint is not None:
