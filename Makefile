@@ -45,7 +45,7 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 	done; wait $$traffic || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
 	$(STEP) "6/7 Read the copies on west: key, value, headers (+ topo's stamps), source timestamp"
 	$(BIN)/python examples/demo_show.py || { $(BIN)/topo stop $(QUICKSTART); exit 1; }
-	$(STEP) "7/7 topo stop: stop replication (checkpoints are kept: topo apply resumes it)"
+	$(STEP) "7/7 topo stop: stop replication (its positions are kept: topo apply resumes it)"
 	$(BIN)/topo stop $(QUICKSTART)
 	@echo
 	@echo "Done. The lab clusters east and west are still running: run the topo commands above"
