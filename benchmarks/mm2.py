@@ -253,7 +253,7 @@ def load(tools: bench.Tools, topic: str, records: int, size: int, smoke: bool) -
         kafka_records.produce(source, smoke_records(topic, records, size))
     else:
         bench.perf_test(
-            tools, source["bootstrap.servers"], topic, records, -1, bench.SINK_BATCH, size
+            tools, source["bootstrap.servers"], topic, records, -1, bench.PRODUCER_BATCH, size
         )
 
 
@@ -396,7 +396,9 @@ def continuous(
         for rate in rates:
             # The replicator copies (a second of records, waited for); then one producer for the
             # warm-up and the measurement, of the records created after the warm-up.
-            bench.perf_test(tools, source["bootstrap.servers"], topic, rate, rate, bench.SINK_BATCH)
+            bench.perf_test(
+                tools, source["bootstrap.servers"], topic, rate, rate, bench.PRODUCER_BATCH
+            )
             produced += rate
             wait_seen(probe, produced, 180)
             mark = len(probe.latencies)
@@ -716,7 +718,7 @@ def main() -> None:
                 ceiling_topic,
                 options.records or 100_000,
                 -1,
-                bench.SINK_BATCH,
+                bench.PRODUCER_BATCH,
             )
             pair = Pair(ceiling.mib_per_second)
             pairs.append(pair)

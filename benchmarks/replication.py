@@ -55,7 +55,7 @@ NAME = "bench-replication"  # the topology's name: its job state is <state dir>/
 RECORD_SIZE = 1024
 PARTITIONS = 6
 COPIED, LATENCY, CEILING = "bench", "latency", "ceiling"  # topics
-SINK_BATCH = 16384  # the producer default batch.size: the benchmarks' own producers use it
+PRODUCER_BATCH = 16384  # the producer default batch.size: the benchmarks' own producers use it
 IDLE_SECONDS = 15
 PERF_TOOL = "org.apache.kafka.tools.ProducerPerformance"
 MIB, GIB = 2**20, 2**30
@@ -150,7 +150,7 @@ class Producing(threading.Thread):
 
     def __init__(self, tools: Tools, bootstrap: str, topic: str, records: int, rate: int) -> None:
         super().__init__(daemon=True)
-        self.arguments = (tools, bootstrap, topic, records, rate, SINK_BATCH)
+        self.arguments = (tools, bootstrap, topic, records, rate, PRODUCER_BATCH)
         self.result: PerfResult | None = None
         self.failure: str | None = None
 
@@ -556,7 +556,7 @@ def continuous_latency(
     # The copy's first records (a second of them, waited for); then one producer JVM for the
     # warm-up and the measurement, of the records created after the warm-up (a JVM just started
     # is not in the measured window).
-    perf_test(tools, bootstrap, LATENCY, rate, rate, SINK_BATCH)
+    perf_test(tools, bootstrap, LATENCY, rate, rate, PRODUCER_BATCH)
     if not probe.wait_for(rate, timeout=180):
         sys.exit(
             f"the first records were not copied within 180 s (seen "
@@ -776,7 +776,7 @@ def report(
         speed = f"{result.mib_per_second:.1f} MiB/s, {result.records_per_second:,.0f} rec/s"
         rows.append((f"ceiling: perf-test into the target, batch.size={batch}", speed))
     speed = f"{load.mib_per_second:.1f} MiB/s, {load.records_per_second:,.0f} rec/s"
-    rows.append((f"load: perf-test into the source, batch.size={SINK_BATCH}", speed))
+    rows.append((f"load: perf-test into the source, batch.size={PRODUCER_BATCH}", speed))
     rows.append((f"`topo apply --once`, end to end ({once.seconds:.1f} s)", rate(once.seconds)))
     if once.copy_seconds:
         copy = f"`--once` copy alone, first to last record ({once.copy_seconds:.1f} s)"
@@ -900,7 +900,7 @@ def main() -> None:
         file = write_topology(folder, *bootstraps, client, spark_conf)
         ceilings = {}
         outside: dict[str, tuple[float, float]] = {}
-        for batch in (SINK_BATCH, 8 * SINK_BATCH):
+        for batch in (PRODUCER_BATCH, 8 * PRODUCER_BATCH):
             print(
                 f"Ceiling: {options.records:,} records into {TARGET}, batch.size={batch} ...",
                 flush=True,
@@ -913,7 +913,7 @@ def main() -> None:
             print(f"  {ceilings[batch]}", flush=True)
         print(f"Loading {options.records:,} records into {SOURCE} ...", flush=True)
         load = perf_test(
-            tools, source["bootstrap.servers"], COPIED, options.records, -1, SINK_BATCH
+            tools, source["bootstrap.servers"], COPIED, options.records, -1, PRODUCER_BATCH
         )
         print(f"  {load}", flush=True)
         print("Timing topo apply --once ...", flush=True)

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.unit.test_planner import topology
+from topology.core import naming
 from topology.core.jobs import specs_of
 from topology.core.progress import LATENCY_BUCKETS
 from topology.spark import loop
@@ -96,7 +97,7 @@ def test_validate_takes_a_rebalance_wait_in_whole_milliseconds_only() -> None:
 
     def codes(value: str) -> list[str]:
         text = TOPOLOGY.replace(
-            "flows:", f"engine: {{spark_conf: {{{loop.REBALANCE_CONF}: {value}}}}}\nflows:"
+            "flows:", f"engine: {{spark_conf: {{{naming.LOOP_REBALANCE_CONF}: {value}}}}}\nflows:"
         )
         return [
             d.code for d in analysis.analyse(text, "t.yaml").diagnostics if d.severity == "error"

@@ -175,6 +175,12 @@ LOOP_TRANSACTIONS = "loop"
 LOOP_REBALANCE_CONF = "spark.topo.loop.rebalanceMs"
 
 
+def loop_rebalance_ms(text: str) -> int | None:
+    """A `LOOP_REBALANCE_CONF` value as milliseconds; None when it is not a whole number."""
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
 def transactional_prefix(owner: str, slug: str) -> str:
     """Every transactional id of the flow's exactly-once copy is `<this>.loop.<n>`, one per
     copy slot."""

@@ -134,7 +134,7 @@ class _Resolver:
             )
         conf = {str(k): _conf_text(v) for k, v in raw.get("spark_conf", {}).items()}
         rebalance = conf.get(naming.LOOP_REBALANCE_CONF)
-        if rebalance is not None and not (rebalance.isascii() and rebalance.isdigit()):
+        if rebalance is not None and naming.loop_rebalance_ms(rebalance) is None:
             self._error(
                 "T104",
                 f"engine: spark_conf {naming.LOOP_REBALANCE_CONF} must be a whole number of "

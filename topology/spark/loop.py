@@ -34,7 +34,6 @@ BUSY_COMMIT_MS = 1000  # while a slot is behind (more left than its poll took), 
 # How soon after a flow's start, and after each move, its leader may move a partition off a busy
 # copy slot, unless `naming.LOOP_REBALANCE_CONF` says otherwise (0: never).
 REBALANCE_MS = 60_000
-REBALANCE_CONF = naming.LOOP_REBALANCE_CONF
 STOP_WAIT_MS = 30_000
 PRODUCER = {
     "acks": "all",
@@ -187,12 +186,14 @@ def rebalance_ms(spark: SparkSession) -> int:
     """`spark.topo.loop.rebalanceMs` of the session's conf (`engine.spark_conf`), else
     REBALANCE_MS; refused unless a whole number of 0 or more (`topo validate` says so first,
     T104; this guards a conf set outside the topology, in spark-defaults.conf)."""
-    given = spark.conf.get(REBALANCE_CONF, None)
+    given = spark.conf.get(naming.LOOP_REBALANCE_CONF, None)
     if given is None:
         return REBALANCE_MS
-    if not given.strip().isdigit():
-        raise TopoError(f"{REBALANCE_CONF} must be a whole number of milliseconds, not {given!r}")
-    return int(given)
+    found = naming.loop_rebalance_ms(given)
+    if found is None:
+        name = naming.LOOP_REBALANCE_CONF
+        raise TopoError(f"{name} must be a whole number of milliseconds, not {given!r}")
+    return found
 
 
 def config(plan: LoopPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
