@@ -1,8 +1,7 @@
 """What makes the running driver watchable: its figures (topology/telemetry/figures.py), the
 HTTP endpoint that serves them (/metrics, /healthz, /readyz, /history) and, on a thread of its
 own, the heartbeat latencies read back from the targets, each flow's lag (the sources' ends
-against its read positions), the topics' ids (a topic made again under a copy is a loss; looked
-at less and less often while none changes) and the history sampled and saved."""
+against its read positions) and the history sampled and saved."""
 
 import json
 import threading
@@ -21,7 +20,6 @@ from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
 from topology.kafka.topic_ids import TopicIds
-from topology.ops.replicate import Cadence
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures, Snapshot
 from topology.telemetry.health import measures
@@ -31,8 +29,6 @@ from topology.telemetry.server import Endpoint
 HISTORY_FILE = "history.json"
 SAMPLE_EVERY = 2.0  # the history's tiers take what is due
 BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, the sources' ends asked
-IDS_EVERY = 5.0  # the topics' ids asked of both sides of every flow ...
-IDS_LONGEST = 60.0  # ... doubling to this while none changes
 Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
 
 
@@ -73,8 +69,6 @@ class Watched:
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
         self.serving = False  # the metrics are on: figures sampled, history kept
-        self.id_looks = Cadence({"ids": IDS_EVERY}, time.monotonic(), longest={"ids": IDS_LONGEST})
-        self.ids_seen: dict[str, dict[str, str]] = {}  # by cluster, as the last look found them
         self.watches = {
             flow: Watch(declared)
             for flow, declared in (objectives or {}).items()
@@ -125,12 +119,7 @@ class Watched:
                     if self.serving:
                         self._guarded(self._lags)
                         self._guarded(self._beats)
-                if self.id_looks.due(now) and not self.done.is_set():
-                    changed = True  # a look that failed is tried again at the first beat
-                    try:
-                        changed = self._topic_ids()
-                    finally:
-                        self.id_looks.settle("ids", changed, time.monotonic())
+                    self._guarded(self._topic_ids)
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
 
@@ -188,10 +177,9 @@ class Watched:
                 if self.specs[flow].source == source:
                     self.figures.lag(flow, lag_to_ends(read, ends))
 
-    def _topic_ids(self) -> bool:
+    def _topic_ids(self) -> None:
         """Each flow's topics deleted and made again under its copy, on either side
-        (core/topic_ids.py): a loss, counted and reported. Whether anything changed since the
-        last look (a topic's id, a topic added or gone, a cluster that did not answer)."""
+        (core/topic_ids.py): a loss, counted and reported."""
         maps = {flow: dict(topic_map) for flow, topic_map in self.maps().items() if topic_map}
         wanted: dict[str, set[str]] = {}
         for flow, topic_map in maps.items():
@@ -206,8 +194,6 @@ class Watched:
                 ids[cluster] = self.ids[cluster].of(topics)
             except TopoError:
                 continue  # not answered: its ids stay as last seen
-        changed = ids != self.ids_seen or set(ids) != set(wanted)
-        self.ids_seen = ids
         now = time.time()
         for flow, topic_map in maps.items():
             spec = self.specs[flow]
@@ -218,7 +204,6 @@ class Watched:
             )
             for loss in self.figures.lost(flow, found, now):
                 self.report(f"{flow}: LOST: {loss.describe()} (on_loss: {spec.on_loss})")
-        return changed
 
     def _beats(self) -> None:
         """Each flow's heartbeats copied to its target since the last look: their latencies."""
