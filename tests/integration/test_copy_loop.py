@@ -5,6 +5,8 @@ loop too). Here: what only the loop does (topics joining it, its positions in Ka
 that copied as micro-batches going on from its checkpoint) and its exactly-once."""
 
 import json
+import os
+import re
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -101,6 +103,11 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     assert flow["records"] >= 24  # 12 + 3 + 8 + 1 since the continuous start, and heartbeats
     log = driver_log(topology.prefix)
     assert f"new topic(s) {later}; copying them too" in log
+    # No `tasks`: the driver sized the flow from its partitions and this machine's cores.
+    sized = re.findall(r"src->dst: (\d+) copy slots? sized from (\d+) partitions? and (\d+)", log)
+    assert sized, log
+    cores = os.cpu_count() or 1
+    assert all(int(n) == min(cores, max(int(p), 2)) and int(c) == cores for n, p, c in sized)
 
     # The copy's topic deleted on the target under the running copy: the driver makes it
     # again, and its new topic id tells the copies it held are gone: a loss, in topo status.

@@ -31,6 +31,7 @@ def _plan(**changes: object) -> loop.LoopPlan:
         {"bootstrap.servers": "e:1"},
         {"bootstrap.servers": "w:1"},
         once=False,
+        slots=3,
         owner="shop",
         partitions={"orders": 3},
     )
@@ -40,6 +41,7 @@ def _plan(**changes: object) -> loop.LoopPlan:
 def test_the_loop_is_given_the_flow_its_clients_and_where_positions_live() -> None:
     given = loop.config(_plan())
     assert given["topics"] == {"orders": "east.orders"} and given["partitions"] == {"orders": 3}
+    assert given["tasks"] == 3  # the copy slots the driver sized or the flow stated
     assert given["source"] == "east" and given["target"] == "west" and given["provenance"]
     assert given["group"] == "topo-eos.shop.east--west"  # the exactly-once writer's group
     assert given["source_client"] == {"bootstrap.servers": "e:1"}

@@ -37,6 +37,7 @@ def planned(case: Path) -> dict[str, object]:
         topology_sha256=hashlib.sha256(text.encode()).hexdigest(),
         allow_delete=recorded["allow_delete"],
         topo_version="test",
+        cores=4,  # as `topo plan` on a machine of four cores: flows' copy slots sized for them
     )
     return result.to_dict()
 

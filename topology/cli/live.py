@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from topology import __version__
+from topology.core import copy_slots
 from topology.core.errors import KafkaUnavailableError, TopoError
 from topology.core.model import Topology
 from topology.core.observed import Cluster
@@ -263,6 +264,7 @@ def make_plan(
         allow_delete=allow_delete,
         version=__version__,
         say=lambda line: typer.echo(line, err=True),
+        cores=copy_slots.offered(loaded.topology.engine, os.cpu_count() or 1),
     )
     _report(checked.findings)
     if checked.findings.errors:

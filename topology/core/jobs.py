@@ -49,12 +49,7 @@ class JobSpec:
     # active-active mesh every member already gets each record directly from its origin.
     no_forward_from: tuple[str, ...] = ()
     on_loss: str = "alert"  # alert | stop: records the source lost before they were copied
-    tasks: int | None = None  # copy slots; None: naming.LOOP_TASKS
-
-    @property
-    def slots(self) -> int:
-        """How many copy slots the flow's copy runs as."""
-        return self.tasks or naming.LOOP_TASKS
+    tasks: int | None = None  # copy slots; None: sized as the flow starts (`copy_slots`)
 
     def to_dict(self) -> dict[str, Any]:
         found = {

@@ -135,7 +135,7 @@ class FlowSettings:
     # stops the flow there.
     on_loss: str = "alert"
     # Copy slots (MM2's tasks.max): each a long-running Spark task holding some of the flow's
-    # source partitions; None leaves the count to topo (naming.LOOP_TASKS).
+    # source partitions; None: sized from its partitions and the cores (`copy_slots`).
     tasks: int | None = None
 
     def remote_name(self, source: str, topic: str) -> str:

@@ -165,8 +165,8 @@ def flow_slug(source: str, target: str) -> str:
     return f"{source}--{target}"
 
 
-# The copy loop runs a flow as this many copy slots unless its `tasks`
-# says otherwise; with exactly-once each has the transactional id
+# A flow without `tasks` gets copy slots up to its partitions or this many, as the cores
+# allow (`copy_slots`); with exactly-once each has the transactional id
 # `<transactional_prefix>.loop.<n>`, n from 0.
 LOOP_TASKS = 2
 LOOP_TRANSACTIONS = "loop"

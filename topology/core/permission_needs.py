@@ -317,6 +317,7 @@ def _running(
     slug = naming.flow_slug(source, target)
     if exactly_once:
         prefix = naming.transactional_prefix(topology.name, slug) + "."
+        # a sized flow's count is known as it starts: its first ids stand for the prefix's
         slots = settings.tasks or naming.LOOP_TASKS
         ids = [f"{prefix}{naming.LOOP_TRANSACTIONS}.{n}" for n in range(slots)]
         why = f"exactly-once: one transactional id per copy slot of {edge.name}"

@@ -12,6 +12,7 @@ from pathlib import PurePath
 from typing import Any, TypeVar
 
 from topology.core import kafka_rules, naming, patterns, secrets
+from topology.core.copy_slots import LOCAL_COUNT
 from topology.core.diagnostics import Diagnostic, error, warning
 from topology.core.model import (
     Cluster,
@@ -33,8 +34,6 @@ from topology.core.model import (
 )
 from topology.core.source import Document, Path
 
-# A local master of a stated count of task slots: local[4].
-_LOCAL_COUNT = re.compile(r"local\[(\d+)\]")
 # MM2's defaults (DefaultTopicFilter, DefaultGroupFilter), so an imported setup behaves the same.
 DEFAULT_TOPICS = NameFilter(include=(".*",), exclude=(r".*[-.]internal", r".*\.replica", "__.*"))
 DEFAULT_GROUPS = NameFilter(include=(".*",), exclude=("console-consumer-.*", "connect-.*", "__.*"))
@@ -109,11 +108,12 @@ class _Resolver:
 
     def _local_slots(self, engine: Engine, flows: tuple[Flow, ...]) -> None:
         """T211 for a local master of fewer task slots than the flows' copy slots need: each
-        slot holds one as long as it runs, so the slots past the count would wait forever."""
-        stated = _LOCAL_COUNT.fullmatch(engine.master.strip())
+        slot holds one as long as it runs, so the slots past the count would wait forever. A
+        flow without `tasks` is sized within the count (`copy_slots`), one slot at least."""
+        stated = LOCAL_COUNT.fullmatch(engine.master.strip())
         if engine.runner in ("spark", "none") or stated is None:
             return
-        needed = sum((f.settings.tasks or naming.LOOP_TASKS) * f.edge_count for f in flows)
+        needed = sum((f.settings.tasks or 1) * f.edge_count for f in flows)  # sized: 1 at least
         if needed > int(stated.group(1)):
             self._error(
                 "T211",

@@ -58,9 +58,11 @@ def plan_now(
     allow_delete: bool = False,
     version: str = "",
     handovers: Mapping[str, Handover] | None = None,
+    cores: int | None = None,
 ) -> Planned:
     """The plan for the clusters as observed, with the replication jobs now running (and, for
-    flows taking over from MM2, what MM2 left: `planner.plan`)."""
+    flows taking over from MM2, what MM2 left; `cores`, what the flows' copy slots are sized
+    for: `planner.plan`)."""
     plan = planner.plan(
         topology,
         dict(observed),
@@ -69,6 +71,7 @@ def plan_now(
         topo_version=version,
         running=running,
         handovers=handovers,
+        cores=cores,
     )
     return Planned(plan, observed)
 
@@ -280,6 +283,7 @@ def checked_plan(
     allow_delete: bool = False,
     version: str = "",
     say: Callable[[str], None] = lambda line: None,
+    cores: int | None = None,
 ) -> Checked:
     """Observe (done: `clusters`) -> plan -> check: the plan `topo plan` shows and `topo apply`
     executes, with what MM2 left for the flows that take over from it, and the permissions
@@ -293,6 +297,7 @@ def checked_plan(
         allow_delete=allow_delete,
         version=version,
         handovers=found,
+        cores=cores,
     )
     needed = permissions.required(topology, planned.plan, clusters)
     accesses = read.accesses(needed, clusters)

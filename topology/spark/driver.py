@@ -41,6 +41,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from topology.core import copy_slots
 from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
@@ -51,7 +52,7 @@ from topology.host import jobstate
 from topology.kafka.heartbeats import Emitter
 from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.spark import loop
+from topology.spark import cores, loop
 from topology.spark.driver_status import DriverStatus
 from topology.spark.following import Following
 from topology.spark.lease_keeper import LeaseKeeper
@@ -93,6 +94,8 @@ class Replicator:
         self.flows = {flow: FlowStatus(spec) for flow, spec in self.specs.items()}
         self.maps: dict[str, dict[str, str]] = {}
         self.copies: dict[str, loop.RunningLoop] = {}
+        self.seen_maps: dict[str, dict[str, str]] = {}  # each flow's topic map, as last seen
+        self.slots: dict[str, int] = {}  # each flow's copy slots, sized as the first one starts
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
@@ -150,6 +153,7 @@ class Replicator:
             target_options=self.java[spec.target],
             starting=self.handovers.starting(flow, checkpoint, counts),
             once=self.once,
+            slots=self.slot_count(flow),
             owner=self.topology.name,
             partitions=counts,
         )
@@ -181,6 +185,22 @@ class Replicator:
         fencing = started.fencing()
         if fencing is not None:
             self.report(f"{flow}: {fencing[0]}", level=fencing[1])
+
+    def slot_count(self, flow: str) -> int:
+        """The flow's copy slots (`core.copy_slots`): every flow's is sized from the partitions
+        seen and the cores Spark offers as the first copy starts, then kept while this driver
+        runs (a copy started again keeps its count)."""
+        if flow not in self.slots:
+            seen = {name: self.following.counts(name, m) for name, m in self.seen_maps.items()}
+            wanted = {
+                name: copy_slots.Wanted(spec.tasks, sum(seen.get(name, {}).values()))
+                for name, spec in self.specs.items()
+            }
+            offered = cores.offered(self.spark, self.topology.engine)
+            self.slots = copy_slots.sized(wanted, offered) | self.slots
+            for name, count in self.slots.items():
+                self.report(f"{name}: {copy_slots.said(wanted[name], count, offered)}")
+        return self.slots[flow]
 
     def stop_copy(self, flow: str) -> None:
         running = self.copies.get(flow)
@@ -226,6 +246,8 @@ class Replicator:
     def step(self, maps: Mapping[str, Mapping[str, str]] | None = None, look: bool = True) -> None:
         """One tick: what was seen goes to the leader (`ops.replicate`), its actions are taken.
         `look`: the copies are asked what they did and whether they ended (else not, this tick)."""
+        if maps is not None:
+            self.seen_maps.update({flow: dict(m) for flow, m in maps.items()})
         tick = Tick(
             time.monotonic(),
             maps=maps,

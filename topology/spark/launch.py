@@ -53,8 +53,10 @@ def submission(jobs: JobsDocument, base: str) -> Submission:
     engine = jobs.topology().engine
     master = engine.master
     if engine.runner == "local":
-        slots = sum(spec.slots for spec in jobs.specs)
-        master = local_master(master, slots, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+        # the most `copy_slots.sized` gives: the stated counts, one per other flow, the cores
+        slots = sum(spec.tasks or 1 for spec in jobs.specs) + cores
+        master = local_master(master, slots, cores)
     return Submission(
         jobs.owner, str(Path(base).resolve()), engine.runner, master, dict(engine.spark_conf)
     )

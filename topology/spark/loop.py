@@ -55,6 +55,7 @@ class LoopPlan:
     source_options: Mapping[str, str]  # Java Kafka client settings of the source
     target_options: Mapping[str, str]  # ... and of the target
     once: bool  # copy what the source holds now, then stop
+    slots: int  # copy slots, each a consumer and a producer (`core.copy_slots`); idle ones sleep
     owner: str = "topology"
     # Where the flow starts (Spark's startingOffsets shape: topic -> partition -> offset, -2 the
     # earliest): a handover from MM2, or the end of the Spark checkpoint of a flow that copied as
@@ -218,7 +219,7 @@ def config(plan: LoopPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
         "starting": _starting(plan.starting),
         "starting_wins": plan.starting_wins,
         "once": plan.once,
-        "tasks": spec.slots,  # copy slots, each a consumer and a producer; idle ones sleep
+        "tasks": plan.slots,
         "commit_ms": COMMIT_MS[spec.delivery],
         "busy_commit_ms": BUSY_COMMIT_MS,
         "rebalance_ms": rebalance,

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.core import jobs, kafka_rules, naming, observed, patterns
+from topology.core import copy_slots, jobs, kafka_rules, naming, observed, patterns
 from topology.core.errors import TopoError
 from topology.core.mm2.positions import Handover
 from topology.core.model import Edge, Topology
@@ -103,6 +103,7 @@ def plan(
     topo_version: str = "",
     running: Mapping[str, Mapping[str, Any]] | None = None,
     handovers: Mapping[str, Handover] | None = None,
+    cores: int | None = None,
 ) -> Plan:
     """The changes that make `clusters` match `topology`; raises PlanError when none can.
 
@@ -112,12 +113,13 @@ def plan(
     longer has stopped. `handovers` holds what MM2 left for each flow with `start: mm2` that
     is not running and has not copied before (topology/core/plan/handover.py): its start says where
     it resumes. Without one (the running driver's plans, a flow topo copied before) such a start
-    is planned without positions.
+    is planned without positions. `cores`: what the flows' copy slots are sized for
+    (`copy_slots.offered`), None when only the running driver learns it.
     """
     planner = _Planner(topology, clusters, allow_delete)
     changes, notes = planner.run()
     if topology.engine.runner != "none":
-        flows = _FlowChanges(topology, clusters, planner.reads, handovers)
+        flows = _FlowChanges(topology, clusters, planner.reads, handovers, cores)
         changes.extend(flows.changes(running or {}))
     return Plan(
         topology_file=topology.file,
@@ -652,19 +654,35 @@ class _FlowChanges:
         clusters: Mapping[str, observed.Cluster],
         reads: Reads,
         handovers: Mapping[str, Handover] | None,
+        cores: int | None,
     ) -> None:
         self.topology = topology
         self.clusters = clusters
         self.reads = reads
         self.handovers = handovers
+        self.cores = cores
 
-    def _slots(self, spec: jobs.JobSpec) -> str:
-        """`, 2 copy slots`: how many its copy loop runs (docs/engine.md, Copy slots)."""
-        return f", {spec.slots} copy slot{'s' if spec.slots != 1 else ''}"
+    def _slots(self, specs: Mapping[str, jobs.JobSpec]) -> dict[str, str]:
+        """Per flow, how many copy slots its copy loop runs (docs/engine.md, Copy slots): its
+        `tasks`, or sized from the partitions seen and the cores, as the driver sizes them."""
+        topics = replicated_topics(self.topology, self.clusters)
+        wanted = {
+            flow: copy_slots.Wanted(
+                spec.tasks,
+                sum(self.clusters[spec.source].topics[t].partitions for t in topics[flow]),
+            )
+            for flow, spec in specs.items()
+        }
+        counts = copy_slots.sized(wanted, self.cores) if self.cores is not None else {}
+        return {
+            flow: copy_slots.said(w, counts.get(flow, w.tasks), self.cores)
+            for flow, w in wanted.items()
+        }
 
     def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
         changes = []
         wanted = {spec.flow: spec for spec in jobs.specs_of(self.topology)}
+        slots = self._slots(wanted)
         views = jobs.job_views(self.topology, list(wanted.values()))
         self.reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
         for flow, spec in wanted.items():
@@ -672,7 +690,7 @@ class _FlowChanges:
             before = running.get(flow)
             mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
             if before is None:
-                reason = f"start replicating ({mode}{self._slots(spec)})"
+                reason = f"start replicating ({mode}, {slots[flow]})"
                 resumed = self._resume(spec)
                 if resumed is not None:
                     after["resume"] = resumed
