@@ -57,7 +57,12 @@ def test_topics_show_partitions_replication_and_only_their_own_configs(
     create_topic(source, topic_name, 2, **{"retention.ms": "3600000"})
     create_topic(source, f"{topic_name}-plain", 1)
 
+    # A topic the controller made is in the broker's metadata a moment later, not at once.
     cluster = inventory.observe("src", source)
+    deadline = time.monotonic() + 15
+    while f"{topic_name}-plain" not in cluster.topics and time.monotonic() < deadline:
+        time.sleep(0.5)
+        cluster = inventory.observe("src", source)
 
     assert cluster.name == "src"
     assert cluster.brokers == 1

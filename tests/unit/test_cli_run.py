@@ -84,3 +84,21 @@ def test_jobs_run_when_they_are_what_the_file_here_makes_a_comment_changing_noth
     assert second.unusable is None and second.generation == 1
     assert second.jobs is not None and second.jobs.specs[0].delivery == "exactly-once"
     assert said == []
+
+
+def test_a_stop_that_crosses_the_supervisors_exit_does_not_become_its_exit_code() -> None:
+    """`topo stop` asks through the run log, then signals: a SIGTERM arriving as `topo run`
+    exits (when Python has put back the default actions) would make its exit code -15."""
+    import subprocess
+    import sys
+
+    program = (
+        "import os, signal\n"
+        "from topology.cli import run\n"
+        "signal.signal(signal.SIGTERM, lambda *_: None)  # as topo run's handler\n"
+        "run._deaf_to_late_stops()\n"
+        "os.kill(os.getpid(), signal.SIGTERM)\n"
+        "assert signal.getsignal(signal.SIGTERM) is signal.SIG_IGN\n"
+    )
+    finished = subprocess.run([sys.executable, "-c", program], capture_output=True, timeout=60)
+    assert finished.returncode == 0, finished.stderr

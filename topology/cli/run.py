@@ -86,7 +86,17 @@ def run(
             if runs.driver is not None and runs.driver.process.poll() is None:
                 runs.driver.stop(60.0)
     say(f"exiting ({code})")
+    _deaf_to_late_stops()
     raise typer.Exit(code)
+
+
+def _deaf_to_late_stops() -> None:
+    """Ignore SIGTERM and SIGINT from here on: the run is over, and as Python exits it puts
+    back the default action of every signal it handled, so a `topo stop` arriving then (it
+    signals after asking through topo-runs.internal, which this run already obeyed) would kill
+    the process and turn its exit code into -15. An ignored signal is left ignored."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def say(line: str) -> None:

@@ -509,6 +509,10 @@ def main(argv: list[str]) -> int:
                 run_state.replicator.watched.stop()
         if spark is not None:
             spark.stop()
+    # Over: a SIGTERM now (the supervisor's stop, crossing this exit) must not become the exit
+    # code, as it would once Python puts the default actions back on its way out.
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if run_state.fenced:
         return LEASE_HELD
     return code
