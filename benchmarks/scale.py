@@ -4,7 +4,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 `make setup`; the first run resolves MM2's jars with mvn):
 
     .venv/bin/python benchmarks/scale.py [--pairs 2] [--topics 300] [--partitions 2]
-        [--records 50] [--idle 30] [--json results.json]
+        [--records 50] [--settle 60] [--idle 30] [--json results.json] [--topo-first]
 
 On the two lab clusters `bench-src` and `bench-dst` (started in a private lab folder, as
 benchmarks/mm2.py does; the replicators are started the same way: MM2 in dedicated mode from
@@ -15,8 +15,8 @@ replicator in turn (ABBA over the pairs), on topics of its own:
 - `--topics` topics of `--partitions` partitions, each holding `--records` records of 1 KiB,
   written before the replicator starts: seconds from its start until every record is on the
   target (the sum of the copies' high watermarks);
-- then, after a minute to settle, its cores over `--idle` seconds with nothing to copy, and its
-  resident memory (every process of its session);
+- then, after `--settle` seconds (a minute by default), its cores over `--idle` seconds with
+  nothing to copy, and its resident memory (every process of its session);
 - then a topic created on the source: seconds until its first record is on the target.
 
 What it can show on one small machine: the periodic work each replicator does for a topology
@@ -79,6 +79,18 @@ def fill(topics: list[str], partitions: int, records: int) -> None:
         sys.exit("the source did not take every record within 60 s")
 
 
+def drop(config: dict[str, str], topics: list[str]) -> None:
+    """The run's topics deleted (those that exist), waited for."""
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({**config, "logger": bench._QUIET})
+    existing = set(admin.list_topics(timeout=30).topics)
+    doomed = [t for t in topics if t in existing]
+    if doomed:
+        for future in admin.delete_topics(doomed, request_timeout=120).values():
+            future.result(timeout=120)
+
+
 def copied(admin: Any, remotes: list[str], partitions: int) -> int:
     """The records on the target's copies: the sum of their high watermarks (0 for a copy that
     does not exist yet)."""
@@ -123,7 +135,14 @@ def resident_mib(session: int) -> float:
 
 
 def one(
-    who: str, folder: Path, run: str, topics: int, partitions: int, records: int, idle: int
+    who: str,
+    folder: Path,
+    run: str,
+    topics: int,
+    partitions: int,
+    records: int,
+    idle: int,
+    settle: float = SETTLE_SECONDS,
 ) -> Run:
     from confluent_kafka.admin import AdminClient
 
@@ -147,7 +166,7 @@ def one(
                 break
             time.sleep(1)
         print(f"  every record copied after {all_copied} s", flush=True)
-        time.sleep(SETTLE_SECONDS)
+        time.sleep(settle)
         session = life.session()
         assert session is not None
         before = bench.snapshot(session, [])
@@ -160,6 +179,10 @@ def one(
         print(f"  a new topic's first copy after {new_topic} s", flush=True)
         meter.sessions = (session,)
         outside = meter.cores()
+    # The next run starts on clusters that hold only its own topics: a one-broker lab of
+    # 12,000 partitions runs out of open files.
+    drop(manager.admin_config(mm2.SOURCE), [*names, new])
+    drop(manager.admin_config(mm2.TARGET), [*remotes, f"src.{new}"])
     return Run(who, topics, partitions, expected, all_copied, cores, memory, new_topic, outside)
 
 
@@ -194,8 +217,10 @@ def main() -> None:
     parser.add_argument("--topics", type=int, default=300)
     parser.add_argument("--partitions", type=int, default=2)
     parser.add_argument("--records", type=int, default=50, help="per topic, 1 KiB each")
+    parser.add_argument("--settle", type=float, default=SETTLE_SECONDS, help="seconds before idle")
     parser.add_argument("--idle", type=int, default=30, help="seconds measured idle")
     parser.add_argument("--json", type=Path, help="write every measurement here")
+    parser.add_argument("--topo-first", action="store_true", help="the first pair starts with topo")
     options = parser.parse_args()
     signal.signal(signal.SIGTERM, mm2._interrupted)
     root = bench.private_run("topo-bench-scale-")
@@ -212,7 +237,7 @@ def main() -> None:
         print(f"Starting {mm2.SOURCE} and {mm2.TARGET} in {root} ...", flush=True)
         manager.up([manager.UpRequest(mm2.SOURCE), manager.UpRequest(mm2.TARGET)])
         for number in range(options.pairs):
-            order = (MM2, TOPO) if number % 2 == 0 else (TOPO, MM2)
+            order = (MM2, TOPO) if (number + options.topo_first) % 2 == 0 else (TOPO, MM2)
             for who in order:
                 runs.append(
                     one(
@@ -223,6 +248,7 @@ def main() -> None:
                         options.partitions,
                         options.records,
                         options.idle,
+                        options.settle,
                     )
                 )
         print()
@@ -230,7 +256,14 @@ def main() -> None:
         print(table(runs))
         if options.json:
             options.json.write_text(
-                json.dumps({"machine": host, "runs": [asdict(r) for r in runs]}, indent=2)
+                json.dumps(
+                    {
+                        "machine": host,
+                        "settle_seconds": options.settle,
+                        "runs": [asdict(r) for r in runs],
+                    },
+                    indent=2,
+                )
             )
     finally:
         manager.down([], purge=True)

@@ -1,0 +1,129 @@
+"""Where topo's idle CPU goes: topo alone on many small topics, its CPU per thread name.
+
+Run by hand, never from the test suite, on a machine where nothing else heavy runs:
+
+    .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
+        [--settle 60] [--window 40] [--py-spy]
+
+On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
+`--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
+apply`, as benchmarks/mm2.py starts it); `--settle` seconds after the last record arrived, the
+CPU of every thread of its session is read from /proc over `--window` seconds and summed by
+process and thread name (Java names its threads: `C2 CompilerThre`, `Executor task l`; the
+Python driver's threads are all `python`, librdkafka's `rdk:*`). With `--py-spy` (py-spy
+installed: `pip install py-spy`), each Python process of the session is then sampled for 30 s
+(raw stacks copied to `py-spy-<pid>.txt` in the current folder). docs/performance.md ("Where
+topo's idle goes") reads these.
+"""
+
+import argparse
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import mm2  # benchmarks/mm2.py: topo started as its users start it
+import replication as bench  # benchmarks/replication.py: /proc readers, the lab's quiet logger
+import scale  # benchmarks/scale.py: topics filled, copies counted
+
+RECORDS = 20  # per topic
+
+Threads = dict[tuple[str, str], tuple[str, str, int]]  # (pid, tid) -> command, name, ticks
+
+
+def threads(session: int) -> Threads:
+    """Every thread of the session's processes: its process's command, its name, CPU ticks."""
+    found: Threads = {}
+    for pid in os.listdir("/proc"):
+        fields = bench._stat_fields(pid) if pid.isdigit() else None
+        if fields is None or int(fields[3]) != session:
+            continue
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+            except OSError:
+                continue
+            name = stat[stat.index("(") + 1 : stat.rindex(")")]
+            rest = stat[stat.rindex(")") + 2 :].split()
+            found[(pid, tid)] = (os.path.basename(command), name, int(rest[11]) + int(rest[12]))
+    return found
+
+
+def by_name(before: Threads, after: Threads, seconds: float) -> collections.Counter[str]:
+    """Cores per process and thread name between the two readings."""
+    tick = os.sysconf("SC_CLK_TCK")
+    cores: collections.Counter[str] = collections.Counter()
+    for key, (command, name, ticks) in after.items():
+        earlier = before.get(key, (command, name, 0))[2]
+        cores[f"{command:8s} {name}"] += (ticks - earlier) / tick / seconds
+    return cores
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--topics", type=int, default=300)
+    parser.add_argument("--partitions", type=int, default=2)
+    parser.add_argument("--settle", type=float, default=60.0)
+    parser.add_argument("--window", type=float, default=40.0)
+    parser.add_argument("--py-spy", action="store_true")
+    options = parser.parse_args()
+    from confluent_kafka.admin import AdminClient
+
+    from topology.lab import manager
+
+    root = bench.private_run("topo-bench-idle-")
+    folder = root / "work"
+    folder.mkdir()
+    run = f"i{os.getpid()}"
+    try:
+        manager.up([manager.UpRequest(mm2.SOURCE), manager.UpRequest(mm2.TARGET)])
+        names = [f"{run}-t{i:04d}" for i in range(options.topics)]
+        scale.fill(names, options.partitions, RECORDS)
+        file = mm2.topology_file(folder, run, names, False)
+        admin = AdminClient({**manager.admin_config(mm2.TARGET), "logger": bench._QUIET})
+        remotes = [f"src.{name}" for name in names]
+        with mm2.running(mm2.start(mm2.TOPO, file)) as life:
+            started = time.monotonic()
+            while scale.copied(admin, remotes, options.partitions) < options.topics * RECORDS:
+                if time.monotonic() - started > scale.COPY_TIMEOUT:
+                    sys.exit("not every record was copied in time")
+                time.sleep(2)
+            print(f"copied after {time.monotonic() - started:.0f} s", flush=True)
+            time.sleep(options.settle)
+            session = life.session()
+            assert session is not None
+            before, began = threads(session), time.monotonic()
+            time.sleep(options.window)
+            after = threads(session)
+            cores = by_name(before, after, time.monotonic() - began)
+            print(f"{sum(cores.values()):.3f} cores over {options.window:.0f} s:")
+            for name, used in cores.most_common():
+                if used >= 0.0005:
+                    print(f"  {used:.4f}  {name}")
+            if options.py_spy:
+                spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+                pythons = {
+                    p for (p, t), (command, _, _) in after.items() if p == t and "py" in command
+                }
+                for pid in sorted(pythons):
+                    out = root / f"py-spy-{pid}.txt"
+                    record = [spy, "record", "-p", pid, "-d", "30", "-r", "50", "-f", "raw"]
+                    subprocess.run([*record, "-o", str(out), "--nonblocking"], check=False)
+                    kept = Path.cwd() / out.name
+                    shutil.copy(out, kept)
+                    print(f"py-spy of {pid}: {kept}")
+    finally:
+        manager.down([], purge=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
