@@ -190,14 +190,14 @@ class Replicator:
         """The flow's copy slots (`core.copy_slots`): every flow's is sized from the partitions
         seen and the cores Spark offers as the first copy starts, then kept while this driver
         runs (a copy started again keeps its count)."""
-        if flow not in self.slots:
+        if not self.slots:  # every flow is sized at once
             seen = {name: self.following.counts(name, m) for name, m in self.seen_maps.items()}
             wanted = {
                 name: copy_slots.Wanted(spec.tasks, sum(seen.get(name, {}).values()))
                 for name, spec in self.specs.items()
             }
             offered = cores.offered(self.spark, self.topology.engine)
-            self.slots = copy_slots.sized(wanted, offered) | self.slots
+            self.slots = copy_slots.sized(wanted, offered)
             for name, count in self.slots.items():
                 self.report(f"{name}: {copy_slots.said(wanted[name], count, offered)}")
         return self.slots[flow]

@@ -662,10 +662,11 @@ class _FlowChanges:
         self.handovers = handovers
         self.cores = cores
 
-    def _slots(self, specs: Mapping[str, jobs.JobSpec]) -> dict[str, str]:
+    def _slots(
+        self, specs: Mapping[str, jobs.JobSpec], topics: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, str]:
         """Per flow, how many copy slots its copy loop runs (docs/engine.md, Copy slots): its
         `tasks`, or sized from the partitions seen and the cores, as the driver sizes them."""
-        topics = replicated_topics(self.topology, self.clusters)
         wanted = {
             flow: copy_slots.Wanted(
                 spec.tasks,
@@ -682,7 +683,8 @@ class _FlowChanges:
     def changes(self, running: Mapping[str, Mapping[str, Any]]) -> list[Change]:
         changes = []
         wanted = {spec.flow: spec for spec in jobs.specs_of(self.topology)}
-        slots = self._slots(wanted)
+        topics = replicated_topics(self.topology, self.clusters)
+        slots = self._slots(wanted, topics)
         views = jobs.job_views(self.topology, list(wanted.values()))
         self.reads.note("jobs", {flow: dict(spec) for flow, spec in sorted(running.items())})
         for flow, spec in wanted.items():
@@ -691,7 +693,7 @@ class _FlowChanges:
             mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
             if before is None:
                 reason = f"start replicating ({mode}, {slots[flow]})"
-                resumed = self._resume(spec)
+                resumed = self._resume(spec, topics[flow])
                 if resumed is not None:
                     after["resume"] = resumed
                     reason += ", where MirrorMaker 2 stopped"
@@ -735,7 +737,7 @@ class _FlowChanges:
                 )
         return changes
 
-    def _resume(self, spec: jobs.JobSpec) -> dict[str, Any] | None:
+    def _resume(self, spec: jobs.JobSpec, topics: Mapping[str, str]) -> dict[str, Any] | None:
         """Where a flow taking over from MM2 resumes (None for any other start, or when the
         caller read no handovers)."""
         if spec.start != "mm2" or self.handovers is None:
@@ -744,7 +746,6 @@ class _FlowChanges:
         if found is None:
             return None  # copied by topo before: it goes on from its committed positions
         self.reads.note(f"mm2/{spec.flow}", found.to_dict())
-        topics = replicated_topics(self.topology, self.clusters)[spec.flow]
         try:
             return handover.resume(spec, self.clusters[spec.source], topics, found)
         except handover.HandoverError as problem:
