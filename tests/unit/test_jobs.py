@@ -114,18 +114,6 @@ def test_java_client_settings_carry_sasl_as_jaas_and_a_ca_as_a_pem_trust_store()
     }
 
 
-def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() -> None:
-    from topology.core.flow_status import lag_to_ends
-
-    read = {("orders", 0): 16, ("orders", 1): 10, ("users", 0): 5}
-    ends = {("orders", 0): 20, ("orders", 1): 12, ("users", 0): 5, ("gone", 0): 9}
-    assert lag_to_ends(read, ends) == {"orders": 6, "users": 0}
-    # An end the source did not give is left out (a topic with none has no lag known, not
-    # 0); one behind the position is not negative.
-    assert lag_to_ends(read, {("orders", 0): 15}) == {"orders": 0}
-    assert lag_to_ends(read, {("orders", 1): 13}) == {"orders": 3}
-
-
 def test_the_jobs_document_round_trips_through_json() -> None:
     made = document(topology(), now=1700000000.5)
     back = read_document(json.loads(json.dumps(made.to_dict())))

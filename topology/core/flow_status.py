@@ -5,11 +5,11 @@ Pure: the driver hands each report (`progress.FlowProgress`) to a FlowStatus, an
 """
 
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topology.core.jobs import JobSpec
+from topology.core.lag_look import Reported
 
 if TYPE_CHECKING:
     from topology.core.progress import FlowProgress
@@ -32,6 +32,8 @@ class FlowStatus:
     window: deque[tuple[float, int, int]] = field(default_factory=deque)
     # How far each source (topic, partition) has been processed: copied, or filtered out.
     processed: dict[tuple[str, int], int] = field(default_factory=dict)
+    # The source's ends the copy's newest report gave, and when: the metrics' lag counts them.
+    reported: Reported | None = None
 
     def add(self, made: "FlowProgress", at: float, monotonic: float) -> None:
         """What the copy did since its last report (`progress.FlowProgress`)."""
@@ -39,6 +41,7 @@ class FlowStatus:
         self.bytes += made.bytes
         self.lag = made.lag
         self.processed.update(made.positions)
+        self.reported = Reported(monotonic, made.ends)  # one value: read on another thread
         if made.records:
             self.last_batch_at = at
             self.window.append((monotonic, made.records, made.bytes))
@@ -63,20 +66,6 @@ class FlowStatus:
             "error": self.error,
             "last_batch_at": self.last_batch_at,
         }
-
-
-def lag_to_ends(
-    read: Mapping[tuple[str, int], int], ends: Mapping[tuple[str, int], int]
-) -> dict[str, int]:
-    """Records waiting per source topic: each partition's end (as the source says now) minus
-    the flow's read position in it (`processed`). A partition whose end is not known is left
-    out; so is a topic none of whose ends is known (its lag is unknown, not 0)."""
-    found: dict[str, int] = {}
-    for (topic, partition), position in read.items():
-        end = ends.get((topic, partition))
-        if end is not None:
-            found[topic] = found.get(topic, 0) + max(0, end - position)
-    return found
 
 
 def first_line(text: str) -> str:

@@ -46,6 +46,7 @@ from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
 from topology.core.jobs import JobsDocument, JobsFormatError, read_document
+from topology.core.lag_look import Reported
 from topology.core.model import Topology
 from topology.core.runstate import FlowState
 from topology.host import jobstate
@@ -117,6 +118,7 @@ class Replicator:
             folder,
             report,
             self.read_positions,
+            self.reported_ends,
             objectives,
             lambda: dict(self.maps),
         )
@@ -135,6 +137,11 @@ class Replicator:
             done = dict(status.processed)  # one copy: the loop's thread updates it
             found[flow] = {key: offset for key, offset in done.items() if key[0] in reading}
         return found
+
+    def reported_ends(self) -> dict[str, Reported]:
+        """Per flow, the source's ends its copy's newest report gave (on the metrics' thread)."""
+        found = {flow: status.reported for flow, status in self.flows.items()}
+        return {flow: reported for flow, reported in found.items() if reported is not None}
 
     # -- copies ---------------------------------------------------------------------------------
 

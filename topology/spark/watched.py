@@ -1,7 +1,7 @@
 """What makes the running driver watchable: its figures (topology/telemetry/figures.py), the
 HTTP endpoint that serves them (/metrics, /healthz, /readyz, /history) and, on a thread of its
 own, the heartbeat latencies read back from the targets, each flow's lag (the sources' ends
-against its read positions) and the history sampled and saved."""
+against its read positions: core/lag_look.py) and the history sampled and saved."""
 
 import json
 import threading
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from topology.core.errors import TopoError
-from topology.core.flow_status import lag_to_ends
 from topology.core.jobs import JobSpec
+from topology.core.lag_look import LagLook, Reported
 from topology.core.model import MetricsEndpoint, Objectives
 from topology.core.objectives import Watch
 from topology.core.topic_ids import IdWatch
@@ -28,7 +28,7 @@ from topology.telemetry.server import Endpoint
 
 HISTORY_FILE = "history.json"
 SAMPLE_EVERY = 2.0  # the history's tiers take what is due
-BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, the sources' ends asked
+BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, each flow's lag measured
 Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
 
 
@@ -42,6 +42,7 @@ class Watched:
         folder: Path,
         report: Callable[[str], None],
         positions: Callable[[], Positions] = dict,
+        reported: Callable[[], Mapping[str, Reported]] = dict,
         objectives: Mapping[str, Objectives] | None = None,
         maps: Callable[[], Mapping[str, Mapping[str, str]]] = dict,
     ) -> None:
@@ -51,10 +52,12 @@ class Watched:
         self.folder = folder
         self.report = report
         self.positions = positions
+        self.reported = reported  # flow -> the ends its copy reported last
         self.maps = maps  # flow -> its copy's topic map, source -> target
         self.ids: dict[str, TopicIds] = {}  # by cluster, made on first use
         self.id_watches = {flow: IdWatch() for flow in specs}
         self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
+        self.looks: dict[str, LagLook] = {}  # by source cluster: its ends asked, and when
         flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
         self.figures = Figures(owner, info, flows, time.time())
         for flow, spec in specs.items():
@@ -159,23 +162,29 @@ class Watched:
 
     def _lags(self) -> None:
         """Each flow's lag per topic: what the source partitions hold beyond the flow's read
-        positions. Asked of the sources (one request per source cluster), not taken from the
-        copy's own reports, whose ends a copy that hangs stops updating. A source that does
-        not answer leaves its flows' lag as last seen."""
+        positions, to the newer of the ends its copy reported and the ends the source gave
+        (core/lag_look.py: the source is asked about every partition once a minute, and in
+        between only about those no end is known for). A source that does not answer leaves
+        its partitions' ends as last known."""
         positions = {flow: read for flow, read in self.positions().items() if read}
-        by_source: dict[str, set[tuple[str, int]]] = {}
-        for flow, read in positions.items():
-            by_source.setdefault(self.specs[flow].source, set()).update(read)
-        for source, partitions in by_source.items():
-            try:
-                if source not in self.ends:
-                    self.ends[source] = PartitionEnds(self.configs[source])
-                ends = self.ends[source].of(partitions)
-            except TopoError:
-                continue
-            for flow, read in positions.items():
-                if self.specs[flow].source == source:
-                    self.figures.lag(flow, lag_to_ends(read, ends))
+        reported = self.reported()
+        by_source: dict[str, list[str]] = {}
+        for flow in positions:
+            by_source.setdefault(self.specs[flow].source, []).append(flow)
+        for source, flows in by_source.items():
+            look = self.looks.setdefault(source, LagLook())
+            read = {partition for flow in flows for partition in positions[flow]}
+            now = time.monotonic()  # before asking: a report during the look is newer
+            wanted, whole = look.wanted(now, read, [reported[f] for f in flows if f in reported])
+            if wanted:
+                try:
+                    if source not in self.ends:
+                        self.ends[source] = PartitionEnds(self.configs[source])
+                    look.answered(now, wanted, self.ends[source].of(wanted), whole)
+                except TopoError:
+                    pass  # the next look asks again
+            for flow in flows:
+                self.figures.lag(flow, look.lag(positions[flow], reported.get(flow)))
 
     def _topic_ids(self) -> None:
         """Each flow's topics deleted and made again under its copy, on either side
