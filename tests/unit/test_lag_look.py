@@ -12,6 +12,11 @@ from topology.spark.watched import Watched
 A0, A1, B0 = ("a", 0), ("a", 1), ("b", 0)
 
 
+def told(at: float, ends: dict[tuple[str, int], int]) -> Reported:
+    """A copy's report of these ends at `at`."""
+    return {partition: (at, end) for partition, end in ends.items()}
+
+
 def test_lag_is_each_partitions_end_beyond_the_read_position_summed_per_topic() -> None:
     read = {("orders", 0): 16, ("orders", 1): 10, ("users", 0): 5}
     ends = {("orders", 0): 20, ("orders", 1): 12, ("users", 0): 5, ("gone", 0): 9}
@@ -26,16 +31,16 @@ def test_every_partition_is_asked_once_a_minute_and_between_only_those_no_end_is
     None
 ):
     look = LagLook()
-    told = [Reported(0.0, {A0: 5, A1: 7})]
-    assert look.wanted(0.0, {A0, A1, B0}, told) == ({A0, A1, B0}, True)
+    reports = [told(0.0, {A0: 5, A1: 7})]
+    assert look.wanted(0.0, {A0, A1, B0}, reports) == ({A0, A1, B0}, True)
     look.answered(0.0, {A0, A1, B0}, {A0: 5, A1: 7, B0: 2}, whole=True)
     # Every end known (from the copy's report or the look): nothing to ask until the minute.
-    assert look.wanted(5.0, {A0, A1, B0}, told) == (set(), False)
+    assert look.wanted(5.0, {A0, A1, B0}, reports) == (set(), False)
     # A partition that just joined, not reported yet: only it is asked.
-    assert look.wanted(10.0, {A0, A1, B0, ("c", 0)}, told) == ({("c", 0)}, False)
+    assert look.wanted(10.0, {A0, A1, B0, ("c", 0)}, reports) == ({("c", 0)}, False)
     look.answered(10.0, {("c", 0)}, {("c", 0): 0}, whole=False)
-    assert look.wanted(15.0, {A0, A1, B0, ("c", 0)}, told) == (set(), False)
-    assert look.wanted(WHOLE_EVERY, {A0, ("c", 0)}, told) == ({A0, ("c", 0)}, True)
+    assert look.wanted(15.0, {A0, A1, B0, ("c", 0)}, reports) == (set(), False)
+    assert look.wanted(WHOLE_EVERY, {A0, ("c", 0)}, reports) == ({A0, ("c", 0)}, True)
     # The whole look forgets what no flow reads now, and what the source no longer has.
     look.answered(WHOLE_EVERY, {A0, ("c", 0)}, {A0: 9}, whole=True)
     assert set(look.asked) == {A0}
@@ -55,14 +60,14 @@ def test_the_newer_of_the_reported_and_the_asked_end_counts() -> None:
     look.answered(10.0, {A0, A1}, {A0: 100, A1: 50}, whole=True)
     read = {A0: 90, A1: 40}
     # A report after the look: its ends count (the copy read on; the source's grew).
-    assert look.lag(read, Reported(12.0, {A0: 95, A1: 50})) == {"a": 15}
+    assert look.lag(read, told(12.0, {A0: 95, A1: 50})) == {"a": 15}
     # The copy's last report before the look (it hangs, or the topic was made again with
     # fewer records): the look's ends count.
-    assert look.lag(read, Reported(8.0, {A0: 90, A1: 40})) == {"a": 20}
+    assert look.lag(read, told(8.0, {A0: 90, A1: 40})) == {"a": 20}
     look.answered(20.0, {A0, A1}, {A0: 3, A1: 1}, whole=True)
-    assert look.lag({A0: 3, A1: 1}, Reported(8.0, {A0: 100, A1: 50})) == {"a": 0}
+    assert look.lag({A0: 3, A1: 1}, told(8.0, {A0: 100, A1: 50})) == {"a": 0}
     # No look yet: the report alone; neither: no lag known.
-    assert LagLook().lag(read, Reported(1.0, {A0: 91})) == {"a": 1}
+    assert LagLook().lag(read, told(1.0, {A0: 91})) == {"a": 1}
     assert LagLook().lag(read, None) == {}
 
 
@@ -99,7 +104,7 @@ def test_the_metrics_thread_measures_lag_from_reports_and_asks_each_source_once_
 ) -> None:
     specs = {"e1": _spec("e1", "east"), "e2": _spec("e2", "east"), "w": _spec("w", "west")}
     positions = {"e1": {A0: 4, A1: 2}, "e2": {A0: 1, B0: 0}, "w": {A0: 7}}
-    reported = {"e1": Reported(0.0, {A0: 6, A1: 2}), "w": Reported(0.0, {A0: 9})}
+    reported = {"e1": told(0.0, {A0: 6, A1: 2}), "w": told(0.0, {A0: 9})}
     made = Watched(
         "o", {}, specs, {}, tmp_path, lambda line: None, lambda: positions, lambda: reported
     )
@@ -112,7 +117,7 @@ def test_the_metrics_thread_measures_lag_from_reports_and_asks_each_source_once_
     assert made.figures.lag_of("w") == 2
     # The copies report on (e1 read to its end); the sources are not asked again within the
     # minute, but a partition that joined e2 is, alone.
-    reported["e1"] = Reported(10**9, {A0: 10, A1: 2})
+    reported["e1"] = told(10**9, {A0: 10, A1: 2})
     positions["e1"] = {A0: 10, A1: 2}
     positions["e2"] = {A0: 1, B0: 0, ("b", 1): 0}
     east.ends[("b", 1)] = 4

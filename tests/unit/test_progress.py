@@ -37,7 +37,6 @@ def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
     # a partition without a committed position yet has none (and no lag counted for it)
     assert made.positions == {("orders", 0): 42, ("orders", 1): 10}
     assert made.ends == {("orders", 0): 50, ("orders", 1): 10}
-    assert made.lag == 8
     assert made.slots == (
         Slot(0, "running"),
         Slot(1, "failed", "KafkaException: the target refused a write"),
@@ -60,7 +59,7 @@ def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
 def test_a_report_of_another_format_or_shape_is_refused_in_one_line() -> None:
     good = json.loads(loop_report())
     for data, says in (
-        ({**good, "format": 2}, "copy loop report format 2 is not 1"),
+        ({**good, "format": 1}, "copy loop report format 1 is not 2"),
         ({**good, "partitions": [{"topic": "t"}]}, "malformed copy loop report"),
         ({**good, "latency_buckets": [1]}, "1 latency buckets, not 3"),
     ):
@@ -99,3 +98,25 @@ def test_status_and_metrics_are_fed_from_the_same_value() -> None:
     assert flow.records == 3 and flow.bytes == 340
     assert flow.topics["orders"].newest_ms == 1_700_000_000_000
     assert flow.topics["clicks"].latency_sum == 2.0
+
+
+def test_status_merges_reports_of_what_moved_and_forgets_an_old_runs_ends() -> None:
+    status = FlowStatus(_spec())
+    first = read_loop_report(loop_report(), buckets=3)  # orders-0 at 42 of 50, orders-1 at 10
+    status.add(first, at=100.0, monotonic=5.0)
+    assert status.lag == 8
+    moved = json.loads(loop_report())
+    moved["sequence"] = 8
+    moved["partitions"] = [  # only orders-0 moved; orders-1 keeps what was reported
+        {**moved["partitions"][1], "position": 49, "end": 52, "records": 0}
+    ]
+    status.add(read_loop_report(json.dumps(moved), buckets=3), at=101.0, monotonic=6.0)
+    assert status.lag == 3
+    assert status.reported == {("orders", 0): (6.0, 52), ("orders", 1): (5.0, 10)}
+    # A new run (the copy restarted) names its partitions afresh, the old run's ends
+    # forgotten: until orders-1's end is reported again, the lag is not known.
+    moved["run"] = "run-2"
+    moved["partitions"].append({**moved["partitions"][0], "partition": 1, "position": 10})
+    moved["partitions"][1]["end"] = None
+    status.add(read_loop_report(json.dumps(moved), buckets=3), at=102.0, monotonic=7.0)
+    assert status.lag is None and status.reported == {("orders", 0): (7.0, 52)}

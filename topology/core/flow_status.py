@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from topology.core.jobs import JobSpec
-from topology.core.lag_look import Reported
 
 if TYPE_CHECKING:
     from topology.core.progress import FlowProgress
@@ -32,19 +31,36 @@ class FlowStatus:
     window: deque[tuple[float, int, int]] = field(default_factory=deque)
     # How far each source (topic, partition) has been processed: copied, or filtered out.
     processed: dict[tuple[str, int], int] = field(default_factory=dict)
-    # The source's ends the copy's newest report gave, and when: the metrics' lag counts them.
-    reported: Reported | None = None
+    # The copy's run, and per partition it reads the source's end it reported last and when
+    # (monotonic seconds): the lag counts them. Each report names only what moved.
+    run: str = ""
+    reported: dict[tuple[str, int], tuple[float, int]] = field(default_factory=dict)
+    reading: set[tuple[str, int]] = field(default_factory=set)  # the run's partitions
 
     def add(self, made: "FlowProgress", at: float, monotonic: float) -> None:
         """What the copy did since its last report (`progress.FlowProgress`)."""
         self.records += made.records
         self.bytes += made.bytes
-        self.lag = made.lag
         self.processed.update(made.positions)
-        self.reported = Reported(monotonic, made.ends)  # one value: read on another thread
+        if made.run != self.run:  # a new copy: what the old one reported is not its
+            self.run, self.reported, self.reading = made.run, {}, set()
+        self.reported.update((key, (monotonic, end)) for key, end in made.ends.items())
+        self.reading.update(made.positions)
+        self.lag = self._lag()
         if made.records:
             self.last_batch_at = at
             self.window.append((monotonic, made.records, made.bytes))
+
+    def _lag(self) -> int | None:
+        """Records the source held beyond the run's positions, as its copy reported them; None
+        while an end is not known."""
+        waiting = 0
+        for key in self.reading:
+            told = self.reported.get(key)
+            if told is None:
+                return None
+            waiting += max(0, told[1] - self.processed[key])
+        return waiting
 
     def to_dict(self, now: float) -> dict[str, Any]:
         while self.window and self.window[0][0] < now - RATE_WINDOW:

@@ -20,13 +20,8 @@ WHOLE_EVERY = 60.0  # seconds between looks at every partition a source's flows 
 Partition = tuple[str, int]
 
 
-@dataclass(frozen=True)
-class Reported:
-    """The ends a flow's copy reported last, and when (monotonic seconds): each report names
-    every partition the copy holds."""
-
-    at: float
-    ends: Mapping[Partition, int]
+# The ends a flow's copy reported, each with when (monotonic seconds): partition -> (at, end).
+Reported = Mapping[Partition, tuple[float, int]]
 
 
 @dataclass
@@ -47,7 +42,7 @@ class LagLook:
             return partitions, True
         known = set(self.asked)
         for report in reported:
-            known.update(report.ends)
+            known.update(report)
         return partitions - known, False
 
     def answered(
@@ -67,13 +62,12 @@ class LagLook:
 
     def lag(self, read: Mapping[Partition, int], reported: Reported | None) -> dict[str, int]:
         """A flow's lag per topic from its read positions: each partition's newer end."""
-        told = reported or Reported(float("-inf"), {})
         ends: dict[Partition, int] = {}
         for partition in read:
             looked = self.asked.get(partition)
-            end = told.ends.get(partition)
-            if end is not None and (looked is None or told.at >= looked[0]):
-                ends[partition] = end
+            told = None if reported is None else reported.get(partition)
+            if told is not None and (looked is None or told[0] >= looked[0]):
+                ends[partition] = told[1]
             elif looked is not None:
                 ends[partition] = looked[1]
         return lag_to_ends(read, ends)

@@ -3,10 +3,12 @@ copy loop's report and fed to both `topo status` (`flow_status.FlowStatus`) and 
 (`telemetry.figures`).
 
 The copy loop reports a small versioned record of its own (`CopyLoop.report()` in topo's jar,
-format `LOOP_REPORT_FORMAT`): per source partition its position (every record before it was
-copied or filtered out, and committed), the end the source had, the records, bytes and latency
-copied since the last report and the newest source timestamp; the latency buckets; each copy
-slot's state and failure. Pure: text in, values out.
+format `LOOP_REPORT_FORMAT`): per source partition whose position or end moved since the last
+report (every partition in a run's first report), or that copied records: its position (every
+record before it was copied or filtered out, and committed), the end the source had, the
+records, bytes and latency copied since the last report and the newest source timestamp; the
+latency buckets; each copy slot's state and failure. So a report's size follows what moved, not
+how many partitions the flow reads. Pure: text in, values out.
 """
 
 import json
@@ -16,7 +18,7 @@ from typing import Any
 
 from topology.core.errors import TopoError
 
-LOOP_REPORT_FORMAT = 1
+LOOP_REPORT_FORMAT = 2  # 2: only the partitions that moved (1 named every one)
 # The latency buckets (seconds) copies are counted in, by the loop, and exported as the
 # metrics' histogram (telemetry/names.py).
 LATENCY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
@@ -108,18 +110,11 @@ class FlowProgress:
     latency_ms: int  # the sum of every copy's latency
     buckets: tuple[int, ...]  # cumulative, one per LATENCY_BUCKETS bound
     topics: Mapping[str, TopicCopied]  # by source topic
+    # Of the partitions that moved since the run's last report:
     positions: Mapping[tuple[str, int], int]  # (topic, partition) -> next offset to copy
     ends: Mapping[tuple[str, int], int]  # (topic, partition) -> the source's end, when known
     slots: tuple[Slot, ...] = ()
     losses: tuple[Loss, ...] = ()  # found since the last report
-
-    @property
-    def lag(self) -> int | None:
-        """Records the sources held beyond the positions, over every partition; None when an
-        end is not known."""
-        if any(key not in self.ends for key in self.positions):
-            return None
-        return sum(max(0, self.ends[key] - at) for key, at in self.positions.items())
 
 
 def read_loop_report(text: str, buckets: int = len(LATENCY_BUCKETS)) -> FlowProgress:

@@ -142,8 +142,7 @@ class Replicator:
 
     def reported_ends(self) -> dict[str, Reported]:
         """Per flow, the source's ends its copy's newest report gave (on the metrics' thread)."""
-        found = {flow: status.reported for flow, status in self.flows.items()}
-        return {flow: reported for flow, reported in found.items() if reported is not None}
+        return {flow: dict(status.reported) for flow, status in self.flows.items()}
 
     # -- copies ---------------------------------------------------------------------------------
 

@@ -703,9 +703,10 @@ public final class CopyLoop {
   /**
    * What happened since the last report, as the loop's own versioned record (JSON, format {@link
    * #REPORT_FORMAT}; {@code topology/progress.py} reads it), or null when nothing did: no record
-   * read, no position or end moved. Per source partition: its position (every record before it was
-   * copied or filtered out, and committed), the source's end as the consumer knows it, and what was
-   * copied since the last report; the flow's latency buckets; each slot's state.
+   * read, no position or end moved. Per source partition whose position or end moved since the last
+   * report (every partition in a run's first), or that copied records: its position (every record
+   * before it was copied or filtered out, and committed), the source's end as the consumer knows
+   * it, and what was copied since the last report; the flow's latency buckets; each slot's state.
    */
   public synchronized String report() throws Exception {
     Map<TopicPartition, Long> positions = new HashMap<>();
@@ -728,9 +729,25 @@ public final class CopyLoop {
     for (SlotState slot : slots) {
       states.add(state(slot));
     }
+    // Only the partitions whose position or end moved: a report's size follows what moved,
+    // not how many partitions the flow reads (the first of a run names every one).
+    Map<TopicPartition, Long> movedPositions = new HashMap<>();
+    Map<TopicPartition, Long> movedEnds = new HashMap<>();
+    positions.forEach(
+        (partition, at) -> {
+          Long end = ends.get(partition);
+          if (!at.equals(lastPositions.get(partition))
+              || (end != null && !end.equals(lastEnds.get(partition)))) {
+            movedPositions.put(partition, at);
+            if (end != null) {
+              movedEnds.put(partition, end);
+            }
+          }
+        });
     long now = System.currentTimeMillis();
     String report =
-        record(runId, ++sequence, now - reportedAt, taken, positions, ends, states, failure);
+        record(
+            runId, ++sequence, now - reportedAt, taken, movedPositions, movedEnds, states, failure);
     reportedAt = now;
     lastPositions = positions;
     lastEnds = ends;
@@ -810,7 +827,7 @@ public final class CopyLoop {
   }
 
   /** The version of {@link #report}'s record: {@code topology/progress.py} refuses another. */
-  static final int REPORT_FORMAT = 1;
+  static final int REPORT_FORMAT = 2;
 
   private static final Comparator<TopicPartition> BY_TOPIC_AND_PARTITION =
       Comparator.comparing(TopicPartition::topic).thenComparingInt(TopicPartition::partition);
