@@ -1,5 +1,6 @@
 package dev.topo.replication;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -13,5 +14,17 @@ class CopyTaskTest {
     assertFalse(CopyTask.behind(3, 1)); // caught up, a few records arriving
     assertFalse(CopyTask.behind(0, 0));
     assertFalse(CopyTask.behind(0, 500)); // an empty poll says nothing of a backlog
+  }
+
+  @Test
+  void anIdleSlotWakesSeldomAndOneWithPositionsToCommitWakesWhenTheCommitIsDue() {
+    // nothing waits to be committed: the longest wait (records end a poll at once anyway)
+    assertEquals(CopyTask.IDLE_POLL_MS, CopyTask.pollMs(10_000, 9_990, 100, false));
+    // exactly-once, a transaction open: until its commit is due, 100 ms after the last
+    assertEquals(90, CopyTask.pollMs(10_000, 9_990, 100, true));
+    assertEquals(0, CopyTask.pollMs(10_000, 9_000, 100, true)); // overdue: at once
+    // at-least-once, copies waiting to be acknowledged and committed each second
+    assertEquals(600, CopyTask.pollMs(10_000, 9_600, 1_000, true));
+    assertEquals(CopyTask.IDLE_POLL_MS, CopyTask.pollMs(10_000, 10_000, 60_000, true));
   }
 }

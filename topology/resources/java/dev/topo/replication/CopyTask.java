@@ -39,7 +39,13 @@ import org.apache.kafka.common.header.Headers;
  * where to go on from.
  */
 final class CopyTask implements Runnable {
-  private static final Duration POLL = Duration.ofMillis(100);
+  /**
+   * The longest a poll waits (records end it at once): while no position waits to be committed a
+   * slot wakes this seldom, as MM2's tasks do ({@code consumer.poll.timeout.ms}); each wake walks
+   * every partition the consumer holds.
+   */
+  static final long IDLE_POLL_MS = 1_000;
+
   private static final Duration CLOSE = Duration.ofSeconds(10);
 
   private final SlotHost host;
@@ -149,8 +155,12 @@ final class CopyTask implements Runnable {
           continue;
         }
         ConsumerRecords<byte[], byte[]> records;
+        long every = host.config().commitMs();
+        Duration wait =
+            Duration.ofMillis(
+                pollMs(System.currentTimeMillis(), lastCommit, every, !pending.isEmpty()));
         try {
-          records = consumer.poll(POLL);
+          records = consumer.poll(wait);
         } catch (OffsetOutOfRangeException outOfRange) {
           lost(outOfRange.offsetOutOfRangePartitions());
           continue;
@@ -162,10 +172,9 @@ final class CopyTask implements Runnable {
         // Behind (more left to read than a poll just took): commit less often, a copy is late
         // anyway and each transaction waits for every record in it; caught up, as often as
         // commit_ms says.
-        long every =
-            behind(records.count(), left(records))
-                ? host.config().busyCommitMs()
-                : host.config().commitMs();
+        if (behind(records.count(), left(records))) {
+          every = host.config().busyCommitMs();
+        }
         if (clock - lastCommit >= every) {
           readPast();
           if (exactlyOnce) {
@@ -191,6 +200,17 @@ final class CopyTask implements Runnable {
         }
       }
     }
+  }
+
+  /**
+   * How long a poll may wait at {@code now}: while positions wait to be committed, until the next
+   * commit is due ({@code every} after {@code lastCommit}); else, idle, {@link #IDLE_POLL_MS}.
+   */
+  static long pollMs(long now, long lastCommit, long every, boolean waiting) {
+    if (!waiting) {
+      return IDLE_POLL_MS;
+    }
+    return Math.max(0, Math.min(IDLE_POLL_MS, lastCommit + every - now));
   }
 
   /**
