@@ -51,6 +51,7 @@ def test_the_copy_loops_report_is_read_into_flow_progress() -> None:
         "before they were copied"
     )
     assert made.losses[1].describe().startswith("clicks-0 on the source ends at offset 0, behind")
+    assert made.gone == {("clicks", 1)}
     older = json.loads(loop_report())
     del older["losses"]  # a jar from before losses were reported
     assert read_loop_report(json.dumps(older), buckets=3).losses == ()
@@ -113,6 +114,13 @@ def test_status_merges_reports_of_what_moved_and_forgets_an_old_runs_ends() -> N
     status.add(read_loop_report(json.dumps(moved), buckets=3), at=101.0, monotonic=6.0)
     assert status.lag == 3
     assert status.reported == {("orders", 0): (6.0, 52), ("orders", 1): (5.0, 10)}
+    # orders-1 no longer read (its topic deleted, say): not counted, whatever it held
+    moved["sequence"] = 9
+    moved["gone"] = [{"topic": "orders", "partition": 1}]
+    status.reported[("orders", 1)] = (5.0, 99)
+    status.add(read_loop_report(json.dumps(moved), buckets=3), at=101.5, monotonic=6.5)
+    assert status.lag == 3
+    moved["gone"] = []
     # A new run (the copy restarted) names its partitions afresh, the old run's ends
     # forgotten: until orders-1's end is reported again, the lag is not known.
     moved["run"] = "run-2"

@@ -46,6 +46,7 @@ class FlowStatus:
             self.run, self.reported, self.reading = made.run, {}, set()
         self.reported.update((key, (monotonic, end)) for key, end in made.ends.items())
         self.reading.update(made.positions)
+        self.reading -= made.gone
         self.lag = self._lag()
         if made.records:
             self.last_batch_at = at

@@ -7,8 +7,9 @@ format `LOOP_REPORT_FORMAT`): per source partition whose position or end moved s
 report (every partition in a run's first report), or that copied records: its position (every
 record before it was copied or filtered out, and committed), the end the source had, the
 records, bytes and latency copied since the last report and the newest source timestamp; the
-latency buckets; each copy slot's state and failure. So a report's size follows what moved, not
-how many partitions the flow reads. Pure: text in, values out.
+latency buckets; each copy slot's state and failure; the partitions it no longer reads. So a
+report's size follows what moved, not how many partitions the flow reads. Pure: text in, values
+out.
 """
 
 import json
@@ -115,6 +116,7 @@ class FlowProgress:
     ends: Mapping[tuple[str, int], int]  # (topic, partition) -> the source's end, when known
     slots: tuple[Slot, ...] = ()
     losses: tuple[Loss, ...] = ()  # found since the last report
+    gone: frozenset[tuple[str, int]] = frozenset()  # no longer read since the last report
 
 
 def read_loop_report(text: str, buckets: int = len(LATENCY_BUCKETS)) -> FlowProgress:
@@ -182,4 +184,5 @@ def _loop(data: Mapping[str, Any], bounds: int) -> FlowProgress:
         ends=ends,
         slots=slots,
         losses=losses,
+        gone=frozenset((str(x["topic"]), int(x["partition"])) for x in data["gone"]),
     )

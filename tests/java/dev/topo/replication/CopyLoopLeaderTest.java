@@ -357,6 +357,8 @@ class CopyLoopLeaderTest {
     reported = JSON.readTree(loop.report());
     assertEquals(9, partitionField(reported, "orders", 0, "position").asLong());
     assertFalse(listed(reported, "orders", 1));
+    assertEquals(
+        JSON.readTree("[{\"topic\": \"orders\", \"partition\": 1}]"), reported.get("gone"));
     ask(report(launches.run, 0, 0, -1, false, Map.of(orders1, 7L)));
     reported = JSON.readTree(loop.report());
     assertEquals(7, partitionField(reported, "orders", 1, "position").asLong());

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +38,7 @@ class CopyLoopReportTest {
             figures.take(),
             Map.of(orders0, 42L, orders1, 10L),
             Map.of(orders0, 50L, orders1, 10L),
+            Set.of(new TopicPartition("clicks", 1)),
             List.of("running", "failed"),
             "KafkaException: the target refused a write");
     Path file = Path.of(System.getProperty("basedir", "."), "tests", "java", "loop-report.json");

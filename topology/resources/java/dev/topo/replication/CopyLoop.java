@@ -706,7 +706,8 @@ public final class CopyLoop {
    * read, no position or end moved. Per source partition whose position or end moved since the last
    * report (every partition in a run's first), or that copied records: its position (every record
    * before it was copied or filtered out, and committed), the source's end as the consumer knows
-   * it, and what was copied since the last report; the flow's latency buckets; each slot's state.
+   * it, and what was copied since the last report; the partitions no slot holds any more (gone
+   * since the last report); the flow's latency buckets; each slot's state.
    */
   public synchronized String report() throws Exception {
     Map<TopicPartition, Long> positions = new HashMap<>();
@@ -744,10 +745,21 @@ public final class CopyLoop {
             }
           }
         });
+    Set<TopicPartition> gone = new TreeSet<>(BY_TOPIC_AND_PARTITION);
+    gone.addAll(lastPositions.keySet());
+    gone.removeAll(positions.keySet());
     long now = System.currentTimeMillis();
     String report =
         record(
-            runId, ++sequence, now - reportedAt, taken, movedPositions, movedEnds, states, failure);
+            runId,
+            ++sequence,
+            now - reportedAt,
+            taken,
+            movedPositions,
+            movedEnds,
+            gone,
+            states,
+            failure);
     reportedAt = now;
     lastPositions = positions;
     lastEnds = ends;
@@ -773,6 +785,7 @@ public final class CopyLoop {
       LoopFigures.Taken taken,
       Map<TopicPartition, Long> positions,
       Map<TopicPartition, Long> ends,
+      Set<TopicPartition> gone,
       List<String> slotStates,
       String failure)
       throws Exception {
@@ -823,6 +836,14 @@ public final class CopyLoop {
     report.put("partitions", partitions);
     report.put("slots", slots);
     report.put("losses", losses);
+    List<Map<String, Object>> left = new ArrayList<>();
+    for (TopicPartition partition : gone) {
+      Map<String, Object> item = new LinkedHashMap<>();
+      item.put("topic", partition.topic());
+      item.put("partition", partition.partition());
+      left.add(item);
+    }
+    report.put("gone", left);
     return JSON.writeValueAsString(report);
   }
 
