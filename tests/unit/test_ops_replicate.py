@@ -1,10 +1,8 @@
 """The replication driver's decisions (topology.ops.replicate), over fake clocks, fake copies
 and fake lease answers: no Spark, no Kafka."""
 
-import pytest
-
 from topology.core.runstate import FlowState
-from topology.ops.replicate import PACE, Action, Cadence, Do, Leader, Tick, backoff, paced
+from topology.ops.replicate import Action, Cadence, Do, Leader, Tick, backoff
 
 FLOW = "east->west"
 ORDERS = {"orders": "east.orders"}
@@ -177,17 +175,3 @@ def test_a_chore_without_a_longest_wait_keeps_its_beat() -> None:
     assert cadence.due(0.0) == {"beat"}
     cadence.settle("beat", False, 0.0)
     assert cadence.due(1.0) == {"beat"}
-
-
-def test_a_look_that_takes_long_is_paced_by_what_it_takes() -> None:
-    # A quick look keeps its beat; a slow one (many topics in each answer) waits PACE times
-    # what it took, up to the longest: its share of the driver's time does not grow.
-    assert paced(2.0, 0.005, 10.0) == 2.0
-    assert paced(2.0, 0.05, 10.0) == pytest.approx(0.05 * PACE)
-    assert paced(2.0, 10.0, 10.0) == 10.0  # a source that did not answer in time
-    cadence = Cadence({"watch": 2.0}, 0.0, longest={"watch": 10.0})
-    assert cadence.due(0.0) == {"watch"}
-    cadence.pace("watch", 0.06, 0.06)
-    assert cadence.due(6.0) == set() and cadence.due(6.06) == {"watch"}
-    cadence.pace("watch", 0.001, 6.1)  # quick again: back to its beat
-    assert cadence.due(8.0) == set() and cadence.due(8.1) == {"watch"}

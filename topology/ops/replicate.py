@@ -206,25 +206,12 @@ class Leader:
         return 1 if failed or self.stopping else 0
 
 
-# A look that takes long waits at least this many times as long before the next: what a look
-# costs grows with the topology (every topic and partition in each answer), its share of the
-# time does not.
-PACE = 100
-
-
-def paced(every: float, spent: float, longest: float) -> float:
-    """The wait before a look's next turn after one that took `spent` seconds: its `every`,
-    or `PACE` times what it took, up to `longest`."""
-    return max(every, min(longest, spent * PACE))
-
-
 class Cadence:
     """When each of the continuous driver's periodic chores is due: `due(now)` names those
     whose time has come and schedules their next turn (`every` seconds later; `first` is the
     first turn, as seconds after `start`; a chore without one is due at once). A chore with a
     `longest` wait backs off while it finds nothing to do: `settle(chore, False, now)` doubles
-    its wait up to that, `settle(chore, True, now)` brings it back to `every`; or is paced by
-    what it costs: `pace(chore, spent, now)` (`paced`)."""
+    its wait up to that, `settle(chore, True, now)` brings it back to `every`."""
 
     def __init__(
         self,
@@ -256,9 +243,3 @@ class Cadence:
             wait = min(self.wait[chore] * 2, self.longest.get(chore, self.every[chore]))
         self.wait[chore] = wait
         self.next[chore] = min(self.next[chore], now + wait) if changed else now + wait
-
-    def pace(self, chore: str, spent: float, now: float) -> None:
-        """The chore's last turn took `spent` seconds: its next is `paced` from `now`."""
-        wait = paced(self.every[chore], spent, self.longest.get(chore, self.every[chore]))
-        self.wait[chore] = wait
-        self.next[chore] = now + wait

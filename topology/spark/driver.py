@@ -10,8 +10,7 @@ in `topo-runs.internal` on the home cluster (`spark/lease_keeper.py`), so exactl
 writes: a second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous
 mode it then:
 - follows the sources through the reconcile `topo apply` runs (`spark/following.py`): at once
-  when a source's topics or partition counts change (looked at every 2 s, or less often
-  where a look takes long: `ops.replicate.paced`), and every 10 s for
+  when a source's topics or partition counts change (looked at every 2 s), and every 10 s for
   configs and ACLs; a new topic or partition joins the flow's running copy loop (nothing
   restarts), so a topic created after apply is copied in seconds;
 - every second writes heartbeats and its status (`spark/driver_status.py`), which the lease
@@ -64,8 +63,7 @@ from topology.spark.watched import Watched
 from topology.telemetry import logline
 
 HEARTBEAT_EVERY = 1.0
-WATCH_EVERY = 2.0  # the sources' topics and partition counts, or paced by what a look takes
-WATCH_LONGEST = 10.0
+WATCH_EVERY = 2.0
 STATUS_EVERY = 1.0
 LOOK_EVERY = 1.0  # the copies asked what they did and whether they ended (calls into the JVM)
 OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
@@ -359,7 +357,7 @@ class Replicator:
             | {"offsets": OFFSETS_EVERY, "follow": FOLLOW_EVERY},
             start,
             first={"offsets": 5.0, "follow": FOLLOW_EVERY},
-            longest={"follow": FOLLOW_LONGEST, "watch": WATCH_LONGEST},
+            longest={"follow": FOLLOW_LONGEST},
         )
         while not self.stopping:
             due = cadence.due(time.monotonic())
@@ -372,14 +370,9 @@ class Replicator:
                     if spec.heartbeats:
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
-            maps = None
-            if "watch" in due:  # paced: a look at many topics comes less often
-                began = time.monotonic()
-                maps = self.watch()
-                cadence.pace("watch", time.monotonic() - began, time.monotonic())
             # The ticks stay quick for stop requests and starts; the copies are looked at
             # once a second, each look a few calls into the JVM per flow.
-            self.step(maps, look="look" in due)
+            self.step(self.watch() if "watch" in due else None, look="look" in due)
             # a quiet source is looked at less and less often
             changed = self.following.made > made
             cadence.settle("follow", changed, time.monotonic(), ran="follow" in due)

@@ -20,7 +20,6 @@ from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
 from topology.kafka.topic_ids import TopicIds
-from topology.ops.replicate import paced
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures, Snapshot
 from topology.telemetry.health import measures
@@ -29,9 +28,7 @@ from topology.telemetry.server import Endpoint
 
 HISTORY_FILE = "history.json"
 SAMPLE_EVERY = 2.0  # the history's tiers take what is due
-BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, each flow's lag measured,
-# the topics' ids looked at (or less often where that look takes long: ops.replicate.paced)
-IDS_LONGEST = 30.0
+BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, each flow's lag measured
 Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
 
 
@@ -114,20 +111,18 @@ class Watched:
             )
 
     def _loop(self) -> None:
-        due_beats = due_ids = 0.0
+        due_beats = 0.0
         while not self.done.wait(SAMPLE_EVERY):
             try:
                 if self.serving:
                     self.sample()  # first: a slow heartbeat read must not leave gaps
                 now = time.monotonic()
-                if now >= due_beats and self.serving and not self.done.is_set():
+                if now >= due_beats and not self.done.is_set():
                     due_beats = now + BEATS_EVERY
-                    self._guarded(self._lags)
-                    self._guarded(self._beats)
-                now = time.monotonic()
-                if now >= due_ids and not self.done.is_set():
-                    self._guarded(self._topic_ids)  # paced: many topics are looked at less often
-                    due_ids = now + paced(BEATS_EVERY, time.monotonic() - now, IDS_LONGEST)
+                    if self.serving:
+                        self._guarded(self._lags)
+                        self._guarded(self._beats)
+                    self._guarded(self._topic_ids)
             except Exception as problem:  # the copy goes on; so does this thread
                 self.report(f"metrics: {type(problem).__name__}: {problem}")
 
