@@ -219,3 +219,73 @@ def test_topic_configs_asked_for_in_several_requests_are_all_read(
     topics = inventory.observe("src", source).topics
     assert topics[f"{topic_name}-a"].configs == {"retention.ms": "1000000"}
     assert topics[f"{topic_name}-b"].configs == {"retention.ms": "2000000"}
+
+
+def test_kept_observers_look_again_with_the_same_client_and_connect_anew_after_a_failure(
+    source: dict[str, str], topic_name: str
+) -> None:
+    ensure_state_topic(source)
+    down = {"bootstrap.servers": f"127.0.0.1:{free_port()}"}
+    configs = {"src": source, "gone": down}
+    observers = inventory.Observers(configs, timeout=5)
+
+    with pytest.raises(KafkaUnavailableError, match=r"^cluster gone \("):
+        observers.observe_all(settings=False)
+    kept = observers._kept["src"].admin
+    assert "gone" not in observers._kept  # no client kept for a cluster that did not answer
+
+    del configs["gone"]
+    create_topic(source, topic_name, 2)
+    group = f"itest-group-{uuid.uuid4().hex[:8]}"
+    consumer = Consumer({**source, "group.id": group, "enable.auto.commit": False})
+    try:
+        consumer.commit(offsets=[TopicPartition(topic_name, 1, 0)], asynchronous=False)
+    finally:
+        consumer.close()
+    deadline = time.monotonic() + 10  # the controller's topic reaches the broker's metadata
+    while topic_name not in (found := observers.observe_all(settings=False)["src"]).topics:
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+
+    assert observers._kept["src"].admin is kept  # the same client, round after round
+    assert found.topics[topic_name].partitions == 2
+    assert dict(found.groups[group].offsets) == {(topic_name, 1): 0}
+    assert found.owned == {}  # the offset rounds never read topo's state topic
+    assert STATE_TOPIC in observers.observe_all()["src"].topics  # with settings: everything
+
+
+def test_copied_beats_are_read_as_they_arrive(target: dict[str, str], topic_name: str) -> None:
+    from topology.core.mm2 import wire
+    from topology.kafka import heartbeats
+
+    topic = f"src.{topic_name}"  # a copy of src's heartbeats, stamped on arrival as topo's are
+    create_topic(target, topic, 1, **{"message.timestamp.type": "LogAppendTime"})
+
+    def beats(times: range) -> list[Record]:
+        return [
+            Record(topic, 0, *wire.encode_heartbeat(wire.Heartbeat("src", "dst", at)))
+            for at in times
+        ]
+
+    reader = heartbeats.CopiedBeats(target, topic)
+    assert heartbeats.CopiedBeats(target, f"{topic}-none").since_last() == []  # not there yet
+    records.produce(target, beats(range(1000, 1025)))
+    first = reader.since_last()
+    assert first is not None
+    # The first look: the partition's last HISTORY, oldest first, each stamped by the broker.
+    assert [b.emitted_ms for b in first] == list(range(1025 - heartbeats.HISTORY, 1025))
+    assert all(b.source == "src" and b.target == "dst" for b in first)
+    assert all(b.arrived_ms is not None and b.arrived_ms > 1025 for b in first)
+    consumer = reader.consumer
+    assert reader.since_last() == []  # nothing since
+
+    records.produce(target, beats(range(2000, 2003)))
+    again = reader.since_last()
+    assert again is not None and [b.emitted_ms for b in again] == [2000, 2001, 2002]
+    assert reader.consumer is consumer  # one consumer, kept from look to look
+    assert reader.consumer is not None and reader.consumer.assignment() == []  # holds nothing
+
+    unreachable = heartbeats.CopiedBeats({"bootstrap.servers": f"127.0.0.1:{free_port()}"}, topic)
+    assert unreachable.since_last(timeout=2) is None  # the target away: no look, no client kept
+    assert unreachable.consumer is None
+    reader.close()

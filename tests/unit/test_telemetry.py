@@ -205,3 +205,24 @@ def test_a_damaged_saved_history_is_dropped_sample_by_sample() -> None:
     good = {"time": 100.0, "flows": {}, "topics": {}, "groups": {}}
     saved = {"format": 1, "tiers": [[{"time": None}, "x", {"time": "soon"}, good], []]}
     assert History.from_dict(saved, 110.0).samples(0, 1e9)[1] == [good]
+
+
+def test_a_snapshot_holds_its_own_copy_of_every_container_of_a_flows_figures() -> None:
+    import copy
+    import dataclasses
+
+    from topology.telemetry.figures import FlowFigures, TopicFigures
+
+    flow = FlowFigures("a", "b", states={"running"}, errors={"copy": 1})
+    flow.topic("t").records = 3
+    flow.latency.observe([0.1])
+    copied = flow.copied()
+    assert copied == copy.deepcopy(flow)
+    for spec in dataclasses.fields(FlowFigures):  # a new mutable field must be copied too
+        value = getattr(flow, spec.name)
+        if isinstance(value, (list, dict, set, Histogram)):
+            assert getattr(copied, spec.name) is not value, spec.name
+    assert copied.latency.cumulative is not flow.latency.cumulative
+    assert copied.topics["t"] is not flow.topics["t"]
+    flow.topic("t").records = 9
+    assert copied.topics["t"] == TopicFigures(records=3)

@@ -73,10 +73,9 @@ def observe_all(
     """Every cluster observed concurrently, each in its own thread (up to 32 at once).
 
     All are awaited (each within `timeout`); the first failure in `configs`' order is raised
-    as it is. Without `settings`, no topic's or broker's configs and no ACL are asked for: the
-    topics (with their partitions), groups and topo's ownership records only, which is what
-    the offset rounds read (a cluster of hundreds of topics describes tens of thousands of
-    config entries).
+    as it is. Without `settings`, no topic's or broker's configs, no ACL and no ownership record
+    is read: the topics (with their partitions) and groups only, which is what the offset
+    rounds read (a cluster of hundreds of topics describes tens of thousands of config entries).
     """
     if not configs:
         return {}
@@ -87,6 +86,38 @@ def observe_all(
             for name, config in configs.items()
         }
     return {name: future.result() for name, future in futures.items()}
+
+
+class Observers:
+    """The clusters as a running driver looks at them again and again (its offset rounds and
+    its reconcile): one admin client per cluster kept from look to look, as MirrorMaker 2 keeps
+    its clients, where `observe_all` connects anew each time (a new client's threads, its
+    connection and its first metadata, every 10 s per cluster). A cluster whose look failed
+    gets a new client at the next look."""
+
+    def __init__(self, configs: Mapping[str, dict[str, str]], timeout: float = 15.0) -> None:
+        self.configs = configs
+        self.timeout = timeout
+        self._kept: dict[str, _Observer] = {}
+
+    def observe_all(self, settings: bool = True) -> dict[str, observed.Cluster]:
+        """As `observe_all` (the first failure in the configs' order raised as it is)."""
+        if not self.configs:
+            return {}
+        workers = min(len(self.configs), _CONCURRENT_CLUSTERS)
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-observe") as pool:
+            futures = {name: pool.submit(self._observe, name, settings) for name in self.configs}
+        return {name: future.result() for name, future in futures.items()}
+
+    def _observe(self, name: str, settings: bool) -> observed.Cluster:
+        observer = self._kept.pop(name, None)
+        if observer is None:
+            observer = _Observer(name, self.configs[name], self.timeout)
+        else:
+            observer.again(self.timeout)
+        cluster = observer.observe() if settings else observer.observe_for_offsets()
+        self._kept[name] = observer  # only once it answered: a failure connects anew
+        return cluster
 
 
 def reach_all(configs: Mapping[str, dict[str, str]], timeout: float = 15.0) -> None:
@@ -149,6 +180,12 @@ class _Observer:
             self.admin = AdminClient(settings)
         except KafkaException as problem:  # a setting librdkafka rejects
             raise KafkaUnavailableError(f"{self.who}: {_said(problem)}") from None
+
+    def again(self, timeout: float) -> None:
+        """Ready for another look with the same client: a new deadline, no old error."""
+        self.deadline = time.monotonic() + timeout
+        self.hopeless = None
+        self.last_error.reason = None
 
     @property
     def who(self) -> str:
@@ -219,7 +256,8 @@ class _Observer:
         )
 
     def observe_for_offsets(self) -> observed.Cluster:
-        """The topics (with their partitions, no configs), groups and ownership records."""
+        """The topics (with their partitions, no configs) and groups: what the offset rounds
+        translate. No ownership records (they would read topo's state topic to its end)."""
         metadata = self.connect()
         names = sorted(set(metadata.topics) - INTERNAL_TOPICS)
         with self.step("asking for groups"):
@@ -231,7 +269,7 @@ class _Observer:
             topics={name: self.topic(metadata.topics[name], {}) for name in names},
             acls=None,
             groups=self.groups(groups),
-            owned=self.owned() if STATE_TOPIC in metadata.topics else {},
+            owned={},
         )
 
     def connect(self) -> ClusterMetadata:

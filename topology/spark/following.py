@@ -44,6 +44,7 @@ class Following:
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.watches: dict[str, TopicWatch] = {}  # per source, made on the first look
         self.shapes: dict[str, dict[str, int]] = {}
+        self.clusters = inventory.Observers(configs)  # one admin client each, kept
 
     def sync(self) -> Maps:
         """Reconcile now: make and record what a running job may, and each flow's topic map
@@ -51,7 +52,7 @@ class Following:
         observed: dict[str, Any] = {}
 
         def observe() -> dict[str, Any]:
-            observed.update(inventory.observe_all(self.configs))
+            observed.update(self.clusters.observe_all())
             return observed
 
         def run_change(change: Any) -> None:

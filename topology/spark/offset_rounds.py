@@ -36,6 +36,7 @@ class OffsetRounds:
         self.checkpointer = Checkpointer(topology, configs, KafkaOffsets())
         self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
+        self.clusters = inventory.Observers(configs)  # one admin client each, kept
 
     def record(self, statuses: Mapping[str, FlowStatus]) -> None:
         """Write how far each flow has processed its source partitions to its progress log on
@@ -68,7 +69,7 @@ class OffsetRounds:
     def offsets(self) -> None:
         """Checkpoints and group offset sync for every flow (topology/ops/rounds.py)."""
         try:
-            clusters = inventory.observe_all(self.configs, settings=False)
+            clusters = self.clusters.observe_all(settings=False)
             done = self.checkpointer.run(clusters, self.report)
         except Exception as problem:  # the copy goes on; the next round tries again
             self.figures.error(None, "offsets")

@@ -14,6 +14,7 @@ from topology.core.errors import TopoError
 from topology.core.jobs import JobSpec
 from topology.core.lag_look import LagLook, Reported
 from topology.core.model import MetricsEndpoint, Objectives
+from topology.core.naming import heartbeats_copy
 from topology.core.objectives import Watch
 from topology.core.topic_ids import IdWatch
 from topology.host import jobstate
@@ -58,6 +59,7 @@ class Watched:
         self.id_watches = {flow: IdWatch() for flow in specs}
         self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
         self.looks: dict[str, LagLook] = {}  # by source cluster: its ends asked, and when
+        self.beats: dict[str, heartbeats.CopiedBeats] = {}  # by flow, made on first use
         flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
         self.figures = Figures(owner, info, flows, time.time())
         for flow, spec in specs.items():
@@ -215,11 +217,15 @@ class Watched:
                 self.report(f"{flow}: LOST: {loss.describe()} (on_loss: {spec.on_loss})")
 
     def _beats(self) -> None:
-        """Each flow's heartbeats copied to its target since the last look: their latencies."""
+        """Each flow's heartbeats copied to its target since the last look (one consumer per
+        flow, kept): their latencies."""
         for flow, spec in self.specs.items():
             if not spec.heartbeats:
                 continue
-            found = heartbeats.copied(self.configs[spec.target], spec)
+            if flow not in self.beats:
+                topic = heartbeats_copy(spec.source, spec.separator)
+                self.beats[flow] = heartbeats.CopiedBeats(self.configs[spec.target], topic)
+            found = self.beats[flow].since_last()
             if found is None:
                 continue  # the target is away: the next look sees
             newest = self.newest_beat.get(flow, 0)
@@ -240,6 +246,9 @@ class Watched:
         self.done.set()
         if self.thread is not None:
             self.thread.join(timeout=1)
+        if self.thread is None or not self.thread.is_alive():
+            for reader in self.beats.values():
+                reader.close()
         if not self.serving:
             return  # `metrics: false`: nothing was served, sampled or saved
         self.sample()

@@ -8,10 +8,9 @@ with each driver, as Prometheus counters do. Thread-safe: the main loop, the off
 the telemetry thread write, the HTTP server reads.
 """
 
-import copy
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from topology.core.progress import LATENCY_BUCKETS
@@ -44,6 +43,9 @@ class Histogram:
 
     def observe(self, values: Sequence[float]) -> None:
         self.add([sum(1 for v in values if v <= b) for b in self.bounds], len(values), sum(values))
+
+    def copied(self) -> "Histogram":
+        return replace(self, cumulative=list(self.cumulative))
 
 
 @dataclass
@@ -83,6 +85,24 @@ class FlowFigures:
 
     def topic(self, name: str) -> TopicFigures:
         return self.topics.setdefault(name, TopicFigures())
+
+    def copied(self) -> "FlowFigures":
+        """A copy that later changes to this one do not reach, as a snapshot needs: every
+        container copied, every value in them immutable (what copy.deepcopy would give, at a
+        fraction of its cost for hundreds of topics every 2 s)."""
+        return replace(
+            self,
+            states=set(self.states),
+            topics={name: replace(figures) for name, figures in self.topics.items()},
+            latency=self.latency.copied(),
+            heartbeat=self.heartbeat.copied(),
+            errors=dict(self.errors),
+            restarts=dict(self.restarts),
+            checkpoints=dict(self.checkpoints),
+            lost=dict(self.lost),
+            losses_found=dict(self.losses_found),
+            losses=list(self.losses),
+        )
 
     @property
     def records(self) -> int:
@@ -288,7 +308,7 @@ class Figures:
                 owner=self.owner,
                 info=dict(self.info),
                 started_at=self.started_at,
-                flows=copy.deepcopy(self._flows),
+                flows={flow: f.copied() for flow, f in self._flows.items()},
                 changes=dict(self._changes),
                 rounds=self._rounds,
                 checkpoints_written=self._checkpoints_written,
