@@ -9,7 +9,9 @@ It starts the lab clusters `bench-source` and `bench-target` (in a private lab f
 source with a few configs each, and times, end to end as a user runs it, `topo plan FILE` for a
 mirror admitting every one of them: process start, reading both clusters (metadata, configs of
 every topic, ACLs, groups, ownership records), planning and rendering. Then it applies the plan
-once, and times the plan again (every copy exists, so every copy is compared).
+once (creating the copies, then starting the mirror's replication until it reports running),
+and times the plan again (every copy exists, so every copy is compared); the replication is
+stopped at the end.
 """
 
 import argparse
@@ -68,9 +70,12 @@ def main() -> None:
     options = parser.parse_args()
     if not options.keep:
         os.environ["TOPO_LAB_DIR"] = tempfile.mkdtemp(prefix="topo-bench-lab-")
+    # The replication apply starts keeps its state here, apart from the user's and other runs'.
+    os.environ["TOPO_STATE_DIR"] = tempfile.mkdtemp(prefix="topo-bench-state-")
     from topology.lab import manager
 
     manager.up([manager.UpRequest(SOURCE), manager.UpRequest(TARGET)])
+    file: Path | None = None
     try:
         source, target = manager.admin_config(SOURCE), manager.admin_config(TARGET)
         print(f"Creating {options.topics} topics on {SOURCE} ...", flush=True)
@@ -99,6 +104,8 @@ def main() -> None:
             f"{statistics.median(again):.2f}s over {options.runs} runs"
         )
     finally:
+        if file is not None:  # apply started the mirror's replication: nothing outlives the run
+            topo("stop", str(file))
         if not options.keep:
             manager.down([], purge=True)
 

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from enum import Enum
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
 
 # The admin module re-exports these without declaring it; mypy still knows their types.
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
@@ -144,18 +144,28 @@ class _Cluster:
     def failures(self, doing: str) -> AbstractContextManager[None]:
         return client.failures_named(self.config, doing, (self.last_error, self.admin))
 
-    def topics(self) -> set[str]:
-        """Every topic's name; from a request naming no topic, which never creates one."""
-        return set(self.admin.list_topics(timeout=self.left()).topics)
+    def has(self, topic: str) -> bool:
+        """Whether the cluster shows `topic` to topo's principal: one topic described (a request
+        that never creates it), not the whole cluster's metadata, which at thousands of
+        partitions took tens of milliseconds a look, three looks a topic created."""
+        asked = TopicCollection([topic])
+        future = self.admin.describe_topics(asked, request_timeout=self.left())[topic]
+        try:
+            future.result(timeout=self.left())
+        except KafkaException as problem:
+            if problem.args[0].code() in _NOT_SHOWN:
+                return False
+            raise
+        return True
 
     def write_state(self, records: list[tuple[bytes, bytes | None]], doing: str) -> None:
         """Write records to the state topic; return once every one is acknowledged."""
         producer, last_error = _state_producer(self.config, self.left())
         last_error.reason = None  # the producer is shared: only this write's errors count
-        with client.failures_named(self.config, doing, (last_error, producer)):
-            # Every topic's metadata: a request naming the topic could create it on a cluster
-            # that creates topics on demand.
-            if STATE_TOPIC not in producer.list_topics(timeout=self.left()).topics:
+        with self.failures(doing):
+            # Asked of the admin client: the producer's request naming the topic could create
+            # it on a cluster that creates topics on demand.
+            if not self.has(STATE_TOPIC):
                 raise KafkaUnavailableError(
                     f"{doing} on {self.bootstrap} failed: topo's state topic {STATE_TOPIC} "
                     "does not exist"
@@ -178,11 +188,14 @@ class _Cluster:
     def wait_for(self, name: str, present: bool, doing: str) -> None:
         """Until the topic's presence in metadata is `present` (topic changes are asynchronous)."""
         with self.failures(doing):
-            while (name in self.topics()) != present:
+            while self.has(name) != present:
                 if time.monotonic() >= self.deadline:
                     raise TimeoutError
                 time.sleep(0.1)
 
+
+# A topic that does not exist, or that topo's principal may not see (as a listing leaves it out).
+_NOT_SHOWN = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.TOPIC_AUTHORIZATION_FAILED)
 
 # One idempotent producer per cluster for the life of the process: a new one spends up to half
 # a second getting its producer id, once per change of a long apply otherwise.
@@ -253,7 +266,7 @@ def _create_topic(cluster: _Cluster, change: Change) -> None:
     owned = after.get("purpose") != "state"  # topo's state topic records no owner of itself
     record = ownership_record(cluster.owned("topic", name, change.edges)) if owned else None
     with cluster.failures(doing):
-        if name in cluster.topics():
+        if cluster.has(name):
             # Checked before the ownership record is written: a topic that exists already is
             # someone's (perhaps topo's, from an earlier run), and its record must not change.
             raise KafkaUnavailableError(
