@@ -60,6 +60,12 @@ def create_topics(config: dict[str, str], count: int) -> None:
         for future in admin.create_topics(batch, request_timeout=120).values():
             future.result(timeout=120)
         print(f"  created {min(start + BATCH, len(missing))}/{len(missing)} topics", flush=True)
+    # The controller has made them; the broker's metadata shows them a little later.
+    deadline = time.monotonic() + 120
+    while len(set(wanted) & set(admin.list_topics(timeout=30).topics)) < count:
+        if time.monotonic() > deadline:
+            sys.exit(f"the source does not show all {count} topics after 120 s")
+        time.sleep(1)
 
 
 def main() -> None:
@@ -98,6 +104,9 @@ def main() -> None:
         if applied.returncode != 0:
             sys.exit(f"apply failed: {applied.stderr.strip()[-500:]}")
         print(f"apply ({options.topics} topics created): {time.monotonic() - started:.1f}s")
+        log = folder / "apply.log"  # each change's line, with its seconds
+        log.write_text(applied.stderr)
+        print(f"  its progress lines: {log}")
         again = timed_plans(file, options.runs)
         print(
             f"plan, every copy exists:   best {min(again):.2f}s, median "

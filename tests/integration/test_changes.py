@@ -79,6 +79,35 @@ def test_a_created_topic_has_its_partitions_configs_and_ownership_record(
     assert cluster.owns_topic(topic_name) == Owned("topic", topic_name, ("east->c",), owner=OWNER)
 
 
+def test_topics_created_together_each_succeed_or_fail_on_their_own(
+    source: dict[str, str], topic_name: str
+) -> None:
+    ensure_state_topic(source)
+    records.create_topic(source, f"{topic_name}-theirs", 1)
+    wanted = [
+        create_topic(f"{topic_name}-a", 2, **{"retention.ms": "3600000"}),
+        create_topic(f"{topic_name}-theirs"),
+        create_topic(f"{topic_name}-bad", 1, **{"cleanup.policy": "no-such-policy"}),
+        create_topic(f"{topic_name}-b", 3),
+    ]
+
+    outcomes = changes.create_topics(source, wanted, timeout=15, owner=OWNER)
+
+    assert outcomes[0] is None and outcomes[3] is None
+    assert outcomes[1] is not None and outcomes[1].endswith("failed: the topic already exists")
+    assert outcomes[2] is not None
+    assert outcomes[2].startswith(f"creating topic {topic_name}-bad on ")
+    cluster = inventory.observe("c", source)
+    assert cluster.topics[f"{topic_name}-a"].partitions == 2
+    assert dict(cluster.topics[f"{topic_name}-a"].configs) == {"retention.ms": "3600000"}
+    assert cluster.topics[f"{topic_name}-b"].partitions == 3
+    assert f"{topic_name}-bad" not in cluster.topics
+    for name in ("a", "b", "bad"):  # written ahead, as one by one
+        owned = Owned("topic", f"{topic_name}-{name}", ("east->c",), owner=OWNER)
+        assert cluster.owns_topic(f"{topic_name}-{name}") == owned
+    assert cluster.owns_topic(f"{topic_name}-theirs") is None  # someone else's: left alone
+
+
 def test_ownership_is_recorded_before_the_topic_is_created(
     source: dict[str, str], topic_name: str
 ) -> None:

@@ -113,6 +113,32 @@ def test_follow_creates_the_copy_of_a_new_source_topic_and_records_it() -> None:
     assert followed.failed == set()
 
 
+def test_follow_creates_new_copies_together_as_apply_does() -> None:
+    first, second = Topic("orders.a", 3, 1, {}), Topic("orders.b", 1, 1, {})
+    loaded = topology()
+    together: list[list[str]] = []
+
+    def run_together(creations: Any) -> list[str | None]:
+        together.append([c.name for c in creations])
+        return [None, "creating topic east.orders.b on west failed: the topic already exists"]
+
+    followed = reconcile.follow(
+        loaded,
+        SHA,
+        observe=lambda: {"east": cluster("east", first, second), "west": converged_west()},
+        run_change=Recorder(),
+        running=running_jobs(loaded),
+        clock=lambda: NOW,
+        run_together=run_together,
+    )
+    assert together == [["east.orders.a", "east.orders.b"]]
+    assert [(a.name, a.outcome) for a in followed.applied] == [
+        ("east.orders.a", "done"),
+        ("east.orders.b", "failed"),
+    ]
+    assert "already exists" in followed.applied[1].detail
+
+
 def test_follow_executes_the_unattended_changes_in_plan_order_on_every_cluster() -> None:
     # east lacks its heartbeats topic (an internal topic of the flow) and has two new topics.
     east = without_heartbeats(Topic("orders.a", 1, 1), Topic("orders.b", 2, 1))

@@ -15,7 +15,7 @@ import os
 import socket
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -402,6 +402,9 @@ def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
         else:
             changes.execute(configs[change.cluster], change, owner=plan.owner)
 
+    def create_together(creations: Sequence[Change]) -> Sequence[str | None]:
+        return changes.create_topics(configs[creations[0].cluster], creations, owner=plan.owner)
+
     width = len(str(len(plan.changes)))
 
     def started(number: int, total: int, change: Change) -> None:
@@ -411,7 +414,8 @@ def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
 
     def finished(step: applying.Step) -> None:
         if step.outcome is Outcome.DONE:
-            typer.echo(f"done ({step.seconds:.1f}s)", err=True)
+            together = f", {step.detail}" if step.detail else ""
+            typer.echo(f"done ({step.seconds:.1f}s{together})", err=True)
         elif step.outcome is Outcome.FAILED:
             typer.echo(f"FAILED: {step.detail}", err=True)
 
@@ -422,6 +426,7 @@ def _execute(prepared: _Prepared, jobs: _Jobs) -> None:
         execute,
         on_start=started,
         on_done=finished,
+        run_together=create_together,
     )
     _summarise(report)
 

@@ -13,7 +13,7 @@ them back with `owned_from_record`.
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from enum import Enum
 from typing import Any
@@ -144,6 +144,22 @@ class _Cluster:
     def failures(self, doing: str) -> AbstractContextManager[None]:
         return client.failures_named(self.config, doing, (self.last_error, self.admin))
 
+    def shown(self, topics: Sequence[str]) -> set[str]:
+        """Which of `topics` the cluster shows to topo's principal, asked in one request."""
+        futures = self.admin.describe_topics(
+            TopicCollection(list(topics)), request_timeout=self.left()
+        )
+        found = set()
+        for topic, future in futures.items():
+            try:
+                future.result(timeout=self.left())
+            except KafkaException as problem:
+                if problem.args[0].code() in _NOT_SHOWN:
+                    continue
+                raise
+            found.add(topic)
+        return found
+
     def has(self, topic: str) -> bool:
         """Whether the cluster shows `topic` to topo's principal: one topic described (a request
         that never creates it), not the whole cluster's metadata, which at thousands of
@@ -158,7 +174,7 @@ class _Cluster:
             raise
         return True
 
-    def write_state(self, records: list[tuple[bytes, bytes | None]], doing: str) -> None:
+    def write_state(self, records: Sequence[tuple[bytes, bytes | None]], doing: str) -> None:
         """Write records to the state topic; return once every one is acknowledged."""
         producer, last_error = _state_producer(self.config, self.left())
         last_error.reason = None  # the producer is shared: only this write's errors count
@@ -193,6 +209,9 @@ class _Cluster:
                     raise TimeoutError
                 time.sleep(0.1)
 
+
+# Added to a batch of creations' deadline for each topic in it.
+_SECONDS_PER_TOPIC = 0.2
 
 # A topic that does not exist, or that topo's principal may not see (as a listing leaves it out).
 _NOT_SHOWN = (KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError.TOPIC_AUTHORIZATION_FAILED)
@@ -248,6 +267,69 @@ def execute(
     run(_Cluster(config, timeout, owner), change)
 
 
+def create_topics(
+    config: dict[str, str], creations: Sequence[Change], timeout: float = 30.0, *, owner: str
+) -> list[str | None]:
+    """Carry out topic creations on one cluster at once, as `execute` does each (the ownership
+    records written ahead, a topic that exists already refused, each waited for until the
+    cluster shows it), with one request for each of those steps instead of one per topic; for
+    each change, None (done) or the one line saying why it failed. A failure of the cluster
+    itself is a KafkaUnavailableError."""
+    cluster = _Cluster(config, timeout + _SECONDS_PER_TOPIC * len(creations), owner)
+    failed: dict[str, str] = {}
+    with cluster.failures(f"creating {len(creations)} topics"):
+        there = cluster.shown([change.name for change in creations])
+    for name in there:
+        failed[name] = (
+            f"creating topic {name} on {cluster.bootstrap} failed: the topic already exists"
+        )
+    wanted = [change for change in creations if change.name not in there]
+    if not wanted:
+        return [failed.get(change.name) for change in creations]
+    records = [ownership_record(cluster.owned("topic", c.name, c.edges)) for c in wanted]
+    cluster.write_state(records, f"recording ownership of {len(wanted)} topics")
+    with cluster.failures(f"creating {len(wanted)} topics"):
+        futures = cluster.admin.create_topics(
+            [_new_topic(change) for change in wanted],
+            request_timeout=cluster.left(),
+            operation_timeout=cluster.left(),
+        )
+    undone: list[str] = []  # made by someone else since they were looked for: not topo's
+    for change in wanted:
+        name = change.name
+        try:
+            with cluster.failures(f"creating topic {name}"):
+                try:
+                    futures[name].result(timeout=cluster.left())
+                except KafkaException as problem:
+                    if problem.args[0].code() == KafkaError.TOPIC_ALREADY_EXISTS:
+                        undone.append(name)
+                    raise
+        except TopoError as problem:
+            failed[name] = str(problem)
+    # From here on some topics are made: a failure is told against the topics it concerns.
+    if undone:
+        tombstones = [tombstone(f"topic:{name}") for name in undone]
+        try:
+            cluster.write_state(tombstones, f"undoing the ownership of {len(undone)} topics")
+        except TopoError as problem:
+            for name in undone:
+                failed[name] += f"; {problem}"
+    waiting = {change.name for change in wanted} - set(failed)
+    try:
+        with cluster.failures(f"waiting for {len(waiting)} new topics"):
+            while waiting:
+                waiting -= cluster.shown(sorted(waiting))
+                if waiting and time.monotonic() >= cluster.deadline:
+                    raise TimeoutError
+                if waiting:
+                    time.sleep(0.1)
+    except TopoError as problem:
+        for name in waiting:
+            failed[name] = f"creating topic {name}: created, but not shown yet: {problem}"
+    return [failed.get(change.name) for change in creations]
+
+
 def _after(change: Change) -> Mapping[str, Any]:
     if change.after is None:
         raise TopoError(f"{change.action} {change.resource} {change.name} has no 'after'")
@@ -274,15 +356,9 @@ def _create_topic(cluster: _Cluster, change: Change) -> None:
             )
     if record is not None:
         cluster.write_state([record], f"recording ownership of topic {name}")
-    topic = NewTopic(
-        name,
-        num_partitions=int(after["partitions"]),
-        replication_factor=int(after["replication_factor"]),
-        config={key: str(value) for key, value in after.get("configs", {}).items()},
-    )
     with cluster.failures(doing):
         future = cluster.admin.create_topics(
-            [topic], request_timeout=cluster.left(), operation_timeout=cluster.left()
+            [_new_topic(change)], request_timeout=cluster.left(), operation_timeout=cluster.left()
         )[name]
         try:
             future.result(timeout=cluster.left())
@@ -292,6 +368,16 @@ def _create_topic(cluster: _Cluster, change: Change) -> None:
                 cluster.write_state([tombstone(f"topic:{name}")], f"{doing} (undoing ownership)")
             raise
     cluster.wait_for(name, present=True, doing=doing)
+
+
+def _new_topic(change: Change) -> NewTopic:
+    after = _after(change)
+    return NewTopic(
+        change.name,
+        num_partitions=int(after["partitions"]),
+        replication_factor=int(after["replication_factor"]),
+        config={key: str(value) for key, value in after.get("configs", {}).items()},
+    )
 
 
 def _delete_topic(cluster: _Cluster, change: Change) -> None:

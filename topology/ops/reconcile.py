@@ -100,14 +100,17 @@ def execute(
     *,
     on_start: applying.Listener = lambda number, total, change: None,
     on_done: Callable[[applying.Step], None] = lambda step: None,
+    run_together: applying.RunTogether | None = None,
 ) -> applying.Report:
-    """Execute `plan`'s changes in order, once the guard has accepted every one of them."""
+    """Execute `plan`'s changes in order, once the guard has accepted every one of them
+    (consecutive topic creations on one cluster by one call of `run_together`, if given)."""
     return applying.run(
         plan,
         run_change,
         guard=lambda whole: planned.check(whole, topology),
         on_start=on_start,
         on_done=on_done,
+        run_together=run_together,
     )
 
 
@@ -187,12 +190,14 @@ def follow(
     running: Mapping[str, Mapping[str, Any]],
     version: str = "",
     clock: Callable[[], float] = time.time,
+    run_together: applying.RunTogether | None = None,
 ) -> Followed:
-    """The running driver's reconcile: read the clusters, plan, execute the unattended part."""
+    """The running driver's reconcile: read the clusters, plan, execute the unattended part
+    (as `topo apply` does, topic creations together by `run_together` if given)."""
     planned = plan_now(topology, sha256, observe(), running=running, version=version)
     doing = unattended(planned.plan)
     left = tuple(c for c in planned.plan.changes if not c.unattended and c.resource.value != "flow")
-    report = execute(doing, planned, topology, run_change)
+    report = execute(doing, planned, topology, run_change, run_together=run_together)
     applied = tuple(
         Applied(
             at=clock(),

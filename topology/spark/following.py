@@ -7,7 +7,7 @@ exists). The sources' topics and partition counts are looked at often and cheapl
 """
 
 import collections
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from topology.core.errors import TopoError
@@ -58,12 +58,17 @@ class Following:
         def run_change(change: Any) -> None:
             changes.execute(self.configs[change.cluster], change, owner=self.topology.name)
 
+        def create_together(creations: Sequence[Any]) -> Sequence[str | None]:
+            config = self.configs[creations[0].cluster]
+            return changes.create_topics(config, creations, owner=self.topology.name)
+
         followed = reconcile.follow(
             self.topology,
             self.jobs.digest,
             observe=observe,
             run_change=run_change,
             running=self.jobs.views(),
+            run_together=create_together,
         )
         for applied in followed.applied:
             self._record(applied)

@@ -9,12 +9,15 @@ was not tried, so a partial apply can be understood and a re-run converges.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from topology.core.errors import TopoError
-from topology.core.plan.values import Change, Plan
+from topology.core.plan.values import Action, Change, Plan, Resource
+
+# Topic creations carried out in one request at most (each one still its own step).
+TOGETHER_MOST = 200
 
 
 class Outcome(StrEnum):
@@ -53,6 +56,33 @@ def describe(change: Change) -> str:
 
 
 Listener = Callable[[int, int, Change], None]
+# Changes carried out at once: for each, None (done) or the one line saying why it failed.
+RunTogether = Callable[[Sequence[Change]], Sequence[str | None]]
+
+
+def joins(change: Change, first: Change) -> bool:
+    """Whether `change` may be carried out in one request with `first` and those between them:
+    both create a topic on the same cluster. Such creations depend on nothing but the state
+    topic, whose own creation (purpose `state`) therefore runs alone, before them."""
+    return change.cluster == first.cluster and _creates_topic(change) and _creates_topic(first)
+
+
+def _creates_topic(change: Change) -> bool:
+    return (
+        change.action is Action.CREATE
+        and change.resource is Resource.TOPIC
+        and (change.after or {}).get("purpose") != "state"
+    )
+
+
+def together(changes: Sequence[Change], start: int) -> int:
+    """How many changes from `start` on go in one request (1: the change runs alone)."""
+    end = start + 1
+    while (
+        end < len(changes) and end - start < TOGETHER_MOST and joins(changes[end], changes[start])
+    ):
+        end += 1
+    return end - start
 
 
 def run(
@@ -63,18 +93,35 @@ def run(
     on_start: Listener = lambda number, total, change: None,
     on_done: Callable[[Step], None] = lambda step: None,
     clock: Callable[[], float] = time.monotonic,
+    run_together: RunTogether | None = None,
 ) -> Report:
     """Execute every change of `plan` in order. A KeyboardInterrupt stops the run; the report
     then marks the interrupted change and every later one as not attempted.
 
     `guard` sees the whole plan first; the TopoError it raises for a change it refuses stops
-    the run there, with nothing executed (it propagates: no report, nothing was attempted)."""
+    the run there, with nothing executed (it propagates: no report, nothing was attempted).
+
+    With `run_together`, consecutive topic creations on one cluster (`together`) are carried
+    out by one call of it; each is still its own step, done or failed on its own, reported
+    once the call returns."""
     if guard is not None:
         guard(plan)
     total = len(plan.changes)
     report = Report(total)
     failed_clusters: dict[str, str] = {}
-    for number, change in enumerate(plan.changes, start=1):
+    index = 0
+    while index < total:
+        change, number = plan.changes[index], index + 1
+        count = together(plan.changes, index) if run_together is not None else 1
+        if count > 1 and change.cluster not in failed_clusters and run_together is not None:
+            if not _run_together(plan, index, count, run_together, report, failed_clusters, clock):
+                return report
+            for step in report.steps[index:]:
+                on_start(step.number, total, step.change)
+                on_done(step)
+            index += count
+            continue
+        index += 1
         if change.cluster in failed_clusters:
             step = Step(
                 number,
@@ -108,6 +155,48 @@ def run(
         report.steps.append(step)
         on_done(step)
     return report
+
+
+def _run_together(
+    plan: Plan,
+    index: int,
+    count: int,
+    run_together: RunTogether,
+    report: Report,
+    failed_clusters: dict[str, str],
+    clock: Callable[[], float],
+) -> bool:
+    """The `count` changes from `index` on, by one call; False when it was interrupted (the
+    report then holds every step, the rest not attempted)."""
+    changes = plan.changes[index : index + count]
+    started = clock()
+    try:
+        outcomes = run_together(changes)
+    except TopoError as failure:  # none of them could be tried (the cluster did not answer)
+        outcomes = [str(failure)] * count
+    except KeyboardInterrupt:
+        report.interrupted = True
+        for number, change in enumerate(changes, start=index + 1):
+            report.steps.append(
+                Step(
+                    number,
+                    change,
+                    Outcome.NOT_ATTEMPTED,
+                    "interrupted while it ran; it "
+                    "may be partly done (a re-run plans what is missing)",
+                )
+            )
+        _not_attempted(report, plan, index + count + 1, "interrupted before it started")
+        return False
+    seconds = clock() - started
+    with_others = f"{count} created in one request"
+    for number, (change, why) in enumerate(zip(changes, outcomes, strict=True), index + 1):
+        if why is None:
+            report.steps.append(Step(number, change, Outcome.DONE, with_others, seconds))
+        else:
+            failed_clusters.setdefault(change.cluster, why)
+            report.steps.append(Step(number, change, Outcome.FAILED, why, seconds))
+    return True
 
 
 def _not_attempted(report: Report, plan: Plan, start: int, why: str) -> None:
