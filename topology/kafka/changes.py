@@ -145,7 +145,9 @@ class _Cluster:
         return client.failures_named(self.config, doing, (self.last_error, self.admin))
 
     def shown(self, topics: Sequence[str]) -> set[str]:
-        """Which of `topics` the cluster shows to topo's principal, asked in one request."""
+        """Which of `topics` the cluster shows to topo's principal, asked in one request that
+        describes them (it never creates one), not the whole cluster's metadata, which at
+        thousands of partitions took tens of milliseconds a look."""
         futures = self.admin.describe_topics(
             TopicCollection(list(topics)), request_timeout=self.left()
         )
@@ -161,18 +163,7 @@ class _Cluster:
         return found
 
     def has(self, topic: str) -> bool:
-        """Whether the cluster shows `topic` to topo's principal: one topic described (a request
-        that never creates it), not the whole cluster's metadata, which at thousands of
-        partitions took tens of milliseconds a look, three looks a topic created."""
-        asked = TopicCollection([topic])
-        future = self.admin.describe_topics(asked, request_timeout=self.left())[topic]
-        try:
-            future.result(timeout=self.left())
-        except KafkaException as problem:
-            if problem.args[0].code() in _NOT_SHOWN:
-                return False
-            raise
-        return True
+        return topic in self.shown([topic])
 
     def write_state(self, records: Sequence[tuple[bytes, bytes | None]], doing: str) -> None:
         """Write records to the state topic; return once every one is acknowledged."""

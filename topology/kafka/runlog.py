@@ -53,9 +53,7 @@ class RunLog:
         consumer = self._open_consumer()
         with self._failures(doing, self._consumer_error, consumer):
             self._require_topic(consumer, deadline)
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(RUNS_TOPIC, 0), timeout=_left(deadline), cached=False
-            )
+            low, high = _watermarks(consumer, deadline)
             start = max(low, self._book.next_offset)
             if high <= start:
                 return self._book
@@ -192,6 +190,33 @@ class RunLog:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+# The partition's leader is moving, or not ready yet: a topic just created (a broker shows it
+# in its metadata a moment before it leads its partitions), a broker restarting.
+_LEADER_MOVING = frozenset(
+    {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+    }
+)
+
+
+def _watermarks(consumer: Consumer, deadline: float) -> tuple[int, int]:
+    """The runs partition's low and high watermarks, asked again while its leader moves."""
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(
+                TopicPartition(RUNS_TOPIC, 0), timeout=_left(deadline), cached=False
+            )
+            return low, high
+        except KafkaException as problem:
+            error = problem.args[0] if problem.args else None
+            moving = isinstance(error, KafkaError) and error.code() in _LEADER_MOVING
+            if not moving or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.1)
 
 
 def _left(deadline: float) -> float:

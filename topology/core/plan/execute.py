@@ -18,6 +18,7 @@ from topology.core.plan.values import Action, Change, Plan, Resource
 
 # Topic creations carried out in one request at most (each one still its own step).
 TOGETHER_MOST = 200
+_INTERRUPTED = "interrupted while it ran; it may be partly done (a re-run plans what is missing)"
 
 
 class Outcome(StrEnum):
@@ -144,8 +145,7 @@ def run(
                         number,
                         change,
                         Outcome.NOT_ATTEMPTED,
-                        "interrupted while it ran; it "
-                        "may be partly done (a re-run plans what is missing)",
+                        _INTERRUPTED,
                     )
                 )
                 _not_attempted(report, plan, number + 1, "interrupted before it started")
@@ -182,8 +182,7 @@ def _run_together(
                     number,
                     change,
                     Outcome.NOT_ATTEMPTED,
-                    "interrupted while it ran; it "
-                    "may be partly done (a re-run plans what is missing)",
+                    _INTERRUPTED,
                 )
             )
         _not_attempted(report, plan, index + count + 1, "interrupted before it started")
