@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from enum import Enum
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection, TopicPartition
 
 # The admin module re-exports these without declaring it; mypy still knows their types.
 from confluent_kafka.admin import (  # type: ignore[attr-defined]
@@ -32,6 +32,7 @@ from confluent_kafka.admin import (  # type: ignore[attr-defined]
     ConfigResource,
     NewPartitions,
     NewTopic,
+    OffsetSpec,
     ResourcePatternType,
     ResourceType,
 )
@@ -165,6 +166,34 @@ class _Cluster:
     def has(self, topic: str) -> bool:
         return topic in self.shown([topic])
 
+    def wait_led(self, creations: Sequence[Change]) -> None:
+        """Until every partition of the topics just created answers from its leader: a broker
+        shows a new topic in its metadata a moment before it leads its partitions, and what
+        comes next may need the leader (a flow's start reads topo-runs.internal at once). A
+        partition that cannot be asked for another reason is not waited for."""
+        waiting = {
+            TopicPartition(change.name, partition)
+            for change in creations
+            for partition in range(int(_after(change)["partitions"]))
+        }
+        while waiting:
+            latest = OffsetSpec.latest()  # type: ignore[no-untyped-call]
+            asked = dict.fromkeys(waiting, latest)
+            futures = self.admin.list_offsets(asked, request_timeout=self.left())
+            for partition, future in futures.items():
+                try:
+                    future.result(timeout=self.left())
+                except KafkaException as problem:
+                    if problem.args[0].code() in client.LEADER_MOVING:
+                        continue
+                except RuntimeError:  # confluent_kafka's own check of an answer
+                    pass
+                waiting.discard(partition)
+            if waiting and time.monotonic() >= self.deadline:
+                raise TimeoutError
+            if waiting:
+                time.sleep(0.1)
+
     def write_state(self, records: Sequence[tuple[bytes, bytes | None]], doing: str) -> None:
         """Write records to the state topic; return once every one is acknowledged."""
         producer, last_error = _state_producer(self.config, self.left())
@@ -192,10 +221,10 @@ class _Cluster:
             reason = failures[0] if failures else (last_error.reason or "no answer in time")
             raise KafkaUnavailableError(f"{doing} on {self.bootstrap} failed: {reason}")
 
-    def wait_for(self, name: str, present: bool, doing: str) -> None:
-        """Until the topic's presence in metadata is `present` (topic changes are asynchronous)."""
+    def wait_gone(self, name: str, doing: str) -> None:
+        """Until the cluster no longer shows the topic (a deletion is asynchronous)."""
         with self.failures(doing):
-            while self.has(name) != present:
+            while self.has(name):
                 if time.monotonic() >= self.deadline:
                     raise TimeoutError
                 time.sleep(0.1)
@@ -262,10 +291,10 @@ def create_topics(
     config: dict[str, str], creations: Sequence[Change], timeout: float = 30.0, *, owner: str
 ) -> list[str | None]:
     """Carry out topic creations on one cluster at once, as `execute` does each (the ownership
-    records written ahead, a topic that exists already refused, each waited for until the
-    cluster shows it), with one request for each of those steps instead of one per topic; for
-    each change, None (done) or the one line saying why it failed. A failure of the cluster
-    itself is a KafkaUnavailableError."""
+    records written ahead, a topic that exists already refused, each waited for until every
+    partition answers from its leader), with one request for each of those steps instead of
+    one per topic; for each change, None (done) or the one line saying why it failed. A failure
+    of the cluster itself is a KafkaUnavailableError."""
     cluster = _Cluster(config, timeout + _SECONDS_PER_TOPIC * len(creations), owner)
     failed: dict[str, str] = {}
     with cluster.failures(f"creating {len(creations)} topics"):
@@ -306,18 +335,13 @@ def create_topics(
         except TopoError as problem:
             for name in undone:
                 failed[name] += f"; {problem}"
-    waiting = {change.name for change in wanted} - set(failed)
+    made = [change for change in wanted if change.name not in failed]
     try:
-        with cluster.failures(f"waiting for {len(waiting)} new topics"):
-            while waiting:
-                waiting -= cluster.shown(sorted(waiting))
-                if waiting and time.monotonic() >= cluster.deadline:
-                    raise TimeoutError
-                if waiting:
-                    time.sleep(0.1)
+        with cluster.failures(f"waiting for {len(made)} new topics"):
+            cluster.wait_led(made)  # (a topic not shown yet is an unknown partition there)
     except TopoError as problem:
-        for name in waiting:
-            failed[name] = f"creating topic {name}: created, but not shown yet: {problem}"
+        for change in made:
+            failed[change.name] = f"creating topic {change.name}: created, but not ready: {problem}"
     return [failed.get(change.name) for change in creations]
 
 
@@ -358,7 +382,8 @@ def _create_topic(cluster: _Cluster, change: Change) -> None:
                 # Made by someone else since the check above: it is not topo's.
                 cluster.write_state([tombstone(f"topic:{name}")], f"{doing} (undoing ownership)")
             raise
-    cluster.wait_for(name, present=True, doing=doing)
+    with cluster.failures(doing):
+        cluster.wait_led([change])  # shown, and every partition led
 
 
 def _new_topic(change: Change) -> NewTopic:
@@ -383,7 +408,7 @@ def _delete_topic(cluster: _Cluster, change: Change) -> None:
         except KafkaException as problem:
             if problem.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
                 raise  # already gone (an earlier apply stopped part-way): only the record is left
-    cluster.wait_for(name, present=False, doing=doing)
+    cluster.wait_gone(name, doing=doing)
     cluster.write_state([tombstone(f"topic:{name}")], f"forgetting ownership of topic {name}")
 
 

@@ -41,6 +41,17 @@ class LastError(logging.Handler):
 READ_TO_END = {"enable.partition.eof": True, "fetch.wait.max.ms": 10, "fetch.queue.backoff.ms": 10}
 
 
+# A partition's leader is moving, or not ready yet: a topic just created (a broker shows it in
+# its metadata a moment before it leads its partitions), a broker restarting. Asked again.
+LEADER_MOVING = frozenset(
+    {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError.UNKNOWN_TOPIC_OR_PART,
+    }
+)
+
+
 def unknown_topic(problem: KafkaException) -> bool:
     """Whether a request failed because its topic or partition does not exist."""
     error = problem.args[0] if problem.args else None

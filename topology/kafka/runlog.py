@@ -192,17 +192,6 @@ class RunLog:
         self.close()
 
 
-# The partition's leader is moving, or not ready yet: a topic just created (a broker shows it
-# in its metadata a moment before it leads its partitions), a broker restarting.
-_LEADER_MOVING = frozenset(
-    {
-        KafkaError.NOT_LEADER_FOR_PARTITION,
-        KafkaError.LEADER_NOT_AVAILABLE,
-        KafkaError.UNKNOWN_TOPIC_OR_PART,
-    }
-)
-
-
 def _watermarks(consumer: Consumer, deadline: float) -> tuple[int, int]:
     """The runs partition's low and high watermarks, asked again while its leader moves."""
     while True:
@@ -213,7 +202,7 @@ def _watermarks(consumer: Consumer, deadline: float) -> tuple[int, int]:
             return low, high
         except KafkaException as problem:
             error = problem.args[0] if problem.args else None
-            moving = isinstance(error, KafkaError) and error.code() in _LEADER_MOVING
+            moving = isinstance(error, KafkaError) and error.code() in client.LEADER_MOVING
             if not moving or time.monotonic() >= deadline:
                 raise
         time.sleep(0.1)
