@@ -166,11 +166,19 @@ class _Cluster:
     def has(self, topic: str) -> bool:
         return topic in self.shown([topic])
 
-    def wait_led(self, creations: Sequence[Change]) -> None:
-        """Until every partition of the topics just created answers from its leader: a broker
-        shows a new topic in its metadata a moment before it leads its partitions, and what
-        comes next may need the leader (a flow's start reads topo-runs.internal at once). A
-        partition that cannot be asked for another reason is not waited for."""
+    def wait_made(self, creations: Sequence[Change]) -> None:
+        """Until the cluster shows every topic just created and every partition of them answers
+        from its leader: a broker shows a new topic in its metadata a moment before it leads its
+        partitions, and what comes next may need the leader (a flow's start reads
+        topo-runs.internal at once). A partition that cannot be asked for another reason is
+        not waited for."""
+        names = {change.name for change in creations}
+        while names:
+            names -= self.shown(sorted(names))
+            if names and time.monotonic() >= self.deadline:
+                raise TimeoutError
+            if names:
+                time.sleep(0.1)
         waiting = {
             TopicPartition(change.name, partition)
             for change in creations
@@ -338,7 +346,7 @@ def create_topics(
     made = [change for change in wanted if change.name not in failed]
     try:
         with cluster.failures(f"waiting for {len(made)} new topics"):
-            cluster.wait_led(made)  # (a topic not shown yet is an unknown partition there)
+            cluster.wait_made(made)
     except TopoError as problem:
         for change in made:
             failed[change.name] = f"creating topic {change.name}: created, but not ready: {problem}"
@@ -383,7 +391,7 @@ def _create_topic(cluster: _Cluster, change: Change) -> None:
                 cluster.write_state([tombstone(f"topic:{name}")], f"{doing} (undoing ownership)")
             raise
     with cluster.failures(doing):
-        cluster.wait_led([change])  # shown, and every partition led
+        cluster.wait_made([change])
 
 
 def _new_topic(change: Change) -> NewTopic:

@@ -42,12 +42,15 @@ READ_TO_END = {"enable.partition.eof": True, "fetch.wait.max.ms": 10, "fetch.que
 
 
 # A partition's leader is moving, or not ready yet: a topic just created (a broker shows it in
-# its metadata a moment before it leads its partitions), a broker restarting. Asked again.
+# its metadata a moment before it leads its partitions, and the client's metadata may not
+# hold it yet: the local _UNKNOWN_* codes), a broker restarting. Asked again.
 LEADER_MOVING = frozenset(
     {
         KafkaError.NOT_LEADER_FOR_PARTITION,
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError.UNKNOWN_TOPIC_OR_PART,
+        KafkaError._UNKNOWN_TOPIC,
+        KafkaError._UNKNOWN_PARTITION,
     }
 )
 
