@@ -139,16 +139,7 @@ def run(
                 failed_clusters[change.cluster] = str(problem)
                 step = Step(number, change, Outcome.FAILED, str(problem), clock() - started)
             except KeyboardInterrupt:
-                report.interrupted = True
-                report.steps.append(
-                    Step(
-                        number,
-                        change,
-                        Outcome.NOT_ATTEMPTED,
-                        _INTERRUPTED,
-                    )
-                )
-                _not_attempted(report, plan, number + 1, "interrupted before it started")
+                _interrupted(report, plan, number, number)
                 return report
             else:
                 step = Step(number, change, Outcome.DONE, "", clock() - started)
@@ -175,17 +166,7 @@ def _run_together(
     except TopoError as failure:  # none of them could be tried (the cluster did not answer)
         outcomes = [str(failure)] * count
     except KeyboardInterrupt:
-        report.interrupted = True
-        for number, change in enumerate(changes, start=index + 1):
-            report.steps.append(
-                Step(
-                    number,
-                    change,
-                    Outcome.NOT_ATTEMPTED,
-                    _INTERRUPTED,
-                )
-            )
-        _not_attempted(report, plan, index + count + 1, "interrupted before it started")
+        _interrupted(report, plan, index + 1, index + count)
         return False
     seconds = clock() - started
     with_others = f"{count} created in one request"
@@ -196,6 +177,16 @@ def _run_together(
             failed_clusters.setdefault(change.cluster, why)
             report.steps.append(Step(number, change, Outcome.FAILED, why, seconds))
     return True
+
+
+def _interrupted(report: Report, plan: Plan, first: int, last: int) -> None:
+    """Ctrl-C while changes `first` to `last` (1-based) ran: they may be partly done; the
+    rest were not started."""
+    report.interrupted = True
+    for number in range(first, last + 1):
+        change = plan.changes[number - 1]
+        report.steps.append(Step(number, change, Outcome.NOT_ATTEMPTED, _INTERRUPTED))
+    _not_attempted(report, plan, last + 1, "interrupted before it started")
 
 
 def _not_attempted(report: Report, plan: Plan, start: int, why: str) -> None:
