@@ -27,11 +27,11 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from topology.core.errors import KafkaUnavailableError, TopicNotFoundError, TopoError
+from topology.core.errors import KafkaUnavailableError, TopoError
 from topology.core.jobs import JobSpec
 from topology.core.mm2 import wire
 from topology.core.naming import HEARTBEATS, READ_GROUPS, heartbeats_copy
-from topology.kafka import client, records
+from topology.kafka import client
 
 HISTORY = 20  # records read back per partition: the recent latencies status shows
 
@@ -72,33 +72,23 @@ class Emitter:
             producer.flush(timeout)
 
 
-def recent(config: dict[str, str], topic: str, timeout: float = 10) -> list[Heartbeat]:
-    """The last heartbeats in `topic` (a cluster's `heartbeats` or a copy such as
-    `east.heartbeats`), oldest emitted first; empty when the topic does not exist yet."""
-    try:
-        found = records.read_topic(config, topic, timeout=timeout, last=HISTORY)
-    except TopicNotFoundError:
-        return []
-    beats = (parse(r.key, r.value, r.timestamp_ms if r.appended else None) for r in found)
-    return sorted((b for b in beats if b is not None), key=lambda h: h.emitted_ms)
-
-
 def copied(target: dict[str, str], spec: JobSpec, timeout: float = 5) -> list[Heartbeat] | None:
     """The recent heartbeats of the flow's source as copied to its target (`target` is the
-    target's client config), oldest emitted first; None when the target cannot be read now.
-    What `topo status` and the driver's metrics both read."""
+    target's client config): each partition's last `HISTORY`, oldest emitted first; empty while
+    the copy topic does not exist; None when the target cannot be read now. What `topo status`
+    reads: one look of a `CopiedBeats` made for it."""
+    reader = CopiedBeats(target, heartbeats_copy(spec.source, spec.separator))
     try:
-        return recent(target, heartbeats_copy(spec.source, spec.separator), timeout=timeout)
-    except TopoError:
-        return None
+        return reader.since_last(timeout)
+    finally:
+        reader.close()
 
 
 class CopiedBeats:
     """One flow's heartbeats as copied to its target, read as they arrive: what the running
     driver's metrics look at every few seconds. One consumer is kept for the driver's life and
     each look reads from where the last one stopped (the first look, each partition's last
-    `HISTORY`), where `copied` connects a new consumer and reads them all again. Between looks
-    the consumer holds no partition, so it fetches nothing."""
+    `HISTORY`). Between looks the consumer holds no partition, so it fetches nothing."""
 
     def __init__(self, target: dict[str, str], topic: str) -> None:
         self.config = target
