@@ -4,7 +4,8 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 `make setup`; the first run resolves MM2's jars with mvn):
 
     .venv/bin/python benchmarks/scale.py [--pairs 2] [--topics 300] [--partitions 2]
-        [--records 50] [--settle 60] [--idle 30] [--json results.json] [--topo-first]
+        [--records 50] [--settle 60] [--idle 30] [--later 300] [--json results.json]
+        [--topo-first]
 
 On the two lab clusters `bench-src` and `bench-dst` (started in a private lab folder, as
 benchmarks/mm2.py does; the replicators are started the same way: MM2 in dedicated mode from
@@ -17,6 +18,11 @@ replicator in turn (ABBA over the pairs), on topics of its own:
   target (the sum of the copies' high watermarks);
 - then, after `--settle` seconds (a minute by default), its cores over `--idle` seconds with
   nothing to copy, and its resident memory (every process of its session);
+- and its cores over `--idle` seconds again from `--later` seconds after the copy (five minutes
+  by default; 0 leaves it out): a JVM still compiles the code its idle work runs for minutes
+  (topo's C2 compiler took 0.013 cores a minute after the copy and 0.0045 five minutes after),
+  so the first figure holds some of the start and the second is nearer what idle costs for
+  hours;
 - then a topic created on the source: seconds until its first record is on the target.
 
 What it can show on one small machine: the periodic work each replicator does for a topology
@@ -39,7 +45,8 @@ import mm2  # benchmarks/mm2.py: the two replicators, started as their users sta
 import replication as bench  # benchmarks/replication.py: CPU probes, the lab's quiet logger
 
 MM2, TOPO = mm2.MM2, mm2.TOPO
-SETTLE_SECONDS = 60  # JIT compiling and first rounds done: what idle costs for hours
+SETTLE_SECONDS = 60  # the first rounds done; the JIT compilers still at work (see --later)
+LATER_SECONDS = 300  # the JIT compilers nearly done with the idle work's code
 COPY_TIMEOUT = 900
 
 
@@ -51,6 +58,7 @@ class Run:
     records: int  # in all
     all_copied_seconds: float | None  # start -> every record on the target
     idle_cores: float
+    idle_later_cores: float | None  # from LATER_SECONDS after the copy
     resident_mib: float
     new_topic_seconds: float | None
     outside: tuple[float, float]  # cores others used, cores stolen, over the run
@@ -143,6 +151,7 @@ def one(
     records: int,
     idle: int,
     settle: float = SETTLE_SECONDS,
+    later: float = LATER_SECONDS,
 ) -> Run:
     from confluent_kafka.admin import AdminClient
 
@@ -169,12 +178,14 @@ def one(
         time.sleep(settle)
         session = life.session()
         assert session is not None
-        before = bench.snapshot(session, [])
-        time.sleep(idle)
-        after = bench.snapshot(session, [])
-        cores = (after.replicator - before.replicator) / (after.at - before.at)
+        cores = idle_cores(session, idle)
         memory = resident_mib(session)
         print(f"  idle {cores:.3f} cores, {memory:.0f} MiB resident", flush=True)
+        cores_later = None
+        if later > 0:
+            time.sleep(max(0.0, later - settle - idle))
+            cores_later = idle_cores(session, idle)
+            print(f"  idle {cores_later:.3f} cores from {later:.0f} s after the copy", flush=True)
         new_topic = mm2.new_topic_latency(new, mm2.NEW_TOPIC_TIMEOUT)
         print(f"  a new topic's first copy after {new_topic} s", flush=True)
         meter.sessions = (session,)
@@ -183,13 +194,23 @@ def one(
     # 12,000 partitions runs out of open files.
     drop(manager.admin_config(mm2.SOURCE), [*names, new])
     drop(manager.admin_config(mm2.TARGET), [*remotes, f"src.{new}"])
-    return Run(who, topics, partitions, expected, all_copied, cores, memory, new_topic, outside)
+    figures = (all_copied, cores, cores_later, memory, new_topic, outside)
+    return Run(who, topics, partitions, expected, *figures)
+
+
+def idle_cores(session: int, seconds: int) -> float:
+    """The cores every process of the session used over the next `seconds`."""
+    before = bench.snapshot(session, [])
+    time.sleep(seconds)
+    after = bench.snapshot(session, [])
+    return (after.replicator - before.replicator) / (after.at - before.at)
 
 
 def table(runs: list[Run]) -> str:
     rows = [
         ("every record copied, s", "all_copied_seconds"),
         ("idle, cores", "idle_cores"),
+        ("idle later, cores", "idle_later_cores"),
         ("resident, MiB", "resident_mib"),
         ("a new topic's first copy, s", "new_topic_seconds"),
     ]
@@ -219,6 +240,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=50, help="per topic, 1 KiB each")
     parser.add_argument("--settle", type=float, default=SETTLE_SECONDS, help="seconds before idle")
     parser.add_argument("--idle", type=int, default=30, help="seconds measured idle")
+    parser.add_argument(
+        "--later", type=float, default=LATER_SECONDS, help="seconds after the copy, idle again"
+    )
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--topo-first", action="store_true", help="the first pair starts with topo")
     options = parser.parse_args()
@@ -249,6 +273,7 @@ def main() -> None:
                         options.records,
                         options.idle,
                         options.settle,
+                        options.later,
                     )
                 )
         print()
@@ -260,6 +285,7 @@ def main() -> None:
                     {
                         "machine": host,
                         "settle_seconds": options.settle,
+                        "later_seconds": options.later,
                         "runs": [asdict(r) for r in runs],
                     },
                     indent=2,
