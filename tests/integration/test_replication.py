@@ -385,8 +385,8 @@ def test_continuous_replication_follows_new_topics_partitions_and_survives_kill_
     STATUS_SCHEMA.validate(status)
     assert "src->dst" in run_topo("status", str(topology.file)).stdout
 
-    # kill -9 of the driver mid-stream: its supervisor (`topo run`) starts it again once the
-    # dead driver's lease has expired; no record lost (duplicates allowed only here).
+    # kill -9 of the driver mid-stream: its supervisor (`topo run`) releases the dead driver's
+    # lease and starts it again at once; no record lost (duplicates allowed only here).
     stream = [
         Record(first, i % 3, f"stream-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(300)
     ]
@@ -442,18 +442,27 @@ def wait_for_restart(
     raise AssertionError(f"the driver of {topology.prefix} was not restarted in {timeout:.0f}s")
 
 
-def kill_while_streaming(topology: Topology, topic: str) -> None:
-    """kill -9 of the driver while 200 records (`stream-<i>`, 2 partitions) trickle into the
-    source topic; back once its supervisor has restarted it."""
-    stream = [
-        Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(200)
-    ]
-    producing = threading.Thread(target=_trickle, args=(topology.clusters["src"], stream))
+def kill_while_streaming(topology: Topology, topic: str, kills: int = 1) -> None:
+    """`kills` kill -9s of the driver, each once its supervisor has restarted the one before,
+    while records (`stream-<i>`, 2 partitions) trickle into the source topic throughout; back
+    once the last is restarted and the trickle has ended. Each dead driver's lease is released
+    by its supervisor, so its successor never waits for the lease to expire."""
+    done = threading.Event()
+    producing = threading.Thread(
+        target=_trickle_until, args=(topology.clusters["src"], topic, done)
+    )
     producing.start()
-    time.sleep(2)
-    killed = kill_driver(topology.prefix)
-    producing.join()
-    wait_for_restart(topology, killed)
+    try:
+        for _ in range(kills):
+            time.sleep(2)  # copying, with records arriving
+            killed = kill_driver(topology.prefix)
+            wait_for_restart(topology, killed)
+    finally:
+        done.set()
+        producing.join()
+    log = (jobstate.folder(topology.prefix) / jobstate.LOG).read_text(errors="replace")
+    assert log.count("released the lease of the dead driver") >= kills, log
+    assert "another driver holds the lease" not in log, log
 
 
 def _add_partition(config: dict[str, str], topic: str, total: int) -> None:
@@ -463,6 +472,19 @@ def _add_partition(config: dict[str, str], topic: str, total: int) -> None:
     # {**config}: a dict[str, str | int | float | bool], as AdminClient asks (dict is invariant)
     admin = AdminClient({**config})
     admin.create_partitions([NewPartitions(topic, total)])[topic].result(30)
+
+
+def _trickle_until(config: dict[str, str], topic: str, done: threading.Event) -> None:
+    """Records `stream-<i>` into `topic` (2 partitions), ten every 0.3 s, until `done`."""
+    written = 0
+    while not done.is_set():
+        batch = [
+            Record(topic, i % 2, f"stream-{i}".encode(), b"v", (), RECENT_MS + i)
+            for i in range(written, written + 10)
+        ]
+        records.produce(config, batch)
+        written += len(batch)
+        time.sleep(0.3)
 
 
 def _trickle(config: dict[str, str], stream: list[Record]) -> None:

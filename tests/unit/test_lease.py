@@ -5,7 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 from topology.core import runstate
-from topology.ops.lease import Leaseholder, holder_id
+from topology.ops.lease import Leaseholder, holder_id, release_for_gone
 
 
 class Topic:
@@ -216,3 +216,41 @@ def test_a_holder_can_acquire_again_after_releasing() -> None:
     a.release()
     assert a.acquire(False, never)
     assert a.term == 2 and a.renew()
+
+
+def test_a_gone_drivers_lease_is_released_for_its_successor_without_waiting_out_the_ttl() -> None:
+    topic = Topic()
+    dead, _ = holder(topic, "h1:4242:abcdef")
+    assert dead.acquire(False, never)
+    log = FakeLog(topic)
+    lease = log.read().lease("prod")
+    # `topo run` on h1 reaped the driver whose program was pid 4242: only that lease is freed.
+    assert release_for_gone(lease, "h2", 4242) is None  # another machine's holder
+    assert release_for_gone(lease, "h1", 4243) is None  # another process here
+    record = release_for_gone(lease, "h1", 4242, at=12.5)
+    assert record == {
+        "holder": "h1:4242:abcdef",
+        "term": 1,
+        "claim": False,
+        "released": True,
+        "renewed_at": 12.5,
+    }
+    log.write(runstate.LEASE, record)
+    successor, said = holder(topic, "h1:5000:012345")
+    assert successor.acquire(wait=False, should_stop=never)  # at once: no TTL waited out
+    assert (successor.term, said) == (2, [])
+    assert not dead.renew()  # had it lived, it would be fenced
+    assert release_for_gone(log.read().lease("prod"), "h1", 4242) is None  # not its lease now
+
+
+def test_nothing_is_released_for_a_lease_released_already_or_of_a_foreign_holder_id() -> None:
+    topic = Topic()
+    a, _ = holder(topic, "h1:4242:abcdef")
+    assert a.acquire(False, never)
+    a.release()
+    assert release_for_gone(FakeLog(topic).read().lease("prod"), "h1", 4242) is None
+    assert release_for_gone(None, "h1", 4242) is None
+    other = Topic()
+    b, _ = holder(other, "a-name:without-a-pid")
+    assert b.acquire(False, never)
+    assert release_for_gone(FakeLog(other).read().lease("prod"), "a-name", 4242) is None

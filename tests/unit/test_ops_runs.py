@@ -253,3 +253,14 @@ def test_when_is_a_question_mark_for_anything_but_a_time() -> None:
     assert runs.when(None) == "?"
     assert runs.when("yesterday") == "?"
     assert runs.when(T0)[:4] == "2023"
+
+
+def test_runs_here_only_when_the_newest_status_is_this_drivers_saying_it_runs() -> None:
+    log = Log()
+    assert not runs.runs_here(log.book, OWNER, 4242)  # no status yet
+    log.put("status", {"driver_pid": 4242, "state": "starting"}, T0)
+    assert not runs.runs_here(log.book, OWNER, 4242)
+    log.put("status", {"driver_pid": 4242, "state": "running"}, T0 + 2)
+    assert runs.runs_here(log.book, OWNER, 4242)
+    assert not runs.runs_here(log.book, OWNER, 5000)  # its successor has not said so yet
+    assert not runs.runs_here(log.book, OWNER, None)  # its program has not started

@@ -17,8 +17,10 @@ NONE = Wanted(jobs=None, generation=None)
 TICK = inspect.signature(supervise).parameters["tick"].default  # seconds between looks
 
 
-def jobs(generation: int, **more: str | None) -> Wanted:
-    return Wanted(jobs=f"jobs-{generation}", generation=generation, **more)
+def jobs(
+    generation: int, stop: str | None = None, unusable: str | None = None, running: bool = False
+) -> Wanted:
+    return Wanted(f"jobs-{generation}", generation, stop, unusable, running)
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,13 @@ class World:
         self.runs = list(runs)
         self.sigterm_at = sigterm_at
         self.signal_kills_the_driver = False  # Ctrl-C: the whole process group gets SIGINT
+        self.reaped_says: str | Exception | None = None  # what `reaped` answers
+
+    def reaped(self) -> str | None:
+        self.line("reaped")
+        if isinstance(self.reaped_says, Exception):
+            raise self.reaped_says
+        return self.reaped_says
 
     def line(self, text: str) -> None:
         self.log.append(f"{self.now:g} {text}")
@@ -75,6 +84,7 @@ class World:
             start=self.start,
             stopping=self.stopping,
             report=lambda message: self.line(message),
+            reaped=self.reaped,
             clock=self.clock,
             sleep=self.sleep,
             **options,  # type: ignore[arg-type]
@@ -116,34 +126,117 @@ def test_the_driver_starts_on_the_first_jobs_published_and_stops_on_sigterm() ->
     ]
 
 
-def test_crashes_restart_after_5_10_20_40_60_60_seconds() -> None:
-    world = World([(0, jobs(1))], [Run(0, 1)] * 6 + [Run()], sigterm_at=300)
+def test_a_crash_restarts_at_once_then_after_5_10_20_40_60_60_seconds() -> None:
+    world = World([(0, jobs(1))], [Run(0, 1)] * 7 + [Run()], sigterm_at=300)
     assert world.supervise() == 0
     assert world.log == [
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
-        "2 the driver exited with 1; restarting in 5s (attempt 1)",
-        "7 starting the driver (generation 1)",
-        "7 start jobs-1",
-        "9 the driver exited with 1; restarting in 10s (attempt 2)",
-        "19 starting the driver (generation 1)",
-        "19 start jobs-1",
-        "21 the driver exited with 1; restarting in 20s (attempt 3)",
-        "41 starting the driver (generation 1)",
-        "41 start jobs-1",
-        "43 the driver exited with 1; restarting in 40s (attempt 4)",
-        "83 starting the driver (generation 1)",
-        "83 start jobs-1",
-        "85 the driver exited with 1; restarting in 60s (attempt 5)",
-        "145 starting the driver (generation 1)",
-        "145 start jobs-1",
-        "147 the driver exited with 1; restarting in 60s (attempt 6)",
-        "207 starting the driver (generation 1)",
-        "207 start jobs-1",
+        "2 the driver exited with 1; restarting at once (attempt 1)",
+        "2 reaped",
+        "2 starting the driver (generation 1)",
+        "2 start jobs-1",
+        "4 the driver exited with 1; restarting in 5s (attempt 2)",
+        "4 reaped",
+        "9 starting the driver (generation 1)",
+        "9 start jobs-1",
+        "11 the driver exited with 1; restarting in 10s (attempt 3)",
+        "11 reaped",
+        "21 starting the driver (generation 1)",
+        "21 start jobs-1",
+        "23 the driver exited with 1; restarting in 20s (attempt 4)",
+        "23 reaped",
+        "43 starting the driver (generation 1)",
+        "43 start jobs-1",
+        "45 the driver exited with 1; restarting in 40s (attempt 5)",
+        "45 reaped",
+        "85 starting the driver (generation 1)",
+        "85 start jobs-1",
+        "87 the driver exited with 1; restarting in 60s (attempt 6)",
+        "87 reaped",
+        "147 starting the driver (generation 1)",
+        "147 start jobs-1",
+        "149 the driver exited with 1; restarting in 60s (attempt 7)",
+        "149 reaped",
+        "209 starting the driver (generation 1)",
+        "209 start jobs-1",
         "301 stop signal received",
         "301 stopping the driver",
         "301 stop",
         "301 the driver stopped (exit 0)",
+    ]
+
+
+def test_the_dead_drivers_lease_is_released_before_its_successor_starts() -> None:
+    world = World([(0, jobs(1))], [Run(3, -9), Run()], sigterm_at=10)
+    world.reaped_says = "released the lease of its driver (pid 4242), gone"
+    world.supervise()
+    assert world.log[:6] == [
+        "0 starting the driver (generation 1)",
+        "0 start jobs-1",
+        "4 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "4 reaped",
+        "4 released the lease of its driver (pid 4242), gone",
+        "4 starting the driver (generation 1)",
+    ]
+
+
+def test_a_driver_whose_own_live_lease_the_log_shows_is_reaped_not_waited_for() -> None:
+    # The log read in the tick that sees the exit still names the dead driver's lease, live:
+    # `wanted` calls it held elsewhere (this loop's driver no longer runs). The exit is dealt
+    # with first: its lease freed, the driver restarted at once, no wait for the lease's TTL.
+    held = jobs(1, unusable="another driver (h1:4242:abcdef) holds this topology's lease")
+    world = World([(0, jobs(1)), (3, held)], [Run(3, -9), Run()], sigterm_at=10)
+
+    def reaped() -> str:
+        world.line("reaped")
+        world.script.append((world.now, jobs(1)))  # the release is in the log from now on
+        return "released the lease of the dead driver (pid 4242)"
+
+    world.reaped = reaped  # type: ignore[method-assign]
+    assert world.supervise() == 0
+    assert world.log == [
+        "0 starting the driver (generation 1)",
+        "0 start jobs-1",
+        "4 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "4 reaped",
+        "4 released the lease of the dead driver (pid 4242)",
+        "4 starting the driver (generation 1)",
+        "4 start jobs-1",
+        "10 stop signal received",
+        "10 stopping the driver",
+        "10 stop",
+        "10 the driver stopped (exit 0)",
+    ]
+
+
+def test_a_lease_that_cannot_be_released_is_left_to_expire_and_the_restart_goes_on() -> None:
+    world = World([(0, jobs(1))], [Run(3, -9), Run()], sigterm_at=10)
+    world.reaped_says = KafkaUnavailableError("west did not answer in 3s")
+    world.supervise()
+    assert world.log[2:6] == [
+        "4 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "4 reaped",
+        "4 the dead driver's lease is left to expire: west did not answer in 3s",
+        "4 starting the driver (generation 1)",
+    ]
+
+
+def test_a_driver_that_said_it_runs_is_restarted_at_once_however_often_it_dies() -> None:
+    # Killed every few seconds, but each time after it said it runs: healthy runs, each crash
+    # repaired at once. One that dies before it runs (a crash loop) backs off.
+    running = jobs(1, running=True)
+    script: list[tuple[float, Wanted | Exception]] = [(0, jobs(1)), (1, running)]
+    world = World(script, [Run(3, -9), Run(3, -9), Run(3, -9), Run(0, 1), Run(0, 1), Run()])
+    world.sigterm_at = 40
+    assert world.supervise() == 0
+    exits = [line for line in world.log if "exited" in line]
+    assert exits == [
+        "4 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "8 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "12 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "14 the driver exited with 1; restarting in 5s (attempt 2)",
+        "21 the driver exited with 1; restarting in 10s (attempt 3)",
     ]
 
 
@@ -154,19 +247,23 @@ def test_a_run_of_reset_after_seconds_resets_the_backoff_and_kills_unexpected_en
     assert world.log == [
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
-        "2 the driver exited with -9 (SIGKILL); restarting in 5s (attempt 1)",
-        "7 starting the driver (generation 1)",
-        "7 start jobs-1",
-        "9 the driver ended (exit 0) without a stop request; restarting in 10s (attempt 2)",
-        "19 starting the driver (generation 1)",
-        "19 start jobs-1",
+        "2 the driver exited with -9 (SIGKILL); restarting at once (attempt 1)",
+        "2 reaped",
+        "2 starting the driver (generation 1)",
+        "2 start jobs-1",
+        "4 the driver ended (exit 0) without a stop request; restarting in 5s (attempt 2)",
+        "4 reaped",
+        "9 starting the driver (generation 1)",
+        "9 start jobs-1",
         # ran 300 s: healthy, so the next crash starts the backoff over
-        "319 the driver exited with 1; restarting in 5s (attempt 1)",
-        "324 starting the driver (generation 1)",
-        "324 start jobs-1",
-        "326 the driver exited with 1; restarting in 10s (attempt 2)",
-        "336 starting the driver (generation 1)",
-        "336 start jobs-1",
+        "309 the driver exited with 1; restarting at once (attempt 1)",
+        "309 reaped",
+        "309 starting the driver (generation 1)",
+        "309 start jobs-1",
+        "311 the driver exited with 1; restarting in 5s (attempt 2)",
+        "311 reaped",
+        "316 starting the driver (generation 1)",
+        "316 start jobs-1",
         "400 stop signal received",
         "400 stopping the driver",
         "400 stop",
@@ -176,9 +273,9 @@ def test_a_run_of_reset_after_seconds_resets_the_backoff_and_kills_unexpected_en
 
 def test_backoff_delays() -> None:
     backoff = Backoff()
-    assert [backoff.delay(n) for n in range(1, 8)] == [5, 10, 20, 40, 60, 60, 60]
+    assert [backoff.delay(n) for n in range(1, 9)] == [0, 5, 10, 20, 40, 60, 60, 60]
     assert backoff.delay(10_000) == 60
-    assert Backoff(first=1, cap=3).delay(3) == 3
+    assert Backoff(first=1, cap=3).delay(4) == 3
 
 
 def test_a_new_generation_restarts_the_driver_with_the_new_jobs() -> None:
@@ -200,21 +297,27 @@ def test_a_new_generation_restarts_the_driver_with_the_new_jobs() -> None:
 
 
 def test_a_new_generation_during_the_backoff_starts_at_once_with_a_fresh_backoff() -> None:
-    world = World([(0, jobs(1)), (4, jobs(2))], [Run(0, 1), Run(0, 1), Run()], sigterm_at=14)
+    runs = [Run(0, 1), Run(0, 1), Run(0, 1), Run(0, 1), Run()]
+    world = World([(0, jobs(1)), (6, jobs(2))], runs, sigterm_at=14)
     assert world.supervise() == 0
     assert world.log == [
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
-        "2 the driver exited with 1; restarting in 5s (attempt 1)",
-        "4 starting the driver (generation 2)",
-        "4 start jobs-2",
-        "6 the driver exited with 1; restarting in 5s (attempt 1)",
-        "11 starting the driver (generation 2)",
-        "11 start jobs-2",
-        "15 stop signal received",
-        "15 stopping the driver",
-        "15 stop",
-        "15 the driver stopped (exit 0)",
+        "2 the driver exited with 1; restarting at once (attempt 1)",
+        "2 reaped",
+        "2 starting the driver (generation 1)",
+        "2 start jobs-1",
+        "4 the driver exited with 1; restarting in 5s (attempt 2)",
+        "4 reaped",
+        "6 starting the driver (generation 2)",
+        "6 start jobs-2",
+        "8 the driver exited with 1; restarting at once (attempt 1)",
+        "8 reaped",
+        "8 starting the driver (generation 2)",
+        "8 start jobs-2",
+        "10 the driver exited with 1; restarting in 5s (attempt 2)",
+        "10 reaped",
+        "14 stop signal received",
     ]
 
 
@@ -232,13 +335,19 @@ def test_a_stop_request_stops_the_driver_and_returns_0() -> None:
 
 
 def test_a_stop_request_during_the_backoff_returns_0_without_starting() -> None:
-    world = World([(0, jobs(1)), (3, jobs(1, stop="by h1:42 at 12:00:00"))], [Run(0, 1)])
+    stop = jobs(1, stop="by h1:42 at 12:00:00")
+    world = World([(0, jobs(1)), (5, stop)], [Run(0, 1), Run(0, 1)])
     assert world.supervise() == 0
     assert world.log == [
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
-        "2 the driver exited with 1; restarting in 5s (attempt 1)",
-        "4 stop requested by h1:42 at 12:00:00",
+        "2 the driver exited with 1; restarting at once (attempt 1)",
+        "2 reaped",
+        "2 starting the driver (generation 1)",
+        "2 start jobs-1",
+        "4 the driver exited with 1; restarting in 5s (attempt 2)",
+        "4 reaped",
+        "6 stop requested by h1:42 at 12:00:00",
     ]
 
 
@@ -273,13 +382,18 @@ def test_a_stop_newest_at_the_start_is_the_standing_state_the_next_apply_resumes
 
 
 def test_sigterm_during_the_backoff_returns_0_promptly_without_starting() -> None:
-    world = World([(0, jobs(1))], [Run(0, 1)], sigterm_at=3)
+    world = World([(0, jobs(1))], [Run(0, 1), Run(0, 1)], sigterm_at=5)
     assert world.supervise() == 0
     assert world.log == [
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
-        "2 the driver exited with 1; restarting in 5s (attempt 1)",
-        "4 stop signal received",
+        "2 the driver exited with 1; restarting at once (attempt 1)",
+        "2 reaped",
+        "2 starting the driver (generation 1)",
+        "2 start jobs-1",
+        "4 the driver exited with 1; restarting in 5s (attempt 2)",
+        "4 reaped",
+        "6 stop signal received",
     ]
 
 
@@ -319,14 +433,15 @@ def test_a_held_lease_is_retried_every_first_seconds_without_growing_the_backoff
         "2 another driver holds the lease; waiting",
         "7 start jobs-1",
         "14 start jobs-1",
-        "21 start jobs-1",  # retries for the lease start quietly
-        "23 the driver exited with 1; restarting in 5s (attempt 1)",
-        "28 starting the driver (generation 1)",
-        "28 start jobs-1",
-        "40 stop signal received",
-        "40 stopping the driver",
-        "40 stop",
-        "40 the driver stopped (exit 0)",
+        "21 start jobs-1",  # retries for the lease start quietly (no lease of theirs to free)
+        "23 the driver exited with 1; restarting at once (attempt 1)",
+        "23 reaped",
+        "23 starting the driver (generation 1)",
+        "23 start jobs-1",
+        "41 stop signal received",
+        "41 stopping the driver",
+        "41 stop",
+        "41 the driver stopped (exit 0)",
     ]
 
 
@@ -377,13 +492,14 @@ def test_a_crash_while_the_run_log_is_unreadable_restarts_with_the_jobs_last_rea
         "0 starting the driver (generation 1)",
         "0 start jobs-1",
         "2 west did not answer in 10s; retrying; the driver keeps running",
-        "4 the driver exited with 1; restarting in 5s (attempt 1)",
-        "9 starting the driver (generation 1)",
-        "9 start jobs-1",
-        "17 stop signal received",
-        "17 stopping the driver",
-        "17 stop",
-        "17 the driver stopped (exit 0)",
+        "4 the driver exited with 1; restarting at once (attempt 1)",
+        "4 reaped",
+        "4 starting the driver (generation 1)",
+        "4 start jobs-1",
+        "16 stop signal received",
+        "16 stopping the driver",
+        "16 stop",
+        "16 the driver stopped (exit 0)",
     ]
 
 
@@ -443,7 +559,7 @@ def test_jobs_that_become_unusable_stop_the_driver_until_usable_jobs_come() -> N
 def test_a_driver_that_cannot_start_is_retried_with_the_backoff() -> None:
     world = World([(0, jobs(1))], [Run()], sigterm_at=8)
     real_start = world.start
-    failures = iter([TopoError("spark-submit not found on PATH")])
+    failures = iter([TopoError("spark-submit not found on PATH")] * 2)
 
     def start(jobs: object) -> FakeDriver:
         failure = next(failures, None)
@@ -455,7 +571,9 @@ def test_a_driver_that_cannot_start_is_retried_with_the_backoff() -> None:
     assert world.supervise() == 0
     assert world.log == [
         "0 starting the driver (generation 1)",
-        "0 cannot start the driver: spark-submit not found on PATH; restarting in 5s (attempt 1)",
+        "0 cannot start the driver: spark-submit not found on PATH; restarting at once (attempt 1)",
+        "0 starting the driver (generation 1)",
+        "0 cannot start the driver: spark-submit not found on PATH; restarting in 5s (attempt 2)",
         "5 starting the driver (generation 1)",
         "5 start jobs-1",
         "9 stop signal received",

@@ -6,17 +6,22 @@ that they are the jobs its file makes (compared as the driver runs them, so an e
 changes none of them, a comment, changes nothing; whoever may write the log cannot make it
 run jobs of their own), starts the replication driver on them (the jobs document is all the
 driver reads) (spark-submit, the topology's runner and master) and supervises it
-(`ops.supervise`): a driver that dies is restarted with backoff, newly published jobs restart
-it, a stop request (`topo stop`, from any machine) or SIGTERM stops it cleanly. Logs go to
-stdout, one `topo: ` line per event; the driver's own lines follow them.
+(`ops.supervise`): a driver that dies is seen at once, its lease released and it is restarted
+(at once, then with backoff while it keeps dying), newly published jobs restart it, a stop
+request (`topo stop`, from any machine) or SIGTERM stops it cleanly. Logs go to stdout, one
+`topo: ` line per event; the driver's own lines follow them.
 
 Exit codes: 0 after a clean stop; 1 when the topology cannot be loaded; 3 when the driver
 refuses its jobs (another format, a digest that does not match its content); never while the
 driver can be restarted.
 """
 
+import contextlib
+import dataclasses
 import os
+import select
 import signal
+import socket
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -80,6 +85,8 @@ def run(
                 start=runs.start,
                 stopping=lambda: bool(stopping),
                 report=say,
+                reaped=runs.reaped,
+                sleep=runs.nap,
                 stop_timeout=60.0,
             )
         finally:  # whatever ends the loop, no driver is left running without its supervisor
@@ -139,6 +146,10 @@ class _Runs:
         found = runs.wanted(
             book, owner, mine, time.time(), self._made(), self.loaded.file, self.trusted
         )
+        if mine:
+            recorded = jobstate.recorded_driver(owner)
+            pid = recorded.driver_pid if recorded is not None else None
+            found = dataclasses.replace(found, running=runs.runs_here(book, owner, pid))
         digest = getattr(found.jobs, "digest", None)
         if found.unusable is None and isinstance(digest, str) and digest not in self.trusted:
             self.trusted.add(digest)  # its file made them: trusted from now on, here
@@ -181,3 +192,51 @@ class _Runs:
         base = str(Path(self.loaded.file).parent)
         self.driver = launch.spawn(launch.submission(jobs, base), jobs, report=say)
         return self.driver
+
+    def nap(self, seconds: float) -> None:
+        """The supervisor's pause between looks, ended early when the driver exits, so that a
+        crash is seen at once rather than at the next look."""
+        driver = self.driver
+        if driver is None or driver.process.poll() is not None:
+            time.sleep(seconds)
+            return
+        try:
+            exited = os.pidfd_open(driver.pid)  # readable once the process has exited
+        except OSError:
+            time.sleep(seconds)
+            return
+        try:
+            select.select([exited], [], [], seconds)
+        finally:
+            os.close(exited)
+
+    def reaped(self) -> str | None:
+        """The driver just reaped: whatever is left of its process group (its program, when
+        spark-submit went first) is killed, and the lease its program held is released on its
+        behalf, so that its successor takes over at once instead of after the lease's 15 s.
+        Only a lease whose holder is that program on this machine is released
+        (`lease.release_for_gone`)."""
+        from topology.core.runstate import LEASE
+        from topology.host import jobstate
+        from topology.ops.lease import release_for_gone
+
+        if self.driver is None:
+            return None
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.driver.pid, signal.SIGKILL)  # its own group: nothing else is in it
+        owner = self.loaded.topology.name
+        recorded = jobstate.recorded_driver(owner)
+        pid = recorded.driver_pid if recorded is not None else None
+        if pid is None:
+            return None  # it died before its program ran: it never held the lease
+        deadline = time.monotonic() + 2.0
+        while jobstate.alive(pid):
+            if time.monotonic() > deadline:
+                return f"the dead driver's program (pid {pid}) still runs; its lease expires in 15s"
+            time.sleep(0.05)
+        lease = self.log.read().lease(owner)
+        record = release_for_gone(lease, socket.gethostname(), pid, at=time.time())
+        if record is None:
+            return None
+        self.log.write(LEASE, record)
+        return f"released the lease of the dead driver (pid {pid}); its successor takes it at once"

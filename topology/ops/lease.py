@@ -30,6 +30,23 @@ def holder_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+def release_for_gone(
+    lease: LeaseState | None, host: str, pid: int, at: float | None = None
+) -> dict[str, Any] | None:
+    """The record that releases `lease` on behalf of its holder, when that holder is the
+    process `pid` on `host` and the caller knows it is gone: `topo run` reaped the driver it
+    started, whose program was `pid` here. Its successor may then claim the lease at once
+    instead of waiting out the TTL (the log's rule 2: a release of the current term by its
+    holder). None when the lease is released already, or held by any other process: another
+    machine's driver, or another here, may be alive, and only the TTL may end its lease."""
+    if lease is None or lease.released:
+        return None
+    parts = lease.holder.split(":")
+    if len(parts) != 3 or parts[0] != host or parts[1] != str(pid):
+        return None
+    return runstate.lease_record(lease.holder, lease.term, released=True, at=at)
+
+
 class Leaseholder:
     """Claims `owner`'s lease as `me`; `report` gets one line whenever another holds it.
 

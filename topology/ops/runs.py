@@ -43,6 +43,15 @@ def running_jobs(book: Book, owner: str, now: float) -> dict[str, dict[str, Any]
         return {}
 
 
+def runs_here(book: Book, owner: str, driver_pid: int | None) -> bool:
+    """Whether the newest status `owner`'s driver published is the program `driver_pid`'s
+    (this machine's driver, `topo run` knows its pid) saying it runs."""
+    entry = book.status(owner)
+    if entry is None or driver_pid is None:
+        return False
+    return entry.value.get("driver_pid") == driver_pid and entry.value.get("state") == "running"
+
+
 def wanted(
     book: Book,
     owner: str,

@@ -2,8 +2,10 @@
 
 Pure: it decides when to start, restart and stop the driver, and does nothing itself. The
 caller passes every effect: `wanted` reads what the run log (`topo-runs.internal`) asks for
-now, `start` launches a driver for a jobs document, `stopping` says whether a signal asked
-this process to end, `report` prints one line, `clock` and `sleep` are time.
+now, `start` launches a driver for a jobs document, `reaped` releases the lease of the driver
+that just died (a line to report, or None), `stopping` says whether a signal asked this
+process to end, `report` prints one line, `clock` and `sleep` are time (`sleep` may return
+early, when the driver exits).
 
 Rules, checked once per tick:
 - a stop request ends the loop (the driver stopped first): exit 0; so does `stopping()`.
@@ -15,7 +17,10 @@ Rules, checked once per tick:
 - jobs and no driver: start one; a newer jobs document (generation): restart with it at once;
 - the driver exited: a fatal code ends the loop with that code; `LEASE_HELD` retries after
   `Backoff.first` without growing the delay; anything else (a crash, a kill, an unexpected 0)
-  restarts after the backoff delay (first, doubling, capped), reset by a run of `reset_after`;
+  first frees the lease the dead driver held (`reaped`: this loop knows its own driver is
+  gone, so its successor need not wait out the lease's TTL), then restarts: at once after a
+  healthy run (one that said it runs, `Wanted.running`, or lasted `reset_after`), else after
+  the backoff delay (first, doubling, capped): a driver that keeps dying as it starts;
 - `wanted` failing with a `TopoError`: the message is reported once (per distinct message),
   the last state read stays in force and the driver keeps running.
 """
@@ -43,6 +48,9 @@ class Wanted:
     generation: int | None  # identifies that jobs document; a new value means new jobs
     stop: str | None = None  # a stop request newer than the jobs: "by host:pid at ...", else None
     unusable: str | None = None  # why the published jobs cannot run here, else None
+    # The driver this loop started says it runs (its published status): a driver that got
+    # that far was healthy, so if it dies it is restarted at once, not after a growing delay.
+    running: bool = False
 
 
 class Driver(Protocol):
@@ -59,11 +67,14 @@ class Driver(Protocol):
 class Backoff:
     first: float = 5.0
     cap: float = 60.0
-    reset_after: float = 300.0  # a run at least this long resets the delay to `first`
+    reset_after: float = 300.0  # a run at least this long restarts at once after its end
 
     def delay(self, attempt: int) -> float:
-        """The wait before restart number `attempt` (1-based): first, doubling, capped."""
-        return min(self.first * 2.0 ** min(max(attempt - 1, 0), 60), self.cap)
+        """The wait before restart number `attempt` (1-based): none for the first (a crash
+        after a healthy run is repaired at once), then first, doubling, capped."""
+        if attempt <= 1:
+            return 0.0
+        return min(self.first * 2.0 ** min(attempt - 2, 60), self.cap)
 
 
 def describe_exit(code: int) -> str:
@@ -82,6 +93,7 @@ def supervise(
     start: Callable[[Any], Driver],
     stopping: Callable[[], bool],
     report: Callable[[str], None],
+    reaped: Callable[[], str | None] = lambda: None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
     backoff: Backoff = Backoff(),
@@ -91,7 +103,14 @@ def supervise(
 ) -> int:
     """Run until a stop request or `stopping()` (0) or a fatal driver exit (its code)."""
     loop = _Supervisor(
-        wanted, start, report, clock, backoff, wait_note_every=wait_note_every, timeout=stop_timeout
+        wanted,
+        start,
+        reaped,
+        report,
+        clock,
+        backoff,
+        note_every=wait_note_every,
+        timeout=stop_timeout,
     )
     while True:
         if stopping():
@@ -110,15 +129,17 @@ class _Supervisor:
         self,
         wanted: Callable[[], Wanted],
         start: Callable[[Any], Driver],
+        reaped: Callable[[], str | None],
         report: Callable[[str], None],
         clock: Callable[[], float],
         backoff: Backoff,
         *,
-        wait_note_every: float,
+        note_every: float,
         timeout: float,
     ) -> None:
-        self.wanted, self.start, self.report, self.clock = wanted, start, report, clock
-        self.backoff, self.note_every, self.timeout = backoff, wait_note_every, timeout
+        self.wanted, self.start, self.reaped = wanted, start, reaped
+        self.report, self.clock, self.backoff = report, clock, backoff
+        self.note_every, self.timeout = note_every, timeout
         self.known: Wanted | None = None  # the last state read
         self.standing_stop: str | None = None  # the stop request newest at the first read
         self.read_error: str | None = None
@@ -139,6 +160,15 @@ class _Supervisor:
         if wanted.stop is not None and wanted.stop != self.standing_stop:
             return self.end(f"stop requested {wanted.stop}")
         now = self.clock()
+        code = self.driver.poll() if self.driver is not None else None
+        if code is not None:
+            # An exit is dealt with before what was read is judged: the live lease the log
+            # names may be the dead driver's own, which `_exited` frees for its successor.
+            self.driver = None
+            if stopping():  # the signal reached the driver too, before this loop saw it
+                self.report(f"the driver exited with {describe_exit(code)}")
+                return self.end("stop signal received")
+            return self._exited(code, now)
         reason = self._cannot_run(wanted)
         if reason is not None:
             if self.driver is not None:
@@ -148,20 +178,14 @@ class _Supervisor:
             self._note(f"{reason}; waiting", now)
             return None
         if self.driver is not None:
+            if wanted.running:
+                self.attempt = 0  # healthy: a crash now is repaired at once
             if wanted.generation != self.generation:
                 self.report(f"new jobs published (generation {wanted.generation}); restarting")
                 self._stop_driver()
                 self.attempt = 0
                 self._start(wanted, now)
-                return None
-            code = self.driver.poll()
-            if code is None:
-                return None
-            self.driver = None
-            if stopping():  # the signal reached the driver too, before this loop saw it
-                self.report(f"the driver exited with {describe_exit(code)}")
-                return self.end("stop signal received")
-            return self._exited(code, now)
+            return None
         if self.restart_at is not None and now < self.restart_at:
             if wanted.generation == self.generation:
                 return None
@@ -237,13 +261,25 @@ class _Supervisor:
             self._retry_later("the driver ended (exit 0) without a stop request", now)
         else:
             self._retry_later(f"the driver exited with {describe_exit(code)}", now)
+        self._free_lease()  # before the restart, which comes at a later step
         return None
+
+    def _free_lease(self) -> None:
+        """The dead driver's lease, released for its successor (`reaped`); a failure leaves it
+        to expire, as a lease of a driver lost with its machine does."""
+        try:
+            said = self.reaped()
+        except TopoError as error:
+            said = f"the dead driver's lease is left to expire: {error}"
+        if said:
+            self.report(said)
 
     def _retry_later(self, what: str, now: float) -> None:
         self.attempt += 1
         delay = self.backoff.delay(self.attempt)
         self.restart_at = now + delay
-        self.report(f"{what}; restarting in {delay:g}s (attempt {self.attempt})")
+        when = f"in {delay:g}s" if delay > 0 else "at once"
+        self.report(f"{what}; restarting {when} (attempt {self.attempt})")
 
     def _stop_driver(self) -> None:
         assert self.driver is not None
