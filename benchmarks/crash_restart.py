@@ -40,7 +40,8 @@ RESTART_TIMEOUT = 120.0
 def ends(admin: Any, topic: str, committed: bool) -> int | None:
     """The sum of the topic's end offsets on the target (last stable offsets if
     `committed`), or None while it cannot be read."""
-    from confluent_kafka import IsolationLevel, KafkaException, OffsetSpec, TopicPartition
+    from confluent_kafka import IsolationLevel, KafkaException, TopicPartition
+    from confluent_kafka.admin import OffsetSpec
 
     level = IsolationLevel.READ_COMMITTED if committed else IsolationLevel.READ_UNCOMMITTED
     asked = {TopicPartition(topic, p): OffsetSpec.latest() for p in range(PARTITIONS)}
