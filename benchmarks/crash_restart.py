@@ -90,11 +90,11 @@ def first_copy_after(admin: Any, topic: str, killed_at: float, committed: bool) 
     """Seconds from the kill to the first copy past where the target stood 0.3 s after it."""
     time.sleep(max(0.0, killed_at + 0.3 - time.monotonic()))
     stood = None
-    while stood is None:
-        stood = ends(admin, topic, committed)
     while time.monotonic() - killed_at < RESTART_TIMEOUT:
         now = ends(admin, topic, committed)
-        if now is not None and now > stood:
+        if stood is None:
+            stood = now  # None while the target does not answer: asked again
+        elif now is not None and now > stood:
             return time.monotonic() - killed_at
         time.sleep(0.05)
     return None
