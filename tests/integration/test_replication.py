@@ -462,6 +462,9 @@ def kill_while_streaming(topology: Topology, topic: str, kills: int = 1) -> None
         producing.join()
     log = (jobstate.folder(topology.prefix) / jobstate.LOG).read_text(errors="replace")
     assert log.count("released the lease of the dead driver") >= kills, log
+    # Neither the supervisor nor a new driver ever found the dead driver's lease still held.
+    assert "holds this topology's lease" not in log, log
+    assert "replication is held by" not in log, log
     assert "another driver holds the lease" not in log, log
 
 
