@@ -7,6 +7,7 @@ that copied as micro-batches going on from its checkpoint) and its exactly-once.
 import json
 import os
 import re
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from tests.helpers import RECENT_MS, run_topo
 from tests.integration.test_replication import (
     Topology,
     _add_partition,
+    _trickle_until,
     contents,
     expected,
     kill_while_streaming,
@@ -377,3 +379,121 @@ def test_records_the_source_lost_before_they_were_copied_are_reported_or_stop_th
     assert contents(records.read_topic(dst, remote)) == expected(
         copied_first + kept, "src"
     ) + expected(again, "src")
+
+
+def test_a_paused_flow_is_reset_to_a_time_and_to_its_end_and_resumes_from_there(
+    topology: Topology,
+) -> None:
+    """Exactly-once, under load: paused (nothing copied while records arrive), moved back to a
+    time while paused and resumed: every record is on the target once, and those from that time
+    on a second time, nothing else. Then at-least-once: paused, moved to the end while records
+    arrive, resumed: those records are never copied, every later one is."""
+    src, dst = topology.clusters["src"], topology.clusters["dst"]
+    topic = topology.topic("rewind")
+    copy = f"src.{topic}"
+    records.create_topic(src, topic, 2)
+    early = [
+        Record(topic, i % 2, f"early-{i}".encode(), b"v", (), RECENT_MS + 10_000 + 1000 * i)
+        for i in range(20)
+    ]
+    records.produce(src, early)
+    flow = "  - mirror: {from: src, to: dst}\n    delivery: exactly-once"
+    topology.write(flow)
+    topology.apply()
+    wait_for(dst, copy, len(early))
+
+    done = threading.Event()
+    producing = threading.Thread(target=_trickle_until, args=(src, topic, done))
+    producing.start()
+    try:
+        time.sleep(3)  # copying, with records arriving
+        topology.write(flow + "\n    paused: true")
+        assert "pause: its copy slots stop with their positions committed" in _applied(topology)
+        [paused] = topology.status()["flows"]
+        assert paused["state"] == "paused", paused
+        held = len(records.read_topic(dst, copy))
+        time.sleep(3)  # records keep arriving on the source; none is copied
+        assert len(records.read_topic(dst, copy)) == held
+        # A reset while the running driver still copies is refused: here, once the file no
+        # longer pauses the flow, before any cluster is asked.
+        topology.write(flow)
+        refused = run_topo("reset", str(topology.file), "--flow", "src->dst", "--to", "latest")
+        assert refused.returncode == 1 and "is not paused in" in refused.stderr, refused.stderr
+        topology.write(flow + "\n    paused: true")
+        when = _iso(RECENT_MS + 20_000)  # the 11th early record's time
+        shown = run_topo(
+            "reset", str(topology.file), "--flow", "src->dst", "--to", when, "--dry-run", "--json"
+        )
+        assert shown.returncode == 0, shown.stderr
+        planned = json.loads(shown.stdout)
+        assert planned["committed"] is False and planned["to"]["kind"] == "time"
+        done_reset = run_topo(
+            "reset", str(topology.file), "--flow", "src->dst", "--to", when, "--auto-approve"
+        )
+        assert done_reset.returncode == 0, done_reset.stderr
+        assert "Committed 2 position(s) of src->dst on dst" in done_reset.stdout, done_reset.stdout
+        topology.write(flow)
+        assert "resume: it copies again from its committed positions" in _applied(topology)
+    finally:
+        done.set()
+        producing.join()
+    on_source = records.read_topic(src, topic)
+    stopped_at = {row["partition"]: row["before"] for row in planned["partitions"]}
+    moved_to = {row["partition"]: row["after"] for row in planned["partitions"]}
+    since = RECENT_MS + 20_000  # the 11th early record's time
+    for partition in (0, 1):  # the first record at or after the time, as the source holds them
+        first = next(
+            r for r in on_source if r.partition == partition and (r.timestamp_ms or 0) >= since
+        )
+        assert moved_to[partition] == first.offset
+    once = [r for r in on_source if r.offset is not None and r.offset < stopped_at[r.partition]]
+    from_time = [r for r in on_source if r.offset is not None and r.offset >= moved_to[r.partition]]
+    assert sum(row["again"] for row in planned["partitions"]) == sum(
+        stopped_at[p] - moved_to[p] for p in (0, 1)
+    )
+    wanted = expected([*once, *from_time], "src")  # partition order; within it, copy order
+    assert contents(wait_for(dst, copy, len(wanted))) == wanted
+
+    # At-least-once, moved to the end while paused: what arrived meanwhile is never copied.
+    alo = "  - mirror: {from: src, to: dst}\n    delivery: at-least-once"
+    topology.write(alo + "\n    paused: true")
+    topology.apply()
+    skipped = [
+        Record(topic, i % 2, f"skipped-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(10)
+    ]
+    records.produce(src, skipped)
+    latest = run_topo(
+        "reset",
+        str(topology.file),
+        "--flow",
+        "src->dst",
+        "--to",
+        "latest",
+        "--auto-approve",
+        "--json",
+    )
+    assert latest.returncode == 0, latest.stderr
+    moved = json.loads(latest.stdout)
+    assert moved["committed"] is True and moved["skipped"] == len(skipped) and moved["again"] == 0
+    after = [
+        Record(topic, i % 2, f"after-{i}".encode(), b"v", (), RECENT_MS + i) for i in range(10)
+    ]
+    records.produce(src, after)
+    topology.write(alo)
+    topology.apply()
+    on_source = records.read_topic(src, topic)
+    later = [r for r in on_source if (r.key or b"").startswith(b"after-")]
+    wanted = expected([*once, *from_time, *later], "src")
+    assert contents(wait_for(dst, copy, len(wanted))) == wanted
+    topology.stop()
+
+
+def _applied(topology: Topology) -> str:
+    """`topo apply` of the topology; its plan as it printed it."""
+    done = run_topo("apply", str(topology.file), "--auto-approve")
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def _iso(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + f".{ms % 1000:03d}Z"

@@ -175,6 +175,13 @@ def test_record_filters_are_warned_about_and_commented() -> None:
     assert "IS NOT NULL" not in props(result).values()
 
 
+def test_a_paused_flow_is_warned_about() -> None:
+    result = run(topology("  - mirror: {from: a, to: b}\n    paused: true\n"))
+    assert codes(result) == ["M017"]
+    assert "paused: true is not exported" in result.diagnostics[0].message
+    assert props(result)["a->b.enabled"] == "true"
+
+
 def test_identity_loops_get_a_loud_comment() -> None:
     result = run(topology("  - active-active: [a, b]\n    naming: identity\n"))
     assert codes(result) == ["M018"]

@@ -38,6 +38,16 @@ def test_a_flow_with_topics_starts_and_one_without_waits() -> None:
     assert did(again) == [(Do.JOIN, FLOW)] and lines(again) == []
 
 
+def test_a_paused_flow_never_starts_while_the_others_do() -> None:
+    leader = Leader([FLOW, "west->east"], once=False, paused=frozenset({FLOW}))
+    assert leader.flows[FLOW].state is FlowState.PAUSED
+    actions = leader.step(Tick(0.0, maps={FLOW: ORDERS, "west->east": ORDERS}))
+    assert did(actions) == [(Do.START, "west->east")]
+    later = leader.step(Tick(2.0, maps={FLOW: BOTH, "west->east": ORDERS}))
+    assert FLOW not in [action.flow for action in later]
+    assert leader.flows[FLOW].state is FlowState.PAUSED
+
+
 def test_a_new_topic_joins_a_running_copy_loop_without_a_restart() -> None:
     leader = Leader([FLOW], once=False)
     running_loop(leader)

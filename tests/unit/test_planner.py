@@ -428,6 +428,45 @@ def test_under_identity_naming_an_existing_same_named_topic_is_merged_into_not_a
     assert any("merges into the existing topic" in note.message for note in result.notes)
 
 
+def test_pausing_a_flow_and_resuming_it_are_said_as_such() -> None:
+    clusters = {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)}
+    paused_file = topology(MIRROR.replace('["orders.*"]}', '["orders.*"]}\n    paused: true'))
+    [added] = [
+        c
+        for c in plan(paused_file, clusters, topology_sha256="0" * 64).changes
+        if c.resource is Resource.FLOW
+    ]
+    assert added.reason.startswith("add, paused (at-least-once, from east to west)")
+    assert added.after is not None and added.after["paused"] is True
+    first = plan(topology(), clusters, topology_sha256="0" * 64)
+    [start] = [c for c in first.changes if c.resource is Resource.FLOW]
+    assert start.after is not None
+    paused = plan(
+        paused_file, clusters, topology_sha256="0" * 64, running={"east->west": start.after}
+    )
+    [pause] = [c for c in paused.changes if c.resource is Resource.FLOW]
+    assert (pause.action, pause.reason) == (
+        Action.UPDATE,
+        "pause: its copy slots stop with their positions committed (topo reset may move them)",
+    )
+    resumed = plan(
+        topology(), clusters, topology_sha256="0" * 64, running={"east->west": added.after}
+    )
+    [resume] = [c for c in resumed.changes if c.resource is Resource.FLOW]
+    assert resume.reason == "resume: it copies again from its committed positions"
+    both = topology(
+        MIRROR.replace('["orders.*"]}', '["orders.*"]}\n    paused: true\n    tasks: 3')
+    )
+    [changed] = [
+        c
+        for c in plan(
+            both, clusters, topology_sha256="0" * 64, running={"east->west": start.after}
+        ).changes
+        if c.resource is Resource.FLOW
+    ]
+    assert changed.reason.endswith("; tasks changed too")
+
+
 def test_each_flow_without_a_running_job_is_started_and_a_changed_one_restarted() -> None:
     loaded = topology()
     clusters = {"east": cluster("east"), "west": cluster("west", *WEST_INTERNAL)}

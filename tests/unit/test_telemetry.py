@@ -173,6 +173,8 @@ def test_ready_while_running_keeping_up_and_heartbeats_arrive() -> None:
     assert readiness(figures.snapshot(100.0), 10)["unready"] == {
         FLOW: "11 records behind (more than 10)"
     }
+    figures.state(FLOW, "paused")  # asked to wait: its lag and silence are no problem
+    assert readiness(figures.snapshot(130.0), 10) == {"ready": True, "unready": {}}
 
 
 def test_log_lines_are_text_or_one_json_object_naming_the_flow() -> None:

@@ -21,6 +21,7 @@ from topology.cli import (
     import_mm2,
     lab,
     plan,
+    reset,
     run,
     status,
     stop,
@@ -54,6 +55,7 @@ app.command()(run.run)
 app.command()(failover.failover)
 app.command()(failover.offsets)
 app.command()(verify.verify)
+app.command()(reset.reset)
 
 EXIT_USER_ERROR = 1
 EXIT_INTERNAL_ERROR = 3

@@ -50,6 +50,7 @@ class JobSpec:
     no_forward_from: tuple[str, ...] = ()
     on_loss: str = "alert"  # alert | stop: records the source lost before they were copied
     tasks: int | None = None  # copy slots; None: sized as the flow starts (`copy_slots`)
+    paused: bool = False  # copies nothing; its committed positions wait (`topo reset` moves them)
 
     def to_dict(self) -> dict[str, Any]:
         found = {
@@ -70,6 +71,8 @@ class JobSpec:
             found["on_loss"] = self.on_loss
         if self.tasks is not None:
             found["tasks"] = self.tasks
+        if self.paused:  # only when paused: the spec of a flow never paused keeps its digest
+            found["paused"] = True
         return found
 
     @property
@@ -102,6 +105,7 @@ def spec_of(topology: Topology, edge: Edge) -> JobSpec:
         no_forward_from=tuple(c for c in flow.sources if c != edge.source) if mesh else (),
         on_loss=settings.on_loss,
         tasks=settings.tasks,
+        paused=settings.paused,
     )
 
 
@@ -126,6 +130,7 @@ def spec_from_dict(data: Mapping[str, Any]) -> JobSpec:
         no_forward_from=tuple(data.get("no_forward_from", ())),
         on_loss=str(data.get("on_loss", "alert")),
         tasks=None if data.get("tasks") is None else int(data["tasks"]),
+        paused=bool(data.get("paused", False)),
     )
 
 

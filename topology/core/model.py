@@ -137,6 +137,9 @@ class FlowSettings:
     # Copy slots (MM2's tasks.max): each a long-running Spark task holding some of the flow's
     # source partitions; None: sized from its partitions and the cores (`copy_slots`).
     tasks: int | None = None
+    # Not copied while true (a plan change): its slots stop with their positions committed,
+    # which `topo reset` may then move; false again resumes from them.
+    paused: bool = False
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""

@@ -133,6 +133,7 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
         "provenance": settings.provenance,
         "on_loss": settings.on_loss,
         "tasks": settings.tasks,
+        "paused": settings.paused,
         "mm2": {
             "offsets_topic": settings.mm2.offsets_topic,
             "status_topic": settings.mm2.status_topic,
@@ -237,6 +238,7 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         provenance=bool(data["provenance"]),
         on_loss=str(data.get("on_loss", "alert")),  # absent before on_loss existed
         tasks=data.get("tasks"),  # absent before copy slots were a setting
+        paused=bool(data.get("paused", False)),
         mm2=Mm2State(**data["mm2"]),
         # A jobs document published before objectives existed has none.
         objectives=Objectives(**data.get("objectives", {})),

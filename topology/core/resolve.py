@@ -360,6 +360,7 @@ class _Resolver:
             objectives=_over(base.objectives, raw.get("objectives", {})),
             on_loss=raw.get("on_loss", base.on_loss),
             tasks=raw.get("tasks", base.tasks),
+            paused=raw.get("paused", base.paused),
         )
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:

@@ -57,6 +57,7 @@ class FlowState(StrEnum):
     RUNNING = "running"
     WAITING_FOR_TOPICS = "waiting for topics"
     RESTARTING = "restarting"  # failed, started again after a backoff
+    PAUSED = "paused"  # `paused: true`: not copied, its positions committed where it stopped
     FAILED = "failed"
     DONE = "done"  # --once: copied what the sources held
     STOPPING = "stopping"

@@ -65,6 +65,22 @@ class PartitionReader:
             )
         return int(low), int(high)
 
+    def offset_at(self, topic: str, partition: int, ms: int) -> int | None:
+        """The first offset whose timestamp is at or after `ms` (None: no record that new)."""
+        with client.failures_named(
+            self.config,
+            f"looking up {topic} [{partition}]'s offset at a time",
+            (self.last_error, self.consumer),
+        ):
+            [found] = self.consumer.offsets_for_times(
+                [TopicPartition(topic, partition, ms)], self.timeout
+            )
+        if found.error is not None:
+            raise KafkaUnavailableError(
+                f"looking up {topic} [{partition}]'s offset at a time failed: {found.error}"
+            )
+        return None if found.offset < 0 else int(found.offset)
+
     def first_stamped(
         self, topic: str, partition: int, offset: int, cluster: str, before: int | None = None
     ) -> tuple[int, int] | None:

@@ -86,7 +86,9 @@ class Started:
 
 
 # A flow in one of these runs as published (it copies, or has nothing to copy yet).
-RUNS = frozenset({FlowState.RUNNING, FlowState.WAITING_FOR_TOPICS, FlowState.DONE})
+RUNS = frozenset(
+    {FlowState.RUNNING, FlowState.WAITING_FOR_TOPICS, FlowState.DONE, FlowState.PAUSED}
+)
 
 
 def started(book: Book, owner: str, published_at: float, now: float) -> Started:

@@ -11,6 +11,8 @@ a stop asked. `step` updates each flow's `FlowRun` and returns the `Action`s to 
   a running flow left without topics is stopped;
 - a copy that ended without an error is done; one that failed, or that could not start, is
   started again after a backoff (5 s, doubling, at most 60 s), alone; with `--once` it fails;
+- a paused flow (`paused: true`) is never started: it stays `paused`, its positions where its
+  slots committed them;
 - a lost lease halts every copy at once (no commit: another driver may hold it now) and the
   driver stops; a stop request stops every copy cleanly.
 `run_state` says what the whole driver reports; `exit_code` what `--once` exits with.
@@ -77,8 +79,11 @@ class Tick:
 class Leader:
     """The driver's decisions over its flows; `step` once per tick."""
 
-    def __init__(self, flows: list[str], once: bool) -> None:
-        self.flows = {flow: FlowRun() for flow in flows}
+    def __init__(self, flows: list[str], once: bool, paused: frozenset[str] = frozenset()) -> None:
+        self.flows = {
+            flow: FlowRun(FlowState.PAUSED if flow in paused else FlowState.STARTING)
+            for flow in flows
+        }
         self.once = once
         self.stopping = False
         self.halted = False
@@ -134,7 +139,7 @@ class Leader:
         """The flow's topics as the sources have them now."""
         run = self.flows[flow]
         before, run.topics = run.topics, topics
-        if run.state in (FlowState.DONE, FlowState.FAILED):
+        if run.state in (FlowState.DONE, FlowState.FAILED, FlowState.PAUSED):
             return []
         if run.running:
             if not topics:

@@ -47,7 +47,7 @@ from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
 from topology.core.jobs import JobsDocument, JobsFormatError, read_document
 from topology.core.lag_look import Reported
-from topology.core.model import Topology
+from topology.core.model import Objectives, Topology
 from topology.core.runstate import FlowState
 from topology.host import jobstate
 from topology.kafka.heartbeats import Emitter
@@ -101,7 +101,8 @@ class Replicator:
         self.offsets_thread: threading.Thread | None = None
         self.stopping = False
         self.topics: dict[str, list[str]] = {}  # flow -> the source topics its copy follows
-        self.leader = Leader(list(self.specs), once)  # every decision about the flows' copies
+        paused = frozenset(flow for flow, spec in self.specs.items() if spec.paused)
+        self.leader = Leader(list(self.specs), once, paused)  # every decision about the copies
         self.started: set[str] = set()  # since the last tick: the flows whose copy started
         self.start_failed: dict[str, str] = {}  # since the last tick: flow -> why not
         info = {
@@ -109,7 +110,10 @@ class Replicator:
             "runner": topology.engine.runner,
             "host": socket.gethostname(),
         }
-        objectives = {flow: topology.edge(flow).settings.objectives for flow in self.specs}
+        objectives = {  # a paused flow's lag grows by design: nothing is judged
+            flow: Objectives() if spec.paused else topology.edge(flow).settings.objectives
+            for flow, spec in self.specs.items()
+        }
         self.watched = Watched(
             topology.name,
             info,
@@ -201,6 +205,7 @@ class Replicator:
             wanted = {
                 name: copy_slots.Wanted(spec.tasks, sum(seen.get(name, {}).values()))
                 for name, spec in self.specs.items()
+                if not spec.paused  # a paused flow has no slots: it starts none
             }
             offered = cores.offered(self.spark, self.topology.engine)
             self.slots = copy_slots.sized(wanted, offered)
@@ -367,7 +372,7 @@ class Replicator:
                 due |= {"watch"}
             if "beat" in due:
                 for spec in self.specs.values():
-                    if spec.heartbeats:
+                    if spec.heartbeats and not spec.paused:  # none say a paused flow is up
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
             # The ticks stay quick for stop requests and starts; the copies are looked at

@@ -16,9 +16,11 @@ def readiness(snapshot: Snapshot, ready_lag: int) -> dict[str, Any]:
     copies heartbeats has copied one emitted in the last BEAT_STALE seconds (a target that is
     down leaves the copy running, its writes retried, but nothing arrives; a
     heartbeat_age_seconds objective sets that bound instead), and has no objective breached;
-    each flow that is not ready says why."""
+    each flow that is not ready says why. A paused flow is left out: it was asked to wait."""
     unready: dict[str, str] = {}
     for flow, figures in snapshot.flows.items():
+        if figures.state == FlowState.PAUSED.value:
+            continue  # paused on purpose: nothing to wait for
         # A heartbeat_age_seconds objective replaces BEAT_STALE as the flow's bound.
         beats = figures.beats and all(
             j.objective != "heartbeat_age_seconds" for j in figures.judged

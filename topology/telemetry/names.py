@@ -25,7 +25,7 @@ CATALOGUE: tuple[Metric, ...] = (
     Metric("topo_flow_up", "gauge", FLOW,
            "1 while the flow's copy runs, 0 while it waits, restarts or has failed."),
     Metric("topo_flow_state", "gauge", (*FLOW, "state"),
-           "1 for the flow's current state (starting, running, waiting for topics, "
+           "1 for the flow's current state (starting, running, waiting for topics, paused, "
            "restarting, failed, done, stopped), 0 for the others it has had."),
     Metric("topo_records_copied_total", "counter", TOPIC,
            "Records written to the target (after the loop rules and the record filter)."),

@@ -336,6 +336,13 @@ class _Exporter:
                 "every record of the selected topics (filter is not exported)",
                 flow.span,
             )
+        if settings.paused:
+            self._warn(
+                f"flows[{flow.index}] ({flow.name}): paused: true is not exported (MM2's "
+                "properties have no paused flow, so MM2 would copy it); set its "
+                "<source>-><target>.enabled = false to keep it stopped",
+                flow.span,
+            )
         if not settings.sync.partitions:
             self._warn(
                 f"flows[{flow.index}] ({flow.name}): sync.partitions: false is exported as "

@@ -673,6 +673,7 @@ class _FlowChanges:
                 sum(self.clusters[spec.source].topics[t].partitions for t in topics[flow]),
             )
             for flow, spec in specs.items()
+            if not spec.paused  # a paused flow has no slots: the others share the cores
         }
         counts = copy_slots.sized(wanted, self.cores) if self.cores is not None else {}
         return {
@@ -692,7 +693,11 @@ class _FlowChanges:
             before = running.get(flow)
             mode = f"{spec.delivery}, from {spec.source} to {spec.target}"
             if before is None:
-                reason = f"start replicating ({mode}, {slots[flow]})"
+                reason = (
+                    f"add, paused ({mode}): nothing is copied until it is resumed"
+                    if spec.paused
+                    else f"start replicating ({mode}, {slots[flow]})"
+                )
                 resumed = self._resume(spec, topics[flow])
                 if resumed is not None:
                     after["resume"] = resumed
@@ -709,14 +714,14 @@ class _FlowChanges:
                     )
                 )
             elif dict(before) != after:
-                changed = sorted(k for k in after if before.get(k) != after[k])
+                changed = sorted(k for k in {*after, *before} if before.get(k) != after.get(k))
                 changes.append(
                     Change(
                         Action.UPDATE,
                         Resource.FLOW,
                         spec.target,
                         flow,
-                        f"restart: {', '.join(changed)} changed",
+                        _restart_reason(changed, spec.paused),
                         before=dict(before),
                         after=after,
                         edges=(flow,),
@@ -750,6 +755,20 @@ class _FlowChanges:
             return handover.resume(spec, self.clusters[spec.source], topics, found)
         except handover.HandoverError as problem:
             raise PlanError(str(problem)) from None
+
+
+def _restart_reason(changed: list[str], paused: bool) -> str:
+    """Why a running job changes: paused or resumed (and what else changed with it), or
+    restarted on what changed."""
+    others = [key for key in changed if key != "paused"]
+    if "paused" not in changed:
+        return f"restart: {', '.join(others)} changed"
+    said = (
+        "pause: its copy slots stop with their positions committed (topo reset may move them)"
+        if paused
+        else "resume: it copies again from its committed positions"
+    )
+    return f"{said}; {', '.join(others)} changed too" if others else said
 
 
 def _excludes(edge: Edge) -> patterns.Matcher:
