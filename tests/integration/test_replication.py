@@ -148,7 +148,21 @@ def test_a_mirror_copies_every_record_exactly_and_once_returns(topology: Topolog
     records.create_topic(src, empty, 2)
     written = varied(orders, 30, partitions=3)
     records.produce(src, written)
-    topology.write("  - mirror: {from: src, to: dst}")
+    text = topology.topic("text")  # compressible: written uncompressed, copied with zstd
+    records.create_topic(src, text, 2)
+    lines = [
+        Record(
+            text,
+            i % 2,
+            f"k{i}".encode(),
+            f"line {i % 7} of a text; ".encode() * 40,
+            (),
+            RECENT_MS + i,
+        )
+        for i in range(1500)
+    ]
+    records.produce(src, lines)
+    topology.write("  - mirror: {from: src, to: dst}\n    producer: {compression.type: zstd}")
     shown = run_topo("plan", str(topology.file), "--show-jobs", "--format", "json")
     plan = json.loads(shown.stdout)
     PLAN_SCHEMA.validate(plan)
@@ -166,6 +180,12 @@ def test_a_mirror_copies_every_record_exactly_and_once_returns(topology: Topolog
         w.content()[1:3] for w in sorted(written, key=lambda w: w.partition)
     ]
     assert records.read_topic(dst, f"src.{empty}") == []  # created, and nothing to copy
+    # zstd end to end: the copies are the records, and the target keeps them compressed
+    assert contents(records.read_topic(dst, f"src.{text}")) == expected(
+        records.read_topic(src, text), "src"
+    )
+    kept, written_bytes = _on_disk(TARGET_CLUSTER, f"src.{text}"), _on_disk(SOURCE_CLUSTER, text)
+    assert 0 < kept * 5 < written_bytes, (kept, written_bytes)
     assert topology.status()["running"] is False  # --once leaves nothing behind
     # A second --once copies only what is new: the checkpoint is kept.
     more = varied(orders, 6, partitions=3, tag="b")
@@ -174,6 +194,13 @@ def test_a_mirror_copies_every_record_exactly_and_once_returns(topology: Topolog
     assert contents(records.read_topic(dst, f"src.{orders}")) == expected(
         records.read_topic(src, orders), "src"
     )
+
+
+def _on_disk(cluster: str, topic: str) -> int:
+    """The bytes of the topic's log segments on the lab cluster's disk."""
+    from topology.lab import state
+
+    return sum(log.stat().st_size for log in state.data_dir(cluster).glob(f"{topic}-*/*.log"))
 
 
 def test_aborted_transactions_are_never_copied(topology: Topology) -> None:

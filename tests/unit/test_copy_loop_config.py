@@ -107,3 +107,22 @@ def test_validate_takes_a_rebalance_wait_in_whole_milliseconds_only() -> None:
 
     assert codes("0") == [] and codes("5000") == []
     assert codes("-1") == codes("1.5") == codes("1m") == codes("'٣'") == ["T104"]
+
+
+def test_the_flows_client_settings_by_role_reach_the_loop() -> None:
+    given = loop.config(
+        _plan(
+            consumer={"fetch.min.bytes": "65536"},
+            producer={"compression.type": "zstd", "acks": "all"},
+            admin={"request.timeout.ms": "60000"},
+        )
+    )
+    assert given["source_client"] == {"bootstrap.servers": "e:1", "fetch.min.bytes": "65536"}
+    assert given["producer"] == {"compression.type": "zstd", "acks": "all"}
+    assert given["admin"] == {"request.timeout.ms": "60000"}
+    assert loop.config(_plan())["producer"] == {
+        "linger.ms": "5",
+        "batch.size": "262144",
+        "acks": "all",
+        "enable.idempotence": "true",
+    }

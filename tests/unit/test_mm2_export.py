@@ -405,3 +405,20 @@ def test_the_export_refuses_such_names_even_when_the_schema_lets_them_by(
     result = export(replace(valid, clusters={**valid.clusters, broken.name: broken}), "t.yaml")
     assert codes(result) == ["M020", "M020"] and result.text == ""
     assert all(char not in d.message for d in result.diagnostics)  # shown escaped: one line
+
+
+def test_client_settings_by_role_and_intervals_are_written_where_mm2_reads_them() -> None:
+    text = (
+        "version: 1\nengine: {intervals: {emit.checkpoints.interval.seconds: 30}}\n"
+        "clusters:\n  a: {bootstrap: 'a:1', consumer: {fetch.min.bytes: 1024}}\n"
+        "  b: {bootstrap: 'b:1', producer: {compression.type: lz4}}\n"
+        "flows:\n  - mirror: {from: a, to: b}\n"
+        "    producer: {compression.type: zstd}\n    consumer: {max.poll.records: 9}\n"
+    )
+    found = props(run(text))
+    assert found["a.consumer.fetch.min.bytes"] == "1024"
+    assert found["b.producer.compression.type"] == "lz4"
+    # the copies' producer is Connect's: a flow's own is an override, which beats b's
+    assert found["a->b.producer.override.compression.type"] == "zstd"
+    assert found["a->b.source.consumer.max.poll.records"] == "9"  # beats a.consumer.*
+    assert found["emit.checkpoints.interval.seconds"] == "30"

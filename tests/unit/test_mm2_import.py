@@ -644,10 +644,14 @@ def test_identity_loops_are_imported_with_a_warning() -> None:
     [
         ("tasks.max = 4\n", "M009", "tasks.max"),
         ("a->b.offset.lag.max = 10\n", "M009", "a->b.offset.lag.max"),
-        ("emit.checkpoints.interval.seconds = 5\n", "M009", "emit.checkpoints.interval.seconds"),
+        ("a->b.emit.checkpoints.interval.seconds = 5\n", "M009", "set it at the top level"),
+        ("refresh.groups.interval.seconds = 5\n", "M009", "refresh.groups.interval.seconds"),
         ("offset-syncs.topic.location = target\n", "M009", "offset-syncs.topic.location"),
         ("dedicated.mode.enable.internal.rest = true\n", "M009", "Connect worker"),
-        ("a.producer.linger.ms = 5\n", "M009", "one set of client properties"),
+        ("a.target.producer.linger.ms = 5\n", "M009", "not per source or target side"),
+        ("a.producer.acks = 1\n", "M009", "topo keeps producer acks itself"),
+        ("a->b.producer.enable.idempotence = false\n", "M009", "never copied twice"),
+        ("a->b.source.admin.request.timeout.ms = 1\n", "M009", "tunes MM2's connectors"),
         ("b->a.emit.heartbeats.enabled = false\n", "M009", "heartbeats"),
         ("frobnicate = yes\n", "M010", "frobnicate"),
         ("a->b.frobnicate = yes\n", "M010", "frobnicate"),
@@ -668,6 +672,42 @@ def test_unmapped_properties_are_named_in_a_warning(extra: str, code: str, fragm
     assert fragment in messages(result, code)[0]
     assert result.diagnostics[0].severity is Severity.WARNING
     assert result.diagnostics[0].span.line == len(FLOW.splitlines()) + 1
+
+
+def test_client_settings_by_role_become_the_clusters_and_the_flows_sections() -> None:
+    text = (
+        FLOW
+        + "a.consumer.fetch.min.bytes = 65536\nb.producer.compression.type = lz4\n"
+        + "b.admin.request.timeout.ms = 60000\na->b.producer.override.linger.ms = 50\n"
+        + "a->b.producer.compression.type = zstd\na->b.source.consumer.max.poll.records = 9\n"
+    )
+    result = run(text)
+    # MM2 gives a flow's producer.* only its offset-syncs producer: topo, the copies'
+    [misread] = messages(result, "M016")
+    assert misread.startswith("a->b.producer.compression.type: MM2 gives this only to")
+    found = data(text)
+    assert found["clusters"]["a"]["consumer"] == {"fetch.min.bytes": 65536}
+    assert found["clusters"]["b"]["producer"] == {"compression.type": "lz4"}
+    assert found["clusters"]["b"]["admin"] == {"request.timeout.ms": 60000}
+    [flow] = found["flows"]
+    assert flow["producer"] == {"compression.type": "zstd", "linger.ms": 50}
+    assert flow["consumer"] == {"max.poll.records": 9}
+    assert analyse(yaml_out.render(found, []), "t.yaml").ok
+
+
+def test_top_level_intervals_become_the_engines_and_a_bad_one_is_an_error() -> None:
+    text = FLOW + "emit.checkpoints.interval.seconds = 30\nrefresh.topics.interval.seconds = 2.5\n"
+    assert codes(run(text)) == []
+    assert data(text)["engine"] == {
+        "intervals": {
+            "emit.checkpoints.interval.seconds": 30,
+            "refresh.topics.interval.seconds": 2.5,
+        }
+    }
+    for bad in ("soon", "0", "-5"):
+        result = run(FLOW + f"emit.checkpoints.interval.seconds = {bad}\n")
+        assert result.data is None and codes(result) == ["M011"]
+        assert "not a number of seconds above 0" in messages(result, "M011")[0]
 
 
 def test_warned_properties_are_listed_in_the_header() -> None:

@@ -20,6 +20,9 @@ clusters:
       tls: {ca: certs/ca.pem, cert: certs/me.pem, key: certs/me.key,
             key_password: "${file:secrets/key-password}", verify_hostname: false}
     client: {client.id: topo-east, request.timeout.ms: 45000}
+    consumer: {fetch.min.bytes: 65536}
+    producer: {compression.type: lz4}
+    admin: {default.api.timeout.ms: 90000}
   west: {bootstrap: "west:9092"}
   central: {bootstrap: "central:9092"}
 defaults:
@@ -44,6 +47,8 @@ flows:
     filter: "key IS NOT NULL"
     provenance: true
     objectives: {lag_seconds: 2.5, lag_records: 100, min_records_per_second: 5, for_seconds: 30}
+    producer: {compression.type: zstd, linger.ms: 50}
+    consumer: {max.poll.records: 2000}
   - active-active: [west, central]
     naming: identity
     topics: {include: ["clicks"]}
@@ -75,7 +80,7 @@ def test_only_the_clusters_asked_for_are_carried() -> None:
     ("kind", "carried"),
     [
         (FlowSettings, lambda: model_data.settings_data(topology().flows[0].settings)),
-        (Engine, lambda: model_data.engine_data(Engine())),
+        (Engine, lambda: model_data.engine_data(Engine(intervals={"x.interval.seconds": 5.0}))),
         (Flow, lambda: model_data.flow_data(topology().flows[0])),
         (
             Cluster,

@@ -39,6 +39,7 @@ CODES: dict[str, str] = {
     "T210": "objective that cannot be measured",
     "T211": "local master too small for the copy slots",
     "T212": "removed engine trigger",
+    "T213": "client setting topo keeps for itself",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

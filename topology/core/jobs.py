@@ -152,6 +152,7 @@ DRIVER_SETTINGS = (
     "mm2",
     "internal_separator",
     "objectives",  # only where a flow declares any (model_data.settings_data)
+    "roles",  # the flow's client settings by role, only where it sets any
 )
 
 

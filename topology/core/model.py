@@ -140,6 +140,9 @@ class FlowSettings:
     # Not copied while true (a plan change): its slots stop with their positions committed,
     # which `topo reset` may then move; false again resumes from them.
     paused: bool = False
+    # The flow's own client settings by role (`consumer`, `producer`; `client_roles`), over its
+    # clusters' sections of the same role.
+    roles: Mapping[str, Mapping[str, str | int | float | bool]] = field(default_factory=dict)
 
     def remote_name(self, source: str, topic: str) -> str:
         """The topic's name on the target when replicated from `source` (MM2's policies)."""
@@ -232,6 +235,8 @@ class Cluster:
     client: Mapping[str, str | int | float | bool]
     topics: tuple[str, ...]
     span: Span = field(compare=False)
+    # Client settings by role (`consumer`, `producer`, `admin`; `client_roles`), over `client`.
+    roles: Mapping[str, Mapping[str, str | int | float | bool]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -260,6 +265,9 @@ class Engine:
     # status, stop requests); None is the target of the topology's first edge.
     state_cluster: str | None = None
     metrics: MetricsEndpoint | None = MetricsEndpoint()  # None: `metrics: false`
+    # The driver's periodic chores' intervals the file sets, by MM2's names (`core.intervals`:
+    # the names, topo's defaults for the rest).
+    intervals: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

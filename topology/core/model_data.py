@@ -83,6 +83,8 @@ def cluster_data(cluster: Cluster, masked: bool = False) -> dict[str, Any]:
         "client": client,
         "topics": list(cluster.topics),
     }
+    if cluster.roles:  # only where set: a cluster without them has the data it had before
+        found["roles"] = roles_data(cluster.roles)
     if security.sasl is not None:
         sasl = security.sasl
         found["security"]["sasl"] = {
@@ -107,6 +109,11 @@ def _is_literal(value: Any) -> bool:
     if value is None or isinstance(value, bool):
         return False
     return not (isinstance(value, str) and secrets.reference(value) is not None)
+
+
+def roles_data(roles: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Client settings by role, sorted, without empty roles."""
+    return {role: dict(sorted(given.items())) for role, given in sorted(roles.items()) if given}
 
 
 def settings_data(settings: FlowSettings) -> dict[str, Any]:
@@ -143,6 +150,8 @@ def settings_data(settings: FlowSettings) -> dict[str, Any]:
     objectives = objectives_data(settings.objectives)
     if objectives:
         found["objectives"] = objectives
+    if roles_data(settings.roles):  # only where set, as objectives
+        found["roles"] = roles_data(settings.roles)
     return found
 
 
@@ -167,7 +176,7 @@ def flow_data(flow: Flow) -> dict[str, Any]:
 
 def engine_data(engine: Engine) -> dict[str, Any]:
     metrics = engine.metrics
-    return {
+    found: dict[str, Any] = {
         "runner": engine.runner,
         "master": engine.master,
         "spark_conf": dict(sorted(engine.spark_conf.items())),
@@ -177,6 +186,9 @@ def engine_data(engine: Engine) -> dict[str, Any]:
         if metrics is None
         else {"bind": metrics.bind, "port": metrics.port, "ready_lag": metrics.ready_lag},
     }
+    if engine.intervals:  # only where set: an engine without them has the data it had before
+        found["intervals"] = dict(sorted(engine.intervals.items()))
+    return found
 
 
 def from_data(data: Mapping[str, Any], file: str) -> Topology:
@@ -204,6 +216,7 @@ def _cluster(name: str, data: Mapping[str, Any]) -> Cluster:
         client=dict(data["client"]),
         topics=tuple(data["topics"]),
         span=NOWHERE,
+        roles={role: dict(given) for role, given in data.get("roles", {}).items()},
     )
 
 
@@ -239,6 +252,7 @@ def _settings(data: Mapping[str, Any]) -> FlowSettings:
         on_loss=str(data.get("on_loss", "alert")),  # absent before on_loss existed
         tasks=data.get("tasks"),  # absent before copy slots were a setting
         paused=bool(data.get("paused", False)),
+        roles={role: dict(given) for role, given in data.get("roles", {}).items()},
         mm2=Mm2State(**data["mm2"]),
         # A jobs document published before objectives existed has none.
         objectives=Objectives(**data.get("objectives", {})),
@@ -265,4 +279,5 @@ def _engine(data: Mapping[str, Any]) -> Engine:
         checkpoints=data["checkpoints"],
         state_cluster=data["state_cluster"],
         metrics=None if metrics is None else MetricsEndpoint(**metrics),
+        intervals={str(k): float(v) for k, v in data.get("intervals", {}).items()},
     )

@@ -6,12 +6,13 @@ diagnostics; the topology is still built so that the graph analysis can report i
 """
 
 import re
+from collections.abc import Mapping
 from dataclasses import fields, replace
 from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from topology.core import kafka_rules, naming, patterns, secrets
+from topology.core import client_roles, kafka_rules, naming, patterns, secrets
 from topology.core.copy_slots import LOCAL_COUNT
 from topology.core.diagnostics import Diagnostic, error, warning
 from topology.core.model import (
@@ -161,6 +162,7 @@ class _Resolver:
             checkpoints=raw.get("checkpoints"),
             state_cluster=raw.get("state_cluster"),
             metrics=_metrics(raw.get("metrics", {})),
+            intervals={str(k): float(v) for k, v in raw.get("intervals", {}).items()},
         )
 
     # -- clusters -------------------------------------------------------------------------
@@ -202,9 +204,39 @@ class _Resolver:
             reason = kafka_rules.topic_name_problem(topic)
             if reason:
                 self._error("T207", reason, (*where, "topics", index))
+        roles = self._roles(raw, where, client_roles.ROLES, f"cluster {name}")
         return Cluster(
-            name, bootstrap, security, dict(client), topics, self.document.span(where, key=True)
+            name,
+            bootstrap,
+            security,
+            dict(client),
+            topics,
+            self.document.span(where, key=True),
+            roles,
         )
+
+    def _roles(
+        self, raw: dict[str, Any], where: Path, roles: tuple[str, ...], owner: str
+    ) -> dict[str, dict[str, Any]]:
+        """The client settings `raw` gives by role, each checked against what topo keeps for
+        itself (T213, at the key)."""
+        found = {}
+        for role in roles:
+            given = raw.get(role)
+            if not given:
+                continue
+            for key, value in given.items():
+                problem = client_roles.refusal(role, key, value)
+                if problem is not None:
+                    self.diagnostics.append(
+                        error(
+                            "T213",
+                            f"{owner}: {role}.{key}: {problem}",
+                            self.document.span((*where, role, key), key=True),
+                        )
+                    )
+            found[role] = dict(given)
+        return found
 
     def _security(self, name: str, raw: dict[str, Any], where: Path) -> Security:
         protocol = raw.get("protocol", "PLAINTEXT")
@@ -361,7 +393,21 @@ class _Resolver:
             on_loss=raw.get("on_loss", base.on_loss),
             tasks=raw.get("tasks", base.tasks),
             paused=raw.get("paused", base.paused),
+            roles=self._flow_roles(raw, where, base),
         )
+
+    def _flow_roles(
+        self, raw: dict[str, Any], where: Path, base: FlowSettings
+    ) -> Mapping[str, Mapping[str, Any]]:
+        """The flow's client settings by role: its own over the defaults', key by key."""
+        owner = "defaults" if where == ("defaults",) else f"flows[{where[1]}]"
+        own = self._roles(raw, where, client_roles.FLOW_ROLES, owner)
+        if not own:
+            return base.roles
+        roles = {role: dict(settings) for role, settings in base.roles.items()}
+        for role, settings in own.items():
+            roles[role] = {**roles.get(role, {}), **settings}
+        return roles
 
     def _filter(self, raw: dict[str, Any], where: Path, base: NameFilter) -> NameFilter:
         include = self._regexes(raw.get("include"), (*where, "include"), base.include)

@@ -41,7 +41,7 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from topology.core import copy_slots
+from topology.core import client_roles, copy_slots, intervals
 from topology.core.connection import client_config, java_client_config
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
@@ -62,13 +62,10 @@ from topology.spark.starts import Handovers, checkpoint_location
 from topology.spark.watched import Watched
 from topology.telemetry import logline
 
-HEARTBEAT_EVERY = 1.0
-WATCH_EVERY = 2.0
+# Heartbeats, the topics look, configs and ACLs followed, checkpoints and group offsets: every
+# `engine.intervals` (MM2's names; `core.intervals` has topo's defaults).
 STATUS_EVERY = 1.0
 LOOK_EVERY = 1.0  # the copies asked what they did and whether they ended (calls into the JVM)
-OFFSETS_EVERY = 10.0  # checkpoints and group offset sync (MM2's default is 60 s)
-FOLLOW_EVERY = 10.0  # configs and ACLs followed from the sources (MM2: 600 s and 600 s) ...
-FOLLOW_LONGEST = 60.0  # ... doubling to this while a look changes nothing
 
 
 class Replicator:
@@ -156,6 +153,7 @@ class Replicator:
         self.flows[flow].topics = len(topic_map)
         checkpoint = checkpoint_location(self.topology, self.folder, spec.slug)
         counts = self.following.counts(flow, topic_map)
+        roles = self.roles(flow)
         planned = loop.LoopPlan(
             spec=spec,
             topic_map=dict(topic_map),
@@ -166,6 +164,9 @@ class Replicator:
             slots=self.slot_count(flow),
             owner=self.topology.name,
             partitions=counts,
+            consumer=roles["consumer"],
+            producer=roles["producer"],
+            admin=roles["admin"],
         )
         if planned.starting is None:  # a flow that copied as micro-batches goes on from there
             try:
@@ -195,6 +196,15 @@ class Replicator:
         fencing = started.fencing()
         if fencing is not None:
             self.report(f"{flow}: {fencing[0]}", level=fencing[1])
+
+    def roles(self, flow: str) -> dict[str, dict[str, str]]:
+        """The flow's clients by role (`core.client_roles.of_edge`)."""
+        spec = self.specs[flow]
+        return client_roles.of_edge(
+            self.topology.clusters[spec.source],
+            self.topology.clusters[spec.target],
+            self.topology.edge(flow).settings,
+        )
 
     def slot_count(self, flow: str) -> int:
         """The flow's copy slots (`core.copy_slots`): every flow's is sized from the partitions
@@ -356,13 +366,14 @@ class Replicator:
     def run_continuously(self) -> int:
         emitter = Emitter(self.configs)
         start = time.monotonic()
+        every = intervals.of(self.topology.engine.intervals)
         cadence = Cadence(
-            {"beat": HEARTBEAT_EVERY, "watch": WATCH_EVERY, "status": STATUS_EVERY}
+            {"beat": every.beat, "watch": every.watch, "status": STATUS_EVERY}
             | {"look": LOOK_EVERY}
-            | {"offsets": OFFSETS_EVERY, "follow": FOLLOW_EVERY},
+            | {"offsets": every.offsets, "follow": every.follow},
             start,
-            first={"offsets": 5.0, "follow": FOLLOW_EVERY},
-            longest={"follow": FOLLOW_LONGEST},
+            first={"offsets": min(5.0, every.offsets), "follow": every.follow},
+            longest={"follow": every.follow_longest},
         )
         while not self.stopping:
             due = cadence.due(time.monotonic())

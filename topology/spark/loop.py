@@ -21,7 +21,7 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from topology.core import naming
+from topology.core import client_roles, naming
 from topology.core.errors import TopoError
 from topology.core.jobs import JobSpec
 from topology.core.progress import LATENCY_BUCKETS, FlowProgress, read_loop_report
@@ -35,12 +35,6 @@ BUSY_COMMIT_MS = 1000  # while a slot is behind (more left than its poll took), 
 # copy slot, unless `naming.LOOP_REBALANCE_CONF` says otherwise (0: never).
 REBALANCE_MS = 60_000
 STOP_WAIT_MS = 30_000
-PRODUCER = {
-    "acks": "all",
-    "enable.idempotence": "true",  # with acks=all: no duplicates or reordering on retry
-    "linger.ms": "5",
-    "batch.size": "262144",  # a bulk copy sends fewer, larger requests; linger bounds the wait
-}
 
 
 HEADERS_TYPE = "array<struct<key:string,value:binary>>"  # Spark's Kafka source's headers
@@ -64,6 +58,12 @@ class LoopPlan:
     partitions: Mapping[str, int] = field(default_factory=dict)  # source topic -> count
     # A new handover's `starting` wins over the positions the loop committed before it.
     starting_wins: bool = False
+    # The flow's clients by role (`core.client_roles`), over `source_options` / `target_options`:
+    # the source's consumer, the target's producer (topo's defaults and guarantees included) and
+    # the leader's admin client of the target.
+    consumer: Mapping[str, str] = field(default_factory=dict)
+    producer: Mapping[str, str] = field(default_factory=lambda: client_roles.producer())
+    admin: Mapping[str, str] = field(default_factory=dict)
 
 
 class LoopFailed(Exception):
@@ -210,9 +210,10 @@ def config(plan: LoopPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
         "group": naming.progress_group(plan.owner, spec.slug),
         "transactional_prefix": naming.transactional_prefix(plan.owner, spec.slug),
         "client_id": f"topo-{plan.owner}-{spec.slug}",
-        "source_client": dict(plan.source_options),
+        "source_client": {**plan.source_options, **plan.consumer},
         "target_client": dict(plan.target_options),
-        "producer": PRODUCER,
+        "producer": dict(plan.producer),
+        "admin": dict(plan.admin),
         "topics": dict(plan.topic_map),
         "partitions": {topic: plan.partitions.get(topic, 0) for topic in plan.topic_map},
         "start": "latest" if spec.start == "latest" else "earliest",

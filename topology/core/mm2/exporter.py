@@ -202,6 +202,14 @@ class _Exporter:
                 section.add(f"{name}.{key}", text)
             elif written[f"{name}.{key}"] != text:
                 self._conflict(cluster, key)
+        written = dict(section.pairs)
+        for role, given in sorted(cluster.roles.items()):
+            for key, value in sorted(given.items()):
+                prop = f"{name}.{role}.{key}"
+                if prop not in written:
+                    section.add(prop, _text(value))
+                elif written[prop] != _text(value):
+                    self._conflict(cluster, f"{role}.{key}")
         if cluster.topics:
             note = (
                 f"cluster {name}: topics (owned by its own applications) only feed topo's "
@@ -280,6 +288,8 @@ class _Exporter:
         for key, value in shared.items():
             if key in _ALWAYS_WRITTEN or _MM2_DEFAULTS.get(key) != value:
                 section.add(key, value, _note(key, value))
+        for key, seconds in sorted(self.topology.engine.intervals.items()):
+            section.add(key, _seconds(seconds), "from engine.intervals: one value for every flow")
         if any(edge.settings.delivery == "exactly-once" for edge in self.edges):
             section.add(
                 "dedicated.mode.enable.internal.rest",
@@ -306,6 +316,9 @@ class _Exporter:
                 "finding new topics"
             )
         section.add(f"{edge.name}.enabled", "true")
+        for role, given in sorted(edge.settings.roles.items()):
+            for key, value in sorted(given.items()):
+                section.add(f"{edge.name}.{_FLOW_ROLE_PREFIX[role]}{key}", _text(value))
         for key, value in settings.items():
             if key in shared or _MM2_DEFAULTS.get(key) == value:
                 continue
@@ -490,6 +503,15 @@ def _settings(settings: FlowSettings) -> dict[str, str]:
 def _regexes(settings: FlowSettings, key: str) -> Sequence[str]:
     group = settings.topics if key.startswith("topics") else settings.groups
     return group.exclude if key.endswith("exclude") else group.include
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+# Where MM2 takes a flow's own client settings, winning over its clusters' as topo's do: the
+# copies' producer is Connect's (`producer.override.*`), the source consumer MirrorSourceTask's.
+_FLOW_ROLE_PREFIX = {"producer": "producer.override.", "consumer": "source.consumer."}
 
 
 def _note(key: str, value: str) -> str | None:

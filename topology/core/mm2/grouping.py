@@ -41,7 +41,10 @@ class Edge:
 
     @property
     def key(self) -> tuple[Any, ...]:
-        return tuple(self.settings[path] for path in SETTING_PATHS)
+        """Edges that may share a flow have equal keys: every setting, the client settings by
+        role (paths beyond SETTING_PATHS) included."""
+        roles = tuple(sorted((p, v) for p, v in self.settings.items() if p not in SETTING_PATHS))
+        return (*(self.settings[path] for path in SETTING_PATHS), roles)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.core import kafka_rules, secrets
-from topology.core.mm2 import references, vocabulary
+from topology.core import client_roles, kafka_rules, secrets
+from topology.core.mm2 import import_roles, references, vocabulary
 from topology.core.mm2.import_context import Context
 from topology.core.mm2.properties import Property
 from topology.core.resolve import UNSECURED_JWT, java_login_advice
@@ -69,6 +69,8 @@ class ClusterSettings:
     entry: dict[str, Any] = field(default_factory=dict)
     # client properties made from another property (a JAAS line's options): name -> that one
     client_origins: dict[str, Property] = field(default_factory=dict)
+    # each role setting (role, key) -> the property it came from
+    role_origins: dict[tuple[str, str], Property] = field(default_factory=dict)
 
 
 def import_cluster(
@@ -86,6 +88,7 @@ class _ClusterImport:
         self.clusters_line = clusters_line
         self.context = context
         self.client: dict[str, Any] = {}
+        self.roles: dict[str, dict[str, Any]] = {}
         self.settings = ClusterSettings()
 
     def run(self) -> ClusterSettings:
@@ -114,6 +117,9 @@ class _ClusterImport:
             self._other(name, prop)
         if self.client:
             entry["client"] = self.client
+        for role in client_roles.ROLES:
+            if role in self.roles:
+                entry[role] = self.roles[role]
         self.settings.entry = entry
         return self.settings
 
@@ -434,11 +440,13 @@ class _ClusterImport:
             isolation(prop, self.context)
         elif name == "exactly.once.source.support":
             self.settings.exactly_once = exactly_once(prop, self.context)
+        elif (found := import_roles.role_of(name, flow=False)) is not None:
+            self._role(*found, prop)
         elif vocabulary.CLIENT_ROLE_PATTERN.fullmatch(name):
             self.context.drop(
                 "M009",
-                f"{prop.key}: topo gives a cluster one set of client properties (client:), not "
-                "one per producer, consumer and admin client; not imported",
+                f"{prop.key}: a cluster's clients take settings as consumer, producer or admin "
+                "(<alias>.consumer.*), not per source or target side; not imported",
                 prop,
             )
         elif vocabulary.is_connector_setting(name):
@@ -457,11 +465,21 @@ class _ClusterImport:
         else:
             self._client(name, prop)
 
+    def _role(self, role: str, key: str, prop: Property) -> None:
+        """`<alias>.<role>.<key>`: the cluster's `<role>:` section, unless topo keeps it."""
+        why = import_roles.not_kept(role, key, prop.value.strip())
+        if why is not None:
+            self.context.drop("M009", f"{prop.key}: {why}; not imported", prop)
+            return
+        value = native(self.context.value(self.alias, f"{role}.{key}", prop.value, prop))
+        self.roles.setdefault(role, {})[key] = value
+        self.settings.role_origins[(role, key)] = prop
+
     def _client(self, name: str, prop: Property) -> None:
         if is_secret(name):
             self.client[name] = self.context.secret(self.alias, name, prop.value, prop)
             return
-        self.client[name] = _native(self.context.value(self.alias, name, prop.value, prop))
+        self.client[name] = native(self.context.value(self.alias, name, prop.value, prop))
 
 
 def _unsecured(options: dict[str, str]) -> bool:
@@ -520,7 +538,7 @@ def _vp(prop: Property) -> tuple[str, Property]:
     return prop.value.strip(), prop
 
 
-def _native(value: str) -> str | int | bool:
+def native(value: str) -> str | int | bool:
     """Numbers and booleans as YAML shows them; anything ambiguous stays text."""
     if value in ("true", "false"):
         return value == "true"

@@ -15,8 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from topology.core import intervals
 from topology.core.diagnostics import Diagnostic, has_errors, in_file_order
-from topology.core.mm2 import grouping, properties, vocabulary
+from topology.core.mm2 import grouping, import_clusters, import_roles, properties, vocabulary
 from topology.core.mm2.import_clusters import (
     ClusterSettings,
     import_cluster,
@@ -77,6 +78,7 @@ class _Importer:
         self.context = Context(file, _providers(self.props))
         self.notes: list[str] = []
         self.origins: dict[Path, Property] = {}
+        self.intervals: dict[str, float] = {}  # the top-level intervals, engine.intervals
         self._duplicates(entries)
         self.settings = SettingsReader(self.context)
 
@@ -116,6 +118,8 @@ class _Importer:
             "version": 1,
             "clusters": {alias: clusters[alias].entry for alias in aliases},
         }
+        if self.intervals:
+            topology["engine"] = {"intervals": self.intervals}
         if defaults:
             topology["defaults"] = nest(defaults)
         topology["flows"] = [_flow_entry(plan) for plan in plans]
@@ -216,6 +220,8 @@ class _Importer:
         for key, prop in top.items():
             if key in vocabulary.MAPPED_SETTINGS:
                 settings[key] = prop
+            elif key in intervals.DEFAULTS:
+                self._interval(key, prop)
             elif key in vocabulary.DEFAULT_PLUGINS:
                 self._plugin(key, prop)
             elif vocabulary.CLIENT_DEFAULT_PATTERN.fullmatch(key):
@@ -242,8 +248,29 @@ class _Importer:
                 )
         return settings, client_defaults
 
+    def _interval(self, key: str, prop: Property) -> None:
+        """A top-level interval: the driver's, `engine.intervals`, in seconds above 0."""
+        text = prop.value.strip()
+        try:
+            seconds = float(text)
+        except ValueError:
+            seconds = -1.0
+        if not 0 < seconds <= 86400 or not text.replace(".", "", 1).isdigit():
+            self.context.error("M011", f"{key}: {text!r} is not a number of seconds above 0", prop)
+            return
+        self.intervals[key] = int(seconds) if seconds.is_integer() else seconds
+        self.origins[("engine", "intervals", key)] = prop
+
     def _unmapped(self, key: str, prop: Property) -> None:
         name = key.split(".", 1)[1] if vocabulary.FLOW_KEY.fullmatch(key) else key
+        if name in intervals.DEFAULTS:
+            self.context.drop(
+                "M009",
+                f"{key}: topo's driver does each chore once for every flow; set it at the top "
+                f"level ({name}), which becomes engine.intervals",
+                prop,
+            )
+            return
         what = (
             "configures MM2's Connect worker"
             if vocabulary.is_worker_setting(name) and not vocabulary.is_unmapped_setting(name)
@@ -290,10 +317,12 @@ class _Importer:
                 self._disabled(name, source == target, props)
                 continue
             assert enabled_prop is not None
+            roles = self._flow_roles(props, source, clusters[source].entry.get("consumer", {}))
             flow_settings = self._flow_props(props)
             settings = self._effective(
                 {**global_settings, **flow_settings}, name, clusters, source, target, props
             )
+            settings = {**settings, **roles}
             edges.append(grouping.Edge(source, target, settings, {}, enabled_prop.line))
         return edges
 
@@ -315,6 +344,43 @@ class _Importer:
             else:
                 self.context.drop("M015", f"{prop.key} has no effect: {reason}", prop)
 
+    def _flow_roles(
+        self, props: dict[str, Property], source: str, source_consumer: dict[str, Any]
+    ) -> Flat:
+        """The flow's own client settings (`<source>-><target>.producer.override.X`, ...), each
+        at its path (("producer", X)), unless topo keeps it (M009) or MM2 lets the source's
+        own consumer setting win over it (M015); one MM2 gives only its offset-syncs producer
+        is imported for the copies, with a warning (M016)."""
+        found: Flat = {}
+        for name in list(props):
+            role = import_roles.role_of(name, flow=True)
+            if role is None or name in _START_NAMES or name in _ISOLATION_NAMES:
+                continue
+            prop = props[name]  # (left there: its origin is remembered with the flow's)
+            why = import_roles.not_kept(*role, prop.value.strip())
+            if why is not None:
+                self.context.drop("M009", f"{prop.key}: {why}; not imported", prop)
+                continue
+            prefix = import_roles.prefix_of(name)
+            if prefix == import_roles.UNDER_CLUSTER and role[1] in source_consumer:
+                self.context.drop(
+                    "M015",
+                    f"{prop.key} has no effect: MM2 gives {source}.consumer.{role[1]} precedence",
+                    prop,
+                )
+                continue
+            if prefix in import_roles.MISREAD:
+                self.context.warn(
+                    "M016",
+                    f"{prop.key}: MM2 gives this only to its offset-syncs producer (the copies' "
+                    "producer takes <source>-><target>.producer.override.*); topo gives it to "
+                    "the flow's copies",
+                    prop,
+                )
+            value = self.context.value(source, ".".join(role), prop.value, prop)
+            found[role] = import_clusters.native(value)
+        return found
+
     def _flow_props(self, props: dict[str, Property]) -> Parsed:
         mapped: dict[str, Property] = {}
         for name, prop in props.items():
@@ -326,6 +392,8 @@ class _Importer:
                 pass  # read with the cluster's own setting in _effective
             elif name in _ISOLATION_NAMES:
                 isolation(prop, self.context)
+            elif import_roles.role_of(name, flow=True) is not None:
+                pass  # the flow's client settings by role (_flow_roles)
             elif vocabulary.is_unmapped_setting(name) or vocabulary.CLIENT_ROLE_PATTERN.fullmatch(
                 name
             ):
@@ -367,7 +435,7 @@ class _Importer:
                 edge.source,
                 edge.target,
                 edge.settings,
-                {p: v for p, v in edge.settings.items() if v != base[p]},
+                {p: v for p, v in edge.settings.items() if p not in base or v != base[p]},
                 edge.order,
             )
             for edge in edges
@@ -391,6 +459,8 @@ class _Importer:
             self.origins[(*here, "bootstrap")] = self.origins[here]
             for name, prop in {**props, **clusters[alias].client_origins}.items():
                 self.origins[(*here, "client", name)] = prop
+            for (role, key), prop in clusters[alias].role_origins.items():
+                self.origins[(*here, role, key)] = prop
             for under, names in _SECURITY_ORIGINS.items():
                 found = [props[name] for name in names if name in props]
                 if found:
@@ -414,7 +484,7 @@ class _Importer:
                 self.origins[here] = enabled
             for edge in plan.edges:
                 for name, prop in by_flow.get((edge.source, edge.target), {}).items():
-                    path = setting_path(name)
+                    path = setting_path(name) or import_roles.role_of(name, flow=True)
                     if path is not None:
                         self.origins.setdefault((*here, *path), prop)
             for name, (_, prop) in global_settings.items():
@@ -491,7 +561,8 @@ def _is_top_level(key: str) -> bool:
 
 
 def nest(flat: Flat) -> dict[str, Any]:
-    """Flat setting paths -> the nested mappings a topology file holds, in SETTING_PATHS order."""
+    """Flat setting paths -> the nested mappings a topology file holds, in SETTING_PATHS order,
+    then the client settings by role (("producer", "linger.ms") -> producer: {linger.ms: ...})."""
     nested: dict[str, Any] = {}
     for path in vocabulary.SETTING_PATHS:
         if path not in flat:
@@ -501,6 +572,8 @@ def nest(flat: Flat) -> dict[str, Any]:
             nested[path[0]] = value
         else:
             nested.setdefault(path[0], {})[path[1]] = value
+    for path in sorted(p for p in flat if p not in vocabulary.SETTING_PATHS):  # roles, last
+        nested.setdefault(path[0], {})[path[1]] = flat[path]
     return nested
 
 

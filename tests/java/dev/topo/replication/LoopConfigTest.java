@@ -243,6 +243,13 @@ class LoopConfigTest {
         "org.apache.kafka.common.serialization.ByteArraySerializer",
         producer.get("value.serializer"));
 
+    assertEquals("zstd", producer.get("compression.type")); // the flow's own producer settings
+
+    Map<String, Object> admin = config.targetAdmin(); // the target's, and the admin's own
+    assertEquals("w:1", admin.get("bootstrap.servers"));
+    assertEquals("60000", admin.get("request.timeout.ms"));
+    assertEquals("topo-shop-east--west-leader", admin.get("client.id"));
+
     LoopConfig atLeastOnce = LoopConfig.parse(sent());
     assertFalse(atLeastOnce.producer(0).containsKey("transactional.id"));
     config.consumer(0).put("client.id", "changed"); // each call is a fresh map

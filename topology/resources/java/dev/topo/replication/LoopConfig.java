@@ -21,9 +21,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * topo's Python and its Java are then from different versions, and guessing would copy with rules
  * neither side meant.
  *
- * <p>The clients' settings ({@link #consumer}, {@link #ledger}, {@link #producer}) are the given
- * ones with what the loop's correctness rests on set over them: no automatic commits,
- * read_committed reads, byte arrays, and with exactly-once one transactional id per thread.
+ * <p>The clients' settings ({@link #consumer}, {@link #ledger}, {@link #producer}, {@link
+ * #targetAdmin}) are the given ones with what the loop's correctness rests on set over them: no
+ * automatic commits, read_committed reads, byte arrays, and with exactly-once one transactional id
+ * per thread.
  */
 final class LoopConfig {
   /** The format this class reads; loop.py sends it as {@code format}. */
@@ -44,6 +45,7 @@ final class LoopConfig {
           "source_client",
           "target_client",
           "producer",
+          "admin",
           "topics",
           "partitions",
           "start",
@@ -79,6 +81,7 @@ final class LoopConfig {
   private final Map<String, String> sourceClient;
   private final Map<String, String> targetClient;
   private final Map<String, String> producerClient;
+  private final Map<String, String> adminClient;
   private final Map<String, String> topics;
   private final Map<String, Integer> partitions;
   private final boolean startLatest;
@@ -107,6 +110,7 @@ final class LoopConfig {
     sourceClient = settings(given, "source_client");
     targetClient = settings(given, "target_client");
     producerClient = settings(given, "producer");
+    adminClient = settings(given, "admin");
     topics = topicMap(given, "topics");
     partitions = partitionCounts(given, "partitions", topics);
     String start = name(given, "start");
@@ -331,6 +335,7 @@ final class LoopConfig {
   /** An admin client of the target (the leader's, in the driver). */
   Map<String, Object> targetAdmin() {
     Map<String, Object> settings = new HashMap<>(targetClient);
+    settings.putAll(adminClient);
     settings.put("client.id", clientId + "-leader");
     return settings;
   }
