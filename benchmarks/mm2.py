@@ -65,6 +65,7 @@ import replication as bench  # benchmarks/replication.py: the ceiling, CPU and l
 SOURCE, TARGET = bench.SOURCE, bench.TARGET
 ENGINE: dict[str, str] = {}  # more of topo's engine settings (benchmarks/metrics_cost.py)
 DEFAULTS: dict[str, str] = {}  # more flow defaults, such as tasks (benchmarks/scale_out.py)
+PAYLOAD_FILE: Path | None = None  # the bulk values' lines (benchmarks/compression.py)
 PARTITIONS = bench.PARTITIONS
 MM2, TOPO = "MM2", "topo"
 TASKS = os.cpu_count() or 1  # MM2's tasks.max: as many as topo's task slots (local[*])
@@ -253,7 +254,14 @@ def load(tools: bench.Tools, topic: str, records: int, size: int, smoke: bool) -
         kafka_records.produce(source, smoke_records(topic, records, size))
     else:
         bench.perf_test(
-            tools, source["bootstrap.servers"], topic, records, -1, bench.PRODUCER_BATCH, size
+            tools,
+            source["bootstrap.servers"],
+            topic,
+            records,
+            -1,
+            bench.PRODUCER_BATCH,
+            size,
+            PAYLOAD_FILE,
         )
 
 

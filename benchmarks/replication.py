@@ -169,8 +169,10 @@ def perf_test(
     throughput: int,
     batch_size: int,
     record_size: int = RECORD_SIZE,
+    payload_file: Path | None = None,
 ) -> PerfResult:
-    """Run kafka-producer-perf-test and parse its final summary line."""
+    """Run kafka-producer-perf-test and parse its final summary line; its values are random
+    letters of `record_size` bytes, or lines of `payload_file` picked at random."""
     command = [
         tools.java,
         "-Xms256m",
@@ -184,8 +186,11 @@ def perf_test(
         topic,
         "--num-records",
         str(records),
-        "--record-size",
-        str(record_size),
+        *(
+            ["--record-size", str(record_size)]
+            if payload_file is None
+            else ["--payload-file", str(payload_file)]
+        ),
         "--throughput",
         str(throughput),
         "--command-property",
