@@ -373,14 +373,9 @@ def _confirm() -> None:
             "refusing to ask for confirmation: standard input is not a terminal; "
             "pass --auto-approve to apply without asking"
         )
-    typer.echo("\nDo you want to apply these changes? Only 'yes' is accepted.", err=True)
-    try:
-        answer = input("  Enter a value: ")
-    except EOFError:  # Ctrl-D: no answer is no
-        answer = ""
-    if answer.strip() != "yes":
-        typer.echo("Apply cancelled; nothing was changed.", err=True)
-        raise typer.Exit(1)
+    from topology.cli.ask import confirm
+
+    confirm("Do you want to apply these changes?", "Apply cancelled; nothing was changed.")
 
 
 def _dry_run(plan: Plan) -> None:

@@ -75,16 +75,12 @@ def failover(
 
 
 def _confirm(destination: str) -> None:
-    typer.echo(
-        f"\nDo you want to commit these offsets on {destination}? Only 'yes' is accepted.", err=True
+    from topology.cli.ask import confirm
+
+    confirm(
+        f"Do you want to commit these offsets on {destination}?",
+        f"Failover cancelled; nothing was committed on {destination}.",
     )
-    try:
-        answer = input("  Enter a value: ")
-    except EOFError:  # Ctrl-D: no answer is no
-        answer = ""
-    if answer.strip() != "yes":
-        typer.echo(f"Failover cancelled; nothing was committed on {destination}.", err=True)
-        raise typer.Exit(1)
 
 
 def offsets(

@@ -134,13 +134,9 @@ def _copied(edge: "Edge", source: "Cluster") -> dict[str, str]:
 
 
 def _confirm(target: str) -> None:
-    typer.echo(
-        f"\nDo you want to commit these positions on {target}? Only 'yes' is accepted.", err=True
+    from topology.cli.ask import confirm
+
+    confirm(
+        f"Do you want to commit these positions on {target}?",
+        f"Reset cancelled; nothing was committed on {target}.",
     )
-    try:
-        answer = input("  Enter a value: ")
-    except EOFError:  # Ctrl-D: no answer is no
-        answer = ""
-    if answer.strip() != "yes":
-        typer.echo(f"Reset cancelled; nothing was committed on {target}.", err=True)
-        raise typer.Exit(1)
