@@ -17,23 +17,14 @@ from typing import Any
 from topology.core import naming
 from topology.core.errors import TopoError
 
-KINDS = ("earliest", "latest", "time", "offset")
-
 
 @dataclass(frozen=True)
 class To:
-    """Where the positions go: `kind` one of KINDS; `value` the time (ms) or the offset."""
+    """Where the positions go: `kind` is earliest, latest, time or offset; `value` the time (ms)
+    or the offset."""
 
     kind: str
     value: int | None = None
-
-    def describe(self) -> str:
-        if self.kind == "time" and self.value is not None:
-            when = datetime.datetime.fromtimestamp(self.value / 1000, tz=datetime.UTC)
-            return f"the first record at or after {when.isoformat().replace('+00:00', 'Z')}"
-        if self.kind == "offset":
-            return f"offset {self.value}"
-        return "each partition's start" if self.kind == "earliest" else "each partition's end"
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "value": self.value}
