@@ -14,6 +14,7 @@ and client ids. An override of one of those is refused at validate time (T213), 
 from collections.abc import Mapping
 from typing import Any
 
+from topology.core.connection import property_text as text
 from topology.core.model import Cluster, FlowSettings
 
 ROLES = ("consumer", "producer", "admin")
@@ -60,13 +61,6 @@ _KEPT: dict[str, dict[str, tuple[frozenset[str] | None, str]]] = {
 # `client:`, and topo names its clients.
 _KEPT_EVERYWHERE = ("bootstrap.servers", "client.id")
 _CONNECTION_PREFIXES = ("security.protocol", "sasl.", "ssl.")
-
-
-def text(value: str | int | float | bool) -> str:
-    """A setting's value as Kafka's clients read it: booleans are `true` / `false`."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def refusal(role: str, key: str, value: str | int | float | bool) -> str | None:

@@ -40,7 +40,10 @@ def client_config(
             base=base,
         )
 
-    config = {key: resolved(_text(value), f"client.{key}") for key, value in cluster.client.items()}
+    config = {
+        key: resolved(property_text(value), f"client.{key}")
+        for key, value in cluster.client.items()
+    }
     config["bootstrap.servers"] = resolved(cluster.bootstrap, "bootstrap")
     security = cluster.security
     config["security.protocol"] = security.protocol
@@ -69,8 +72,8 @@ def client_config(
     return config
 
 
-def _text(value: str | int | float | bool) -> str:
-    """A client property as librdkafka reads it: booleans are `true` / `false`."""
+def property_text(value: str | int | float | bool) -> str:
+    """A client property as Kafka's clients read it: booleans are `true` / `false`."""
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
