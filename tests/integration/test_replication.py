@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +29,9 @@ from topology.core.jobs import OFFSETS_HEADER, PROVENANCE_HEADER
 from topology.host import jobstate
 from topology.kafka import records
 from topology.kafka.records import Headers, Record
+
+# Settings added to a test topology's clusters, by alias (`Topology.write`).
+Settings = Mapping[str, Mapping[str, Any]]
 
 if TYPE_CHECKING:
     from tests.spark_cluster import StandaloneSpark
@@ -53,10 +56,13 @@ class Topology:
     def topic(self, suffix: str) -> str:
         return f"{self.prefix}-{suffix}"
 
-    def write(self, flows: str, extra: str = "") -> None:
+    def write(self, flows: str, extra: str = "", more: Settings | None = None) -> None:
+        """The topology file; `more` adds settings to clusters, by alias."""
         lines = ["version: 1", "clusters:"]
         lines += [
-            f'  {alias}: {{bootstrap: "{c["bootstrap.servers"]}"}}'
+            f'  {alias}: {{bootstrap: "{c["bootstrap.servers"]}"'
+            + "".join(f", {k}: {json.dumps(v)}" for k, v in (more or {}).get(alias, {}).items())
+            + "}"
             for alias, c in self.clusters.items()
         ]
         lines += [
@@ -162,7 +168,13 @@ def test_a_mirror_copies_every_record_exactly_and_once_returns(topology: Topolog
         for i in range(1500)
     ]
     records.produce(src, lines)
-    topology.write("  - mirror: {from: src, to: dst}\n    producer: {compression.type: zstd}")
+    # The target's admin settings (Java names) reach plan's and apply's librdkafka admin
+    # clients translated (an untranslated name would stop them being made) and the copy's own.
+    admin = {"request.timeout.ms": 20000, "receive.buffer.bytes": -1, "retries": 5}
+    topology.write(
+        "  - mirror: {from: src, to: dst}\n    producer: {compression.type: zstd}",
+        more={"dst": {"admin": admin}},
+    )
     shown = run_topo("plan", str(topology.file), "--show-jobs", "--format", "json")
     plan = json.loads(shown.stdout)
     PLAN_SCHEMA.validate(plan)

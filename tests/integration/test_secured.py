@@ -19,6 +19,7 @@ from tests.integration.test_acl_sync import acl, grant
 from tests.integration.test_offsets import committed, consume_part, rest, resume, seen
 from tests.integration.test_replication import (
     STATUS_SCHEMA,
+    Settings,
     Topology,
     contents,
     expected,
@@ -47,8 +48,9 @@ class SecuredTopology(Topology):
             for alias, login in logins.items()
         }
 
-    def write(self, flows: str, extra: str = "") -> None:
-        clusters = yaml_out.render({"clusters": self.entries}).rstrip("\n")
+    def write(self, flows: str, extra: str = "", more: Settings | None = None) -> None:
+        entries = {a: {**e, **(more or {}).get(a, {})} for a, e in self.entries.items()}
+        clusters = yaml_out.render({"clusters": entries}).rstrip("\n")
         lines = [
             "version: 1",
             clusters,

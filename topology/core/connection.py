@@ -8,7 +8,7 @@ cluster and the setting, raised before anything connects.
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from topology.core import model, secrets
+from topology.core import admin_plane, model, secrets
 from topology.core.errors import TopoError
 
 
@@ -69,7 +69,28 @@ def client_config(
         if tls.key_password is not None:
             config["ssl.key.password"] = resolved(tls.key_password, "security.tls.key_password")
         config["ssl.endpoint.identification.algorithm"] = "https" if tls.verify_hostname else "none"
+    admin = admin_plane.translate(cluster.roles.get("admin", {})).settings
+    config |= {ADMIN_PREFIX + key: value for key, value in admin.items()}
     return config
+
+
+# The cluster's `admin:` settings, as librdkafka's admin client takes them, ride in its settings
+# under this prefix (no librdkafka or Java client setting has it): `kafka.client.quiet` gives
+# them to admin clients only, and `java_client_config` leaves them out.
+ADMIN_PREFIX = "topo.admin."
+
+
+def for_client(config: Mapping[str, str], *, admin: bool) -> dict[str, str]:
+    """One client's settings from a cluster's: an admin client's with its `admin:` settings
+    over the others, any other client's without them."""
+    found = {key: value for key, value in config.items() if not key.startswith(ADMIN_PREFIX)}
+    if admin:
+        found |= {
+            key.removeprefix(ADMIN_PREFIX): value
+            for key, value in config.items()
+            if key.startswith(ADMIN_PREFIX)
+        }
+    return found
 
 
 def property_text(value: str | int | float | bool) -> str:
@@ -124,7 +145,11 @@ def java_client_config(
     resolved). Every login topo validates is translated: SASL credentials and OAUTHBEARER
     become a JAAS line, a CA file a PEM trust store, a client certificate and key (mutual TLS)
     a PEM key store given inline, so no file holding a key is written anywhere."""
-    config = {k: v for k, v in librdkafka.items() if k not in _LIBRDKAFKA_ONLY}
+    config = {
+        k: v
+        for k, v in librdkafka.items()
+        if k not in _LIBRDKAFKA_ONLY and not k.startswith(ADMIN_PREFIX)
+    }
     mechanism = librdkafka.get("sasl.mechanism", "")
     if mechanism != "OAUTHBEARER" and mechanism in LOGIN_MODULES and "sasl.username" in librdkafka:
         options = {

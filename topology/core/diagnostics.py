@@ -40,6 +40,7 @@ CODES: dict[str, str] = {
     "T211": "local master too small for the copy slots",
     "T212": "removed engine trigger",
     "T213": "client setting topo keeps for itself",
+    "T214": "admin setting topo's admin plane takes otherwise",
     "T301": "self-loop",
     "T302": "duplicate edge",
     "T303": "unprotected identity loop",

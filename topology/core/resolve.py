@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from topology.core import client_roles, kafka_rules, naming, patterns, secrets
+from topology.core import admin_plane, client_roles, kafka_rules, naming, patterns, secrets
 from topology.core.copy_slots import LOCAL_COUNT
 from topology.core.diagnostics import Diagnostic, error, warning
 from topology.core.model import (
@@ -225,13 +225,25 @@ class _Resolver:
             given = raw.get(role)
             if not given:
                 continue
+            refused = set()
             for key, value in given.items():
                 problem = client_roles.refusal(role, key, value)
                 if problem is not None:
+                    refused.add(key)
                     self.diagnostics.append(
                         error(
                             "T213",
                             f"{owner}: {role}.{key}: {problem}",
+                            self.document.span((*where, role, key), key=True),
+                        )
+                    )
+            if role == "admin":
+                notes = admin_plane.translate(given).notes
+                for key in notes.keys() - refused:
+                    self.diagnostics.append(
+                        warning(
+                            "T214",
+                            f"{owner}: admin.{key}: {notes[key]}",
                             self.document.span((*where, role, key), key=True),
                         )
                     )

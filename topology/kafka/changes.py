@@ -261,7 +261,10 @@ def _admin(config: dict[str, str]) -> tuple[AdminClient, client.LastError]:
         if key not in _ADMINS:
             last_error = client.LastError()
             with client.failures_named(config, "connecting"):
-                _ADMINS[key] = (AdminClient(client.quiet(config, last_error)), last_error)
+                _ADMINS[key] = (
+                    AdminClient(client.quiet(config, last_error, admin=True)),
+                    last_error,
+                )
         return _ADMINS[key]
 
 

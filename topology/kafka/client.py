@@ -8,6 +8,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 
+from topology.core import connection
 from topology.core.errors import KafkaUnavailableError
 
 # librdkafka logs each refused connection while a broker starts or stops. Those lines would
@@ -61,9 +62,16 @@ def unknown_topic(problem: KafkaException) -> bool:
     return isinstance(error, KafkaError) and error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART
 
 
-def quiet(config: dict[str, str], last_error: LastError | None = None) -> dict[str, Any]:
-    """`config` with librdkafka's log routed away from the terminal (or into `last_error`)."""
-    return {**config, "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG}
+def quiet(
+    config: dict[str, str], last_error: LastError | None = None, *, admin: bool = False
+) -> dict[str, Any]:
+    """One client's settings from its cluster's `config` (an admin client's with the cluster's
+    `admin:` settings: `connection.for_client`), with librdkafka's log routed away from the
+    terminal (or into `last_error`)."""
+    return {
+        **connection.for_client(config, admin=admin),
+        "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG,
+    }
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from topology.kafka import client
 class PartitionEnds:
     def __init__(self, config: dict[str, str]) -> None:
         self.config = config
-        self.admin = AdminClient(client.quiet(config))
+        self.admin = AdminClient(client.quiet(config, admin=True))
 
     def of(
         self, partitions: Iterable[tuple[str, int]], timeout: float = 5
@@ -57,4 +57,4 @@ class PartitionEnds:
     def _renew(self) -> None:
         """A client of its own for the next look: one whose metadata predates a partition
         added since never finds that partition's leader, and every look would fail."""
-        self.admin = AdminClient(client.quiet(self.config))
+        self.admin = AdminClient(client.quiet(self.config, admin=True))

@@ -167,7 +167,7 @@ class _Observer:
         self.deadline = time.monotonic() + timeout
         self.last_error = client.LastError()
         self.hopeless: KafkaError | None = None
-        settings = {**client.quiet(config, self.last_error), "error_cb": self._on_error}
+        settings = {**client.quiet(config, self.last_error, admin=True), "error_cb": self._on_error}
         try:
             self.admin = AdminClient(settings)
         except KafkaException as problem:  # a setting librdkafka rejects

@@ -76,7 +76,7 @@ def write_positions(
     partition Java's default partitioner picks for its key, where MM2's own commits of that
     key are: the newest of them is the one MM2 reads."""
     topic = names.offsets_topic
-    admin = AdminClient(client.quiet(config))
+    admin = AdminClient(client.quiet(config, admin=True))
     with client.failures_named(config, f"creating MM2's offsets topic {topic}"):
         made = NewTopic(topic, OFFSETS_PARTITIONS, -1, config={"cleanup.policy": "compact"})
         future = admin.create_topics([made], request_timeout=timeout)[topic]

@@ -201,7 +201,7 @@ class Groups:
     def __init__(self, config: dict[str, str], timeout: float = 30) -> None:
         self.config = config
         self.timeout = timeout
-        self.admin = AdminClient(client.quiet(config))
+        self.admin = AdminClient(client.quiet(config, admin=True))
 
     def offsets(self, group: str) -> dict[tuple[str, int], int]:
         with client.failures_named(self.config, f"reading group {group}'s offsets"):

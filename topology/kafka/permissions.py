@@ -51,7 +51,7 @@ class _Asker:
         self.deadline = time.monotonic() + timeout
         self.last_error = client.LastError()
         with client.failures_named(config, "connecting to ask about permissions"):
-            self.admin = AdminClient(client.quiet(config, self.last_error))
+            self.admin = AdminClient(client.quiet(config, self.last_error, admin=True))
         self.notes: list[str] = []
         self.broker_id: int | None = None  # known once the cluster has been described
 

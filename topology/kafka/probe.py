@@ -73,7 +73,7 @@ def upsert_scram_users(
 ) -> None:
     """Create or reset SCRAM logins (user -> password) as the cluster's admin."""
     kind = ScramMechanism[mechanism.replace("-", "_")]
-    admin = AdminClient(client.quiet(config))
+    admin = AdminClient(client.quiet(config, admin=True))
     alterations: list[UserScramCredentialAlteration] = [
         UserScramCredentialUpsertion(user, ScramCredentialInfo(kind, 8192), password.encode())
         for user, password in passwords.items()

@@ -50,7 +50,7 @@ def create_topic(
     config: dict[str, str], name: str, partitions: int, timeout: float = 30, exist_ok: bool = False
 ) -> None:
     last_error = client.LastError()
-    admin = AdminClient(client.quiet(config, last_error))
+    admin = AdminClient(client.quiet(config, last_error, admin=True))
     with client.failures_named(config, f"creating topic {name}", (last_error, admin)):
         futures = admin.create_topics([NewTopic(name, partitions, 1)], request_timeout=timeout)
         try:
@@ -62,7 +62,7 @@ def create_topic(
 
 def delete_topic_if_exists(config: dict[str, str], name: str, timeout: float = 30) -> None:
     last_error = client.LastError()
-    admin = AdminClient(client.quiet(config, last_error))
+    admin = AdminClient(client.quiet(config, last_error, admin=True))
     with client.failures_named(config, f"deleting topic {name}", (last_error, admin)):
         if name not in admin.list_topics(timeout=timeout).topics:
             return

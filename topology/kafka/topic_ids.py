@@ -15,7 +15,7 @@ from topology.kafka import client
 class TopicIds:
     def __init__(self, config: dict[str, str]) -> None:
         self.config = config
-        self.admin = AdminClient(client.quiet(config))
+        self.admin = AdminClient(client.quiet(config, admin=True))
 
     def of(self, topics: Iterable[str], timeout: float = 5) -> dict[str, str]:
         """Each topic's id; a topic that does not exist is left out. KafkaUnavailableError
@@ -39,7 +39,7 @@ class TopicIds:
                         raise
                     found[name] = str(described.topic_id)
         except (RuntimeError, concurrent.futures.TimeoutError) as problem:
-            self.admin = AdminClient(client.quiet(self.config))
+            self.admin = AdminClient(client.quiet(self.config, admin=True))
             raise KafkaUnavailableError(f"{doing} failed: {problem or 'timed out'}") from None
         finally:
             self.admin.poll(0)  # serve the log lines queued for the quiet logger

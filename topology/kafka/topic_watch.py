@@ -10,7 +10,7 @@ class TopicWatch:
     def __init__(self, config: dict[str, str]) -> None:
         self._config = config
         self._last_error = client.LastError()
-        self._admin = AdminClient(client.quiet(config, self._last_error))
+        self._admin = AdminClient(client.quiet(config, self._last_error, admin=True))
 
     def shapes(self, timeout: float = 10) -> dict[str, int]:
         """Topic name -> partition count (internal topics such as __consumer_offsets left out)."""
