@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 from tests.helpers import run_topo
 from tests.unit.test_secrets_shown import TOPOLOGY, leading_cases
-from topology.core import collector, schema, secrets
+from topology.core import collector, resolve, schema, secrets
 from topology.core.analysis import analyse
 from topology.core.diagnostics import (
+    ERROR_LIMIT,
     Diagnostic,
     Severity,
     Span,
@@ -151,6 +152,49 @@ def test_unknown_keys_are_counted_past_the_first_and_the_count_is_shown() -> Non
         f"{10_000 - schema.MAX_UNKNOWN_KEYS:,} more unknown keys in the top level from here on "
         "are not listed"
     )
+
+
+def test_resolving_stops_at_the_error_limit_and_says_where(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    resolved: list[object] = []
+    monkeypatch.setattr(
+        resolve._Resolver, "_cluster", _counted(resolve._Resolver._cluster, resolved)
+    )
+    malformed = "".join(f"  c{i}: {{bootstrap: nope}}\n" for i in range(3 * ERROR_LIMIT))
+    text = f"version: 1\nclusters:\n{malformed}flows:\n  - mirror: {{from: c0, to: c1}}\n"
+    analysis = analyse(text, "t.yaml")
+    assert len(resolved) == ERROR_LIMIT  # the clusters after the limit are not resolved
+    assert [d.code for d in analysis.diagnostics] == ["T203"] * ERROR_LIMIT + ["T309"]
+    stopped = analysis.diagnostics[-1]
+    assert (stopped.span.line, stopped.span.column) == (ERROR_LIMIT + 3, 3)  # its key
+    assert stopped.message.startswith(f"stopped after {ERROR_LIMIT} errors: the clusters")
+    assert not analysis.ok and analysis.graph is None  # no graph of a part of the file
+    # One error fewer than the limit: everything is resolved, and the graph built.
+    fewer = analyse(
+        "version: 1\nclusters:\n"
+        + "".join(f"  c{i}: {{bootstrap: nope}}\n" for i in range(ERROR_LIMIT - 1))
+        + "flows:\n  - mirror: {from: c0, to: c1}\n",
+        "t.yaml",
+    )
+    assert "T309" not in {d.code for d in fewer.diagnostics} and fewer.graph is not None
+
+
+def test_a_file_with_the_limits_errors_in_its_shape_is_not_resolved(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(*_: object) -> None:
+        raise AssertionError("resolved")
+
+    monkeypatch.setattr(resolve, "resolve", never)
+    kindless = "".join("  - {topics: {include: [a]}}\n" for _ in range(300))  # T105 each
+    analysis = analyse(
+        f"version: 1\nclusters: {{a: {{bootstrap: 'h:1'}}}}\nflows:\n{kindless}", "t"
+    )
+    codes = [d.code for d in analysis.diagnostics]
+    assert codes.count("T105") == 300 and codes[0] == "T309"  # said first, at the file's start
+    assert analysis.diagnostics[0].span.line == 1 and analysis.topology is None
+    assert analysis.diagnostics[0].message.startswith("stopped after 300 errors in the file's")
 
 
 def test_finding_secret_lines_asks_about_each_name_once_and_only_names_that_may_be_secrets(

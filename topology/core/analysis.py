@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from topology.core import checks, collector, reach, resolve, schema, source
 from topology.core import flow_graph as graph
 from topology.core.budget import Steps
-from topology.core.diagnostics import Diagnostic, has_errors, in_file_order
+from topology.core.diagnostics import (
+    ERROR_LIMIT,
+    Diagnostic,
+    error_count,
+    has_errors,
+    in_file_order,
+    warning,
+)
 from topology.core.flow_graph import TopologyGraph
 from topology.core.model import Topology
 from topology.core.reach import Reach
@@ -42,6 +49,17 @@ def analyse(text: str, file: str) -> Analysis:
         return _analyse(text, file)
 
 
+def _stopped(document: Document, errors: int) -> Diagnostic:
+    """The file has ERROR_LIMIT errors or more in its shape: its values are not checked."""
+    return warning(
+        "T309",
+        f"stopped after {errors:,} errors in the file's shape (at {ERROR_LIMIT} the analysis "
+        "stops): the clusters' and flows' values and the replication graph are not checked; "
+        "fix these and validate again",
+        document.span(()),
+    )
+
+
 def _analyse(text: str, file: str) -> Analysis:
     document, found = source.parse(text, file)
     if document.data is None and found:  # a syntax error: there is nothing to look at
@@ -49,10 +67,16 @@ def _analyse(text: str, file: str) -> Analysis:
     found += schema.check(document)
     if any(d.code not in _SHAPE_KEEPING for d in found):
         return Analysis(document, tuple(in_file_order(found)))
-    topology, resolved = resolve.resolve(document)
+    errors = error_count(found)
+    if errors >= ERROR_LIMIT:
+        return Analysis(document, tuple(in_file_order([*found, _stopped(document, errors)])))
+    topology, resolved = resolve.resolve(document, errors)
+    found += resolved
+    if any(d.code == "T309" for d in resolved):  # the file's errors stopped it
+        return Analysis(document, tuple(in_file_order(found)), topology)
     steps = Steps.for_text(text)  # one budget for the graph, the search and the checks
     topology_graph, structural = graph.build(topology, steps)
-    found += resolved + structural
+    found += structural
     ordered = tuple(in_file_order(found))
     if any(d.code == "T310" for d in structural):  # no edge was built: nothing to follow
         return Analysis(document, ordered, topology, steps=steps)

@@ -164,6 +164,16 @@ def warning(code: str, message: str, span: Span, *, secret: bool = False) -> Dia
     return Diagnostic(Severity.WARNING, code, message, span, secret=secret)
 
 
+# The errors after which the analysis of a file stops (T309): past them a report would list no
+# more (it lists the first 50), and finding and wording each costs time a file of 100,000 of
+# them would spend for nothing.
+ERROR_LIMIT = 200
+
+
+def error_count(diagnostics: Iterable[Diagnostic]) -> int:
+    return sum(1 for d in diagnostics if d.severity is Severity.ERROR)
+
+
 def has_errors(diagnostics: Iterable[Diagnostic]) -> bool:
     return any(d.severity is Severity.ERROR for d in diagnostics)
 

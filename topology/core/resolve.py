@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 
 from topology.core import admin_plane, client_roles, kafka_rules, naming, patterns, secrets
 from topology.core.copy_slots import LOCAL_COUNT
-from topology.core.diagnostics import Diagnostic, error, warning
+from topology.core.diagnostics import ERROR_LIMIT, Diagnostic, error, error_count, warning
 from topology.core.model import (
     Cluster,
     Emit,
@@ -75,27 +75,36 @@ OAUTHBEARER_FORMS = (
 _PRINCIPAL = re.compile(r"(?:^|\s)principal=\S")
 
 
-def resolve(document: Document) -> tuple[Topology, list[Diagnostic]]:
-    """Build the topology; every problem found along the way is returned, none raised."""
-    return _Resolver(document).run()
+def resolve(document: Document, errors_before: int = 0) -> tuple[Topology, list[Diagnostic]]:
+    """Build the topology; every problem found along the way is returned, none raised, until
+    the file has ERROR_LIMIT errors (`errors_before` of them found before): then what is left
+    is not resolved, and a T309 says where that starts."""
+    return _Resolver(document, errors_before).run()
 
 
 class _Resolver:
-    def __init__(self, document: Document) -> None:
+    def __init__(self, document: Document, errors_before: int = 0) -> None:
         self.document = document
         self.diagnostics: list[Diagnostic] = []
+        self.errors = errors_before  # the file's errors so far, counted up to `counted`
+        self.counted = 0  # how many of `diagnostics` are in `errors`
+        self.stopped = False
 
     def run(self) -> tuple[Topology, list[Diagnostic]]:
         data: dict[str, Any] = self.document.data
-        clusters = {
-            name: self._cluster(name, raw) for name, raw in data.get("clusters", {}).items()
-        }
+        clusters = {}
+        for name, raw in data.get("clusters", {}).items():
+            if self._stopping(("clusters", name)):
+                break
+            clusters[name] = self._cluster(name, raw)
         defaults = self._settings(data.get("defaults", {}), ("defaults",), _builtin_settings())
-        flows = tuple(
-            self._flow(index, raw, defaults)
-            for index, raw in enumerate(data.get("flows", []))
-            if any(kind.value in raw for kind in FlowKind)  # the schema check reported the rest
-        )
+        flows = []
+        for index, raw in enumerate(data.get("flows", [])):
+            if not any(kind.value in raw for kind in FlowKind):
+                continue  # the schema check reported it
+            if self._stopping(("flows", index)):
+                break
+            flows.append(self._flow(index, raw, defaults))
         name = data.get("name") or _default_name(self.document.file)
         engine = self._engine(data.get("engine", {}))
         if engine.state_cluster is not None and engine.state_cluster not in clusters:
@@ -104,8 +113,29 @@ class _Resolver:
                 f"engine: state_cluster {engine.state_cluster!r} is not one of the clusters",
                 ("engine", "state_cluster"),
             )
-        self._local_slots(engine, flows)
-        return Topology(self.document.file, clusters, flows, name, engine), self.diagnostics
+        self._local_slots(engine, tuple(flows))
+        topology = Topology(self.document.file, clusters, tuple(flows), name, engine)
+        return topology, self.diagnostics
+
+    def _stopping(self, where: Path) -> bool:
+        """Whether the file has ERROR_LIMIT errors, and so the clusters and flows from `where`
+        on are not resolved: said once (T309), there."""
+        if self.stopped:
+            return True
+        self.errors += error_count(self.diagnostics[self.counted :])
+        self.counted = len(self.diagnostics)
+        if self.errors < ERROR_LIMIT:
+            return False
+        self.stopped = True
+        self.diagnostics.append(
+            warning(
+                "T309",
+                f"stopped after {ERROR_LIMIT} errors: the clusters and flows from here on are "
+                "not checked; fix these and validate again",
+                self.document.span(where, key=True),
+            )
+        )
+        return True
 
     def _local_slots(self, engine: Engine, flows: tuple[Flow, ...]) -> None:
         """T211 for a local master of fewer task slots than the flows' copy slots need: each
