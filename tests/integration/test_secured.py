@@ -26,6 +26,7 @@ from tests.integration.test_replication import (
     varied,
     wait_for,
 )
+from tests.key_store_files import key_store, trust_store
 from topology.core.mm2 import yaml_out
 from topology.core.naming import RUNS_TOPIC
 from topology.host import jobstate
@@ -193,8 +194,15 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
 
 
 def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
-    tmp_path: Path, secured_lab: SecuredLab, spark_cluster: "StandaloneSpark"
+    tmp_path: Path,
+    secured_lab: SecuredLab,
+    spark_cluster: "StandaloneSpark",
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The source's certificates as Java key stores (a JKS key store whose key has a password
+    of its own, a JKS trust store), the target's CA as a PKCS#12 trust store, as an
+    enterprise's mm2.properties name them: plan's librdkafka and the copy slots' Java clients
+    on Spark's executors read them alike."""
     t = SecuredTopology(
         tmp_path,
         secured_lab,
@@ -203,7 +211,32 @@ def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
             "dst": {"cluster": secured_lab.target},
         },
     )
-    assert set(t.entries["src"]["security"]["tls"]) == {"ca", "cert", "key"}  # type: ignore[index]
+    pem = t.entries["src"]["security"]["tls"]  # type: ignore[index]
+    assert set(pem) == {"ca", "cert", "key"}
+    store_password, key_password = "store-" + os.urandom(8).hex(), "key-" + os.urandom(8).hex()
+    monkeypatch.setenv("TEST_STORE_PASSWORD", store_password)
+    monkeypatch.setenv("TEST_KEY_PASSWORD", key_password)
+    ca = Path(pem["ca"])
+    folder = tmp_path / "src"
+    folder.mkdir()
+    certificate, key = Path(pem["cert"]), Path(pem["key"])
+    keystore = key_store(folder, certificate, key, ca, "JKS", store_password, key_password)
+    password = "${env:TEST_STORE_PASSWORD}"
+    t.entries["src"]["security"]["tls"] = {  # type: ignore[index]
+        "truststore": {"path": str(trust_store(folder, ca, "JKS", store_password))},
+        "keystore": {
+            "path": str(keystore),
+            "password": password,
+            "key_password": "${env:TEST_KEY_PASSWORD}",
+        },
+    }
+    t.entries["dst"]["security"]["tls"] = {  # type: ignore[index]
+        "truststore": {
+            "path": str(trust_store(tmp_path, ca, "PKCS12", store_password)),
+            "password": password,
+            "type": "PKCS12",
+        }
+    }
     src, dst = t.clusters["src"], t.clusters["dst"]
     orders = t.topic("orders")
     records.create_topic(src, orders, 3)
@@ -216,7 +249,8 @@ def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
     assert contents(records.read_topic(dst, f"src.{orders}")) == expected(
         records.read_topic(src, orders), "src"
     )
-    assert leaks(secured_lab.secrets(), [log, *written_by_topo()]) == []
+    secrets = [*secured_lab.secrets(), store_password, key_password]
+    assert leaks(secrets, [log, *written_by_topo()]) == []
 
 
 def test_an_oauthbearer_source_copies_exactly_once_into_a_scram_target(

@@ -210,17 +210,42 @@ def test_top_level_security_applies_to_every_cluster_without_its_own() -> None:
 def test_secret_client_properties_become_environment_variables() -> None:
     text = FLOW + (
         "a.security.protocol = SSL\n"
-        "a.ssl.truststore.location = /etc/a.jks\na.ssl.truststore.password = changeit\n"
+        "a.ssl.truststore.type = JCEKS\n"  # a store type topo does not read passes through
+        "a.ssl.truststore.location = /etc/a.jceks\na.ssl.truststore.password = changeit\n"
         "a.sasl.client.callback.handler.class = x.Y\n"
     )
     result = run(text)
     cluster = data(text)["clusters"]["a"]
     assert cluster["client"] == {
-        "ssl.truststore.location": "/etc/a.jks",
+        "ssl.truststore.type": "JCEKS",
+        "ssl.truststore.location": "/etc/a.jceks",
         "ssl.truststore.password": "${env:A_SSL_TRUSTSTORE_PASSWORD}",
     }
-    assert "JKS store" in " ".join(messages(result, "M016"))
+    assert "JCEKS store" in " ".join(messages(result, "M016"))
     assert "sasl.client.callback.handler.class" in " ".join(messages(result, "M015"))
+
+
+def test_jks_and_pkcs12_stores_are_carried_with_their_passwords_as_references() -> None:
+    text = FLOW + (
+        "a.security.protocol = SSL\n"
+        "a.ssl.truststore.location = /etc/a.jks\na.ssl.truststore.password = changeit\n"
+        "a.ssl.keystore.type = pkcs12\na.ssl.keystore.location = /etc/a.p12\n"
+        "a.ssl.keystore.password = kpw\na.ssl.key.password = kpw2\n"
+    )
+    result = run(text)
+    cluster = data(text)["clusters"]["a"]
+    assert cluster["security"]["tls"] == {
+        "truststore": {"path": "/etc/a.jks", "password": "${env:A_SSL_TRUSTSTORE_PASSWORD}"},
+        "keystore": {
+            "path": "/etc/a.p12",
+            "type": "PKCS12",
+            "password": "${env:A_SSL_KEYSTORE_PASSWORD}",
+            "key_password": "${env:A_SSL_KEY_PASSWORD}",
+        },
+    }
+    assert "client" not in cluster and not messages(result, "M016")
+    said = " ".join(d.message for d in result.diagnostics) + result.shown_text
+    assert "kpw" not in said and "changeit" not in said  # secrets are never shown
 
 
 def test_pem_keystore_and_hostname_verification() -> None:

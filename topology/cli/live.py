@@ -78,11 +78,14 @@ def client_configs(loaded: Loaded) -> dict[str, dict[str, str]]:
     """Each cluster's client settings, secrets resolved now (never printed, never planned)."""
     from topology.cli.files import secret_file_reader
     from topology.core.connection import client_config
+    from topology.host import key_stores
 
     base = Path(loaded.file).parent
     read = secret_file_reader()  # TOPO_SECRET_FILE_ROOTS: the review action's bound
     settings = {
-        name: client_config(cluster, environ=os.environ, base=base, read_file=read)
+        name: client_config(
+            cluster, environ=os.environ, base=base, read_file=read, read_store=key_stores.read
+        )
         for name, cluster in loaded.topology.clusters.items()
     }
     return ClientConfigs(settings, loaded.topology)

@@ -6,10 +6,27 @@ cluster and the setting, raised before anything connects.
 """
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from topology.core import admin_plane, model, secrets
 from topology.core.errors import TopoError
+
+
+@dataclass(frozen=True)
+class StoreContents:
+    """What a JKS or PKCS#12 store holds, as PEM text kept in memory."""
+
+    certificates: str  # every certificate of a trust store; a key store's key's chain, leaf first
+    key: str | None  # a key store's private key, unencrypted PKCS#8
+
+
+# Reads a key store: (path, its type or None, password, key password, whether its key is wanted).
+ReadStore = Callable[[Path, str | None, str | None, str | None, bool], StoreContents]
+
+
+def _no_store_reader(path: Path, *_: object) -> StoreContents:
+    raise TopoError(f"key store {path}: this command reads no key stores")
 
 
 def _read_text(path: Path) -> str:
@@ -22,9 +39,11 @@ def client_config(
     environ: Mapping[str, str],
     *,
     read_file: Callable[[Path], str] = _read_text,
+    read_store: ReadStore = _no_store_reader,
     base: Path = Path(),
 ) -> dict[str, str]:
-    """librdkafka settings to reach `cluster`; relative paths are relative to `base`.
+    """librdkafka settings to reach `cluster`; relative paths are relative to `base`. A JKS or
+    PKCS#12 store is read (`read_store`) into the PEM text librdkafka takes in memory.
 
     The cluster's `client` properties come first, so the settings topo derives from
     `bootstrap` and `security` win over a pass-through property of the same name.
@@ -68,6 +87,25 @@ def client_config(
                 config[setting] = str(_under(base, path))
         if tls.key_password is not None:
             config["ssl.key.password"] = resolved(tls.key_password, "security.tls.key_password")
+        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
+            if store is None:
+                continue
+            setting = f"security.tls.{kind}"
+            password, key_password = (
+                None if given is None else resolved(given, f"{setting}.{name}")
+                for name, given in (
+                    ("password", store.password),
+                    ("key_password", store.key_password),
+                )
+            )
+            contents = read_store(
+                _under(base, store.path), store.type, password, key_password, kind == "keystore"
+            )
+            if contents.key is None:
+                config["ssl.ca.pem"] = contents.certificates
+            else:
+                config["ssl.certificate.pem"] = contents.certificates
+                config["ssl.key.pem"] = contents.key
         config["ssl.endpoint.identification.algorithm"] = "https" if tls.verify_hostname else "none"
     admin = admin_plane.translate(cluster.roles.get("admin", {})).settings
     config |= {ADMIN_PREFIX + key: value for key, value in admin.items()}
@@ -114,6 +152,9 @@ _LIBRDKAFKA_ONLY = {
     "ssl.certificate.location",
     "ssl.key.location",
     "ssl.key.password",
+    "ssl.ca.pem",
+    "ssl.certificate.pem",
+    "ssl.key.pem",
     "ssl.endpoint.identification.algorithm",
     "enable.sasl.oauthbearer.unsecure.jwt",
     "sasl.oauthbearer.config",
@@ -162,8 +203,15 @@ def java_client_config(
     if "ssl.ca.location" in librdkafka:
         config["ssl.truststore.type"] = "PEM"
         config["ssl.truststore.location"] = librdkafka["ssl.ca.location"]
+    if "ssl.ca.pem" in librdkafka:  # a trust store read into memory
+        config["ssl.truststore.type"] = "PEM"
+        config["ssl.truststore.certificates"] = librdkafka["ssl.ca.pem"]
     if "ssl.certificate.location" in librdkafka:
         config |= _key_store(librdkafka, read_file)
+    if "ssl.key.pem" in librdkafka:  # a key store read into memory
+        config["ssl.keystore.type"] = "PEM"
+        config["ssl.keystore.certificate.chain"] = librdkafka["ssl.certificate.pem"]
+        config["ssl.keystore.key"] = librdkafka["ssl.key.pem"]
     if librdkafka.get("ssl.endpoint.identification.algorithm") == "none":
         config["ssl.endpoint.identification.algorithm"] = ""
     return config

@@ -212,12 +212,25 @@ class Sasl:
 
 
 @dataclass(frozen=True)
+class KeyStore:
+    """A Java key store file (JKS or PKCS#12), as enterprise `mm2.properties` name them: read
+    where a client needs PEM, never written out in clear."""
+
+    path: str
+    password: str | None = None  # a secret reference
+    type: str | None = None  # JKS or PKCS12; None: the file says which
+    key_password: str | None = None  # a key store's key, when not the store's password
+
+
+@dataclass(frozen=True)
 class Tls:
     ca: str | None = None
     cert: str | None = None
     key: str | None = None
     key_password: str | None = None
     verify_hostname: bool = True
+    truststore: KeyStore | None = None  # instead of `ca`
+    keystore: KeyStore | None = None  # instead of `cert` and `key`
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from topology.core.model import (
     Flow,
     FlowKind,
     FlowSettings,
+    KeyStore,
     MetricsEndpoint,
     Mm2State,
     NameFilter,
@@ -101,6 +102,15 @@ def cluster_data(cluster: Cluster, masked: bool = False) -> dict[str, Any]:
             "key_password": secret("security.tls.key_password", tls.key_password),
             "verify_hostname": tls.verify_hostname,
         }
+        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
+            if store is not None:  # only where set, as roles
+                setting = f"security.tls.{kind}"
+                found["security"]["tls"][kind] = {
+                    "path": store.path,
+                    "password": secret(f"{setting}.password", store.password),
+                    "type": store.type,
+                    "key_password": secret(f"{setting}.key_password", store.key_password),
+                }
     return found
 
 
@@ -225,8 +235,14 @@ def _sasl(data: Mapping[str, Any]) -> Sasl:
 
 
 def _tls(data: Mapping[str, Any]) -> Tls:
+    stores = {kind: KeyStore(**data[kind]) for kind in ("truststore", "keystore") if kind in data}
     return Tls(
-        data["ca"], data["cert"], data["key"], data["key_password"], bool(data["verify_hostname"])
+        data["ca"],
+        data["cert"],
+        data["key"],
+        data["key_password"],
+        bool(data["verify_hostname"]),
+        **stores,
     )
 
 

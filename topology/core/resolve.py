@@ -22,6 +22,7 @@ from topology.core.model import (
     Flow,
     FlowKind,
     FlowSettings,
+    KeyStore,
     MetricsEndpoint,
     Mm2State,
     NameFilter,
@@ -73,6 +74,9 @@ OAUTHBEARER_FORMS = (
     '"principal=NAME"'
 )
 _PRINCIPAL = re.compile(r"(?:^|\s)principal=\S")
+
+
+STORES = ("truststore", "keystore")  # `security.tls`'s JKS or PKCS#12 stores
 
 
 def resolve(document: Document, errors_before: int = 0) -> tuple[Topology, list[Diagnostic]]:
@@ -284,7 +288,7 @@ class _Resolver:
         protocol = raw.get("protocol", "PLAINTEXT")
         sasl_raw, tls_raw = raw.get("sasl"), raw.get("tls")
         sasl = Sasl(**_known(Sasl, sasl_raw)) if sasl_raw else None
-        tls = Tls(**_known(Tls, tls_raw)) if tls_raw is not None else None
+        tls = self._tls(name, tls_raw, (*where, "tls")) if tls_raw is not None else None
         if sasl_raw and "username" in sasl_raw:
             self._reference_syntax(sasl_raw["username"], (*where, "sasl", "username"))
         if sasl_raw and "password" in sasl_raw:
@@ -343,6 +347,40 @@ class _Resolver:
                 (*where, "tls"),
             )
         return Security(protocol, sasl, tls)
+
+    def _tls(self, name: str, raw: dict[str, Any], where: Path) -> Tls:
+        """`security.tls`, its key stores' passwords checked as secrets, and each key store
+        instead of the PEM files that say the same (T205)."""
+        stores = {}
+        for kind in STORES:
+            given = raw.get(kind)
+            if not isinstance(given, dict):
+                continue
+            stores[kind] = KeyStore(**_known(KeyStore, given))
+            for key in ("password", "key_password"):
+                if given.get(key) is not None:
+                    setting = f"security.tls.{kind}.{key}"
+                    self._reference_syntax(
+                        given[key], (*where, kind, key), f"cluster {name}: {setting}"
+                    )
+                    self._plain_secret(name, setting, str(given[key]), (*where, kind, key))
+        plain = {key: value for key, value in _known(Tls, raw).items() if key not in STORES}
+        tls = Tls(**plain, truststore=stores.get("truststore"), keystore=stores.get("keystore"))
+        if tls.truststore is not None and tls.ca is not None:
+            self._error(
+                "T205",
+                f"cluster {name}: tls.truststore and tls.ca both say whom to trust; give one",
+                (*where, "truststore"),
+            )
+        if tls.keystore is not None and (tls.cert or tls.key or tls.key_password) is not None:
+            self._error(
+                "T205",
+                f"cluster {name}: tls.keystore holds the client's certificate and key; leave "
+                "out tls.cert, tls.key and tls.key_password (the key store's own key_password "
+                "is its key's)",
+                (*where, "keystore"),
+            )
+        return tls
 
     def _mechanism(self, name: str, mechanism: str, client: dict[str, Any], where: Path) -> None:
         """SASL logins that would fail when the first client connects, refused now (T205, at

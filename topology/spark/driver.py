@@ -49,7 +49,7 @@ from topology.core.jobs import JobsDocument, JobsFormatError, read_document
 from topology.core.lag_look import Reported
 from topology.core.model import Objectives, Topology
 from topology.core.runstate import FlowState
-from topology.host import jobstate
+from topology.host import jobstate, key_stores
 from topology.kafka.heartbeats import Emitter
 from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
@@ -489,7 +489,7 @@ def main(argv: list[str]) -> int:
         topology = jobs.topology(str(base / "(jobs document)"))
         flows.extend(spec.flow for spec in jobs.specs)
         configs = {
-            name: client_config(cluster, os.environ, base=base)
+            name: client_config(cluster, os.environ, base=base, read_store=key_stores.read)
             for name, cluster in topology.clusters.items()
         }
         run_state = LeaseKeeper(topology, configs, report)

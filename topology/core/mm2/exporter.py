@@ -261,6 +261,16 @@ class _Exporter:
                 self._warn(note, cluster.span)
         if tls.key_password is not None:
             section.add(f"{name}.ssl.key.password", tls.key_password)
+        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
+            if store is None:
+                continue
+            if store.type is not None:
+                section.add(f"{name}.ssl.{kind}.type", store.type)
+            section.add(f"{name}.ssl.{kind}.location", store.path)
+            if store.password is not None:
+                section.add(f"{name}.ssl.{kind}.password", store.password)
+            if store.key_password is not None:
+                section.add(f"{name}.ssl.key.password", store.key_password)
         if not tls.verify_hostname:
             section.add(f"{name}.ssl.endpoint.identification.algorithm", "")
 
@@ -450,11 +460,13 @@ _SOURCES = {
     "security.protocol": "security.protocol",
     "sasl.mechanism": "security.sasl.mechanism",
     "sasl.jaas.config": "security.sasl",
-    "ssl.truststore.type": "security.tls.ca",
-    "ssl.truststore.location": "security.tls.ca",
-    "ssl.keystore.type": "security.tls.cert",
-    "ssl.keystore.location": "security.tls.cert",
-    "ssl.key.password": "security.tls.key_password",
+    "ssl.truststore.type": "security.tls.ca or truststore",
+    "ssl.truststore.location": "security.tls.ca or truststore",
+    "ssl.truststore.password": "security.tls.truststore",
+    "ssl.keystore.type": "security.tls.cert or keystore",
+    "ssl.keystore.location": "security.tls.cert or keystore",
+    "ssl.keystore.password": "security.tls.keystore",
+    "ssl.key.password": "security.tls.key_password or keystore",
     "ssl.endpoint.identification.algorithm": "security.tls.verify_hostname",
     "consumer.isolation.level": "topo's read_committed source consumers",
     "exactly.once.source.support": "delivery: exactly-once",

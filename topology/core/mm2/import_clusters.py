@@ -52,6 +52,9 @@ _UNSECURED_EXTENSION = "unsecuredLoginExtension_"
 # Krb5LoginModule switches that say "log in from the keytab", which librdkafka's kinit does.
 _IMPLIED_OPTIONS = {"useKeyTab", "storeKey", "doNotPrompt"}
 
+# The Java key store types topo reads (`security.tls.truststore` and `.keystore`).
+JAVA_STORES = ("JKS", "PKCS12")
+
 
 def is_secret(name: str) -> bool:
     """Property names whose values are secrets, by topo's one rule (`secrets.is_secret_key`):
@@ -366,6 +369,25 @@ class _ClusterImport:
             )
         return credentials
 
+    def _store(
+        self, kind: str, location: Property, store_type: str | None, props: dict[str, Property]
+    ) -> dict[str, Any]:
+        """`security.tls.truststore` or `.keystore`: the file, its type when MM2 names it (topo
+        reads it from the file otherwise) and its passwords as references."""
+        store: dict[str, Any] = {
+            "path": self.context.value(self.alias, f"ssl.{kind}.location", *_vp(location))
+        }
+        if store_type is not None:
+            store["type"] = store_type
+        secret_names = [("password", f"ssl.{kind}.password")]
+        if kind == "keystore":
+            secret_names.append(("key_password", "ssl.key.password"))
+        for key, name in secret_names:
+            given = props.pop(name, None)
+            if given is not None:
+                store[key] = self.context.secret(self.alias, name, *_vp(given))
+        return store
+
     def _tls(self, props: dict[str, Property]) -> dict[str, Any]:
         tls: dict[str, Any] = {}
         truststore_type = _upper(props.pop("ssl.truststore.type", None))
@@ -375,7 +397,7 @@ class _ClusterImport:
         if truststore is not None and truststore_type == "PEM":
             del props["ssl.truststore.location"]
             tls["ca"] = self.context.value(self.alias, "ssl.truststore.location", *_vp(truststore))
-        elif truststore_type is not None:
+        elif truststore_type not in (None, *JAVA_STORES):
             self.client["ssl.truststore.type"] = truststore_type
         if keystore is not None and keystore_type == "PEM":
             # A Kafka PEM keystore is one file holding the private key and its certificate.
@@ -388,21 +410,22 @@ class _ClusterImport:
                 tls["key_password"] = self.context.secret(
                     self.alias, "ssl.key.password", *_vp(key_password)
                 )
-        elif keystore_type is not None:
+        elif keystore_type not in (None, *JAVA_STORES):
             self.client["ssl.keystore.type"] = keystore_type
-        for name, kind in (
-            ("ssl.truststore.location", truststore_type),
-            ("ssl.keystore.location", keystore_type),
-        ):
-            store = props.get(name)  # still here: not a PEM file, so it passes through
-            if store is not None:
-                self.context.warn(
-                    "M016",
-                    f"{store.key} is a {kind or 'JKS'} store, passed through under client; "
-                    "topo's Python clients (librdkafka) read PEM files only, so convert it to "
-                    "PEM and use security.tls",
-                    store,
-                )
+        for kind, store_type in (("truststore", truststore_type), ("keystore", keystore_type)):
+            store = props.get(f"ssl.{kind}.location")  # still here: not a PEM file
+            if store is None:
+                continue
+            if store_type in (None, *JAVA_STORES):  # Kafka's default type is JKS
+                del props[f"ssl.{kind}.location"]
+                tls[kind] = self._store(kind, store, store_type, props)
+                continue
+            self.context.warn(
+                "M016",
+                f"{store.key} is a {store_type} store, passed through under client; topo "
+                "reads JKS, PKCS12 and PEM stores only, so convert it to one of them",
+                store,
+            )
         algorithm = props.pop("ssl.endpoint.identification.algorithm", None)
         if algorithm is not None:
             if not algorithm.value.strip():
