@@ -134,7 +134,7 @@ class _Resolver:
         self.diagnostics.append(
             warning(
                 "T309",
-                f"stopped after {ERROR_LIMIT} errors: the clusters and flows from here on are "
+                f"stopped after {self.errors} errors: the clusters and flows from here on are "
                 "not checked; fix these and validate again",
                 self.document.span(where, key=True),
             )
