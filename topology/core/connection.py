@@ -87,16 +87,11 @@ def client_config(
                 config[setting] = str(_under(base, path))
         if tls.key_password is not None:
             config["ssl.key.password"] = resolved(tls.key_password, "security.tls.key_password")
-        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
-            if store is None:
-                continue
+        for kind, store in tls.stores():
             setting = f"security.tls.{kind}"
-            password, key_password = (
-                None if given is None else resolved(given, f"{setting}.{name}")
-                for name, given in (
-                    ("password", store.password),
-                    ("key_password", store.key_password),
-                )
+            password = store.password and resolved(store.password, f"{setting}.password")
+            key_password = store.key_password and resolved(
+                store.key_password, f"{setting}.key_password"
             )
             contents = read_store(
                 _under(base, store.path), store.type, password, key_password, kind == "keystore"

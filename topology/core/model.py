@@ -232,6 +232,14 @@ class Tls:
     truststore: KeyStore | None = None  # instead of `ca`
     keystore: KeyStore | None = None  # instead of `cert` and `key`
 
+    def stores(self) -> tuple[tuple[str, KeyStore], ...]:
+        """The Java key stores given, by their key (`truststore`, `keystore`)."""
+        given = (("truststore", self.truststore), ("keystore", self.keystore))
+        return tuple((kind, store) for kind, store in given if store is not None)
+
+
+STORES = ("truststore", "keystore")  # `Tls`'s Java key stores
+
 
 @dataclass(frozen=True)
 class Security:

@@ -17,6 +17,7 @@ from topology.core import secrets
 from topology.core.diagnostics import Span
 from topology.core.errors import TopoError
 from topology.core.model import (
+    STORES,
     Cluster,
     Emit,
     Engine,
@@ -102,15 +103,14 @@ def cluster_data(cluster: Cluster, masked: bool = False) -> dict[str, Any]:
             "key_password": secret("security.tls.key_password", tls.key_password),
             "verify_hostname": tls.verify_hostname,
         }
-        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
-            if store is not None:  # only where set, as roles
-                setting = f"security.tls.{kind}"
-                found["security"]["tls"][kind] = {
-                    "path": store.path,
-                    "password": secret(f"{setting}.password", store.password),
-                    "type": store.type,
-                    "key_password": secret(f"{setting}.key_password", store.key_password),
-                }
+        for kind, store in tls.stores():  # only where set, as roles
+            setting = f"security.tls.{kind}"
+            found["security"]["tls"][kind] = {
+                "path": store.path,
+                "password": secret(f"{setting}.password", store.password),
+                "type": store.type,
+                "key_password": secret(f"{setting}.key_password", store.key_password),
+            }
     return found
 
 
@@ -235,7 +235,7 @@ def _sasl(data: Mapping[str, Any]) -> Sasl:
 
 
 def _tls(data: Mapping[str, Any]) -> Tls:
-    stores = {kind: KeyStore(**data[kind]) for kind in ("truststore", "keystore") if kind in data}
+    stores = {kind: KeyStore(**data[kind]) for kind in STORES if kind in data}
     return Tls(
         data["ca"],
         data["cert"],

@@ -16,6 +16,7 @@ from topology.core import admin_plane, client_roles, kafka_rules, naming, patter
 from topology.core.copy_slots import LOCAL_COUNT
 from topology.core.diagnostics import ERROR_LIMIT, Diagnostic, error, error_count, warning
 from topology.core.model import (
+    STORES,
     Cluster,
     Emit,
     Engine,
@@ -74,9 +75,6 @@ OAUTHBEARER_FORMS = (
     '"principal=NAME"'
 )
 _PRINCIPAL = re.compile(r"(?:^|\s)principal=\S")
-
-
-STORES = ("truststore", "keystore")  # `security.tls`'s JKS or PKCS#12 stores
 
 
 def resolve(document: Document, errors_before: int = 0) -> tuple[Topology, list[Diagnostic]]:

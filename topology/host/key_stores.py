@@ -46,12 +46,8 @@ def read(
         if not found:
             raise KeyStoreError(f"trust store {path} holds no certificate")
         return StoreContents("\n".join(found), None)
-    alias = _key_alias(path, listed)
-    chain = _keytool(path, ["-list", "-rfc", "-alias", alias, *source], environment)
-    return StoreContents(
-        "\n".join(_CERTIFICATE.findall(chain)),
-        _private_key(path, alias, source, environment, key_password),
-    )
+    alias, chain = _key_entry(path, listed)
+    return StoreContents(chain, _private_key(path, alias, source, environment, key_password))
 
 
 def _kind(path: Path) -> str:
@@ -67,14 +63,13 @@ def _kind(path: Path) -> str:
     raise KeyStoreError(f"{path} is neither a JKS nor a PKCS#12 key store")
 
 
-def _key_alias(path: Path, listed: str) -> str:
-    """The alias of the store's first private key entry."""
-    alias = None
-    for line in listed.splitlines():
-        if line.startswith("Alias name: "):
-            alias = line.removeprefix("Alias name: ").strip()
-        elif line.strip() == "Entry type: PrivateKeyEntry" and alias is not None:
-            return alias
+def _key_entry(path: Path, listed: str) -> tuple[str, str]:
+    """The alias of the store's first private key entry and its chain as PEM, leaf first
+    (`keytool -list -rfc` lists it in that order)."""
+    for entry in listed.split("Alias name: ")[1:]:
+        alias, _, rest = entry.partition("\n")
+        if "Entry type: PrivateKeyEntry" in rest:
+            return alias.strip(), "\n".join(_CERTIFICATE.findall(rest))
     raise KeyStoreError(f"key store {path} holds no private key")
 
 

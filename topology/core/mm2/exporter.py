@@ -261,9 +261,7 @@ class _Exporter:
                 self._warn(note, cluster.span)
         if tls.key_password is not None:
             section.add(f"{name}.ssl.key.password", tls.key_password)
-        for kind, store in (("truststore", tls.truststore), ("keystore", tls.keystore)):
-            if store is None:
-                continue
+        for kind, store in tls.stores():
             if store.type is not None:
                 section.add(f"{name}.ssl.{kind}.type", store.type)
             section.add(f"{name}.ssl.{kind}.location", store.path)
