@@ -72,6 +72,9 @@ CODES: dict[str, str] = {
     "M019": "two settings write one MM2 property",
     "M020": "name MM2 cannot hold",
     "M021": "secret not copied",
+    "M022": "not MirrorMaker 2's configuration",
+    "M023": "what MM2's connectors say apart",
+    "M024": "login topo cannot import",
 }
 
 

@@ -7,7 +7,7 @@ A secret's value is never put into a message, a note or the topology.
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from topology.core.diagnostics import Diagnostic, Severity, Span, error, in_file_order, warning
@@ -25,9 +25,15 @@ class EnvVar:
 
 
 class Context:
-    def __init__(self, file: str, providers: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        file: str,
+        providers: Mapping[str, str],
+        line_name: Callable[[int], str] = "line {}".format,
+    ) -> None:
         self.file = file
         self.providers = providers
+        self.line_name = line_name  # how a message names a line ("line 8", "cp.json line 3")
         self.diagnostics: list[Diagnostic] = []
         self.env_vars: dict[str, EnvVar] = {}
         self.not_imported: list[Property] = []  # dropped with a warning; the header lists them
@@ -39,9 +45,6 @@ class Context:
 
     def error(self, code: str, message: str, where: Property | None) -> None:
         self.diagnostics.append(error(code, brief(message), self.span(where)))
-
-    def error_at(self, code: str, message: str, line: int, column: int) -> None:
-        self.diagnostics.append(error(code, brief(message), Span(self.file, line, column)))
 
     def warn(
         self, code: str, message: str, where: Property | None, *, secret: bool = False
@@ -102,7 +105,9 @@ class Context:
 
     def _generated(self, cluster: str, setting: str, where: Property, problem: str | None) -> str:
         name = self._free_name(references.env_name(cluster, setting))
-        purpose = brief(f"cluster {cluster}: {setting} (was {where.key}, line {where.line})")
+        purpose = brief(
+            f"cluster {cluster}: {setting} (was {where.key}, {self.line_name(where.line)})"
+        )
         self.env_vars[name] = EnvVar(name, purpose, generated=True)
         if problem is not None:
             self.warn(

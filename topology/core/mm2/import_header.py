@@ -12,9 +12,9 @@ _WIDTH = 96
 _NAMES_LISTED = 100  # the warnings name every property; the header names the first ones
 
 
-def header(result: ImportResult, source: str) -> list[str]:
+def header(result: ImportResult, source: str, command: str = "topo import mm2") -> list[str]:
     lines = [
-        f"Imported from {source} by `topo import mm2`.",
+        f"Imported from {source} by `{command}`.",
         "Check it with `topo validate`; docs/mm2.md explains how each MM2 property maps.",
     ]
     if result.env_vars:

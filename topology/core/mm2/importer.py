@@ -12,11 +12,12 @@ reach the topology: `import_context.Context.secret` turns them into references.
 
 import re
 from collections import defaultdict
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from topology.core import intervals
-from topology.core.diagnostics import Diagnostic, has_errors, in_file_order
+from topology.core.diagnostics import Diagnostic, Span, error, has_errors, in_file_order
 from topology.core.mm2 import grouping, import_clusters, import_roles, properties, vocabulary
 from topology.core.mm2.import_clusters import (
     ClusterSettings,
@@ -25,7 +26,7 @@ from topology.core.mm2.import_clusters import (
     isolation,
     start_from,
 )
-from topology.core.mm2.import_context import Context, EnvVar
+from topology.core.mm2.import_context import Context, EnvVar, brief
 from topology.core.mm2.import_settings import Flat, Parsed, SettingsReader, setting_path, split_list
 from topology.core.mm2.properties import Property
 from topology.core.source import Path
@@ -54,10 +55,24 @@ class ImportResult:
 
 def import_properties(text: str, file: str) -> ImportResult:
     entries, problems = properties.parse(text)
+    found = [error("M001", brief(p.message), Span(file, p.line, p.column)) for p in problems]
+    return import_entries(entries, text, file, found)
+
+
+def import_entries(
+    entries: list[Property],
+    text: str,
+    file: str,
+    found: Sequence[Diagnostic] = (),
+    line_name: Callable[[int], str] = "line {}".format,
+) -> ImportResult:
+    """The import of MM2 properties read from `file` (mm2.properties, or the properties a
+    Strimzi resource or Connect configurations stand for), each placed where `text` has it.
+    `found`: what reading the file already found wrong; `line_name`: how to name a line of
+    `text` (the files `topo import connect` joins are named with theirs)."""
     shown = properties.mask(text, [e for e in entries if is_secret(e.key)])
-    importer = _Importer(file, entries)
-    for problem in problems:
-        importer.context.error_at("M001", problem.message, problem.line, problem.column)
+    importer = _Importer(file, entries, line_name)
+    importer.context.diagnostics.extend(found)
     data = importer.run()
     context = importer.context
     diagnostics = tuple(in_file_order(context.diagnostics))
@@ -73,9 +88,9 @@ def import_properties(text: str, file: str) -> ImportResult:
 
 
 class _Importer:
-    def __init__(self, file: str, entries: list[Property]) -> None:
+    def __init__(self, file: str, entries: list[Property], line_name: Callable[[int], str]) -> None:
         self.props = _last_wins(entries)
-        self.context = Context(file, _providers(self.props))
+        self.context = Context(file, _providers(self.props), line_name)
         self.notes: list[str] = []
         self.origins: dict[Path, Property] = {}
         self.intervals: dict[str, float] = {}  # the top-level intervals, engine.intervals
@@ -133,7 +148,8 @@ class _Importer:
             if entry.key in first:
                 self.context.warn(
                     "M002",
-                    f"{entry.key} is set again (first on line {first[entry.key].line}); MM2 "
+                    f"{entry.key} is set again (first on "
+                    f"{self.context.line_name(first[entry.key].line)}); MM2 "
                     "uses this last value",
                     entry,
                 )
