@@ -60,12 +60,10 @@ def strimzi(
     """
     from topology.cli.files import read_text
     from topology.core.mm2 import strimzi as resource
-    from topology.core.mm2.importer import import_entries
-    from topology.core.mm2.stand_in import finish
+    from topology.core.mm2.stand_in import imported
 
     text = read_text(file)
-    stand_in = resource.read(text, file)
-    result = finish(stand_in, import_entries(stand_in.entries, text, file, stand_in.diagnostics))
+    result = imported(resource.read(text, file), text)
     _finish(result, _Shown(file, text), file, output, "topo import strimzi")
 
 
@@ -98,24 +96,15 @@ def connect(
     """
     from topology.cli.files import read_text
     from topology.core.mm2 import connect as connectors
-    from topology.core.mm2.importer import import_entries
-    from topology.core.mm2.stand_in import finish
+    from topology.core.mm2.stand_in import imported
 
     given = [(file, read_text(file)) for file in files]
     stand_in, text, sources = connectors.read(
         given, offsets_topic=offsets_topic, status_topic=status_topic
     )
-    result = import_entries(
-        stand_in.entries, text, files[0], stand_in.diagnostics, sources.line_name
-    )
+    result = imported(stand_in, text, sources.line_name)
     label = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more"
-    _finish(
-        finish(stand_in, result),
-        _Shown(files[0], text, sources),
-        label,
-        output,
-        "topo import connect",
-    )
+    _finish(result, _Shown(files[0], text, sources), label, output, "topo import connect")
 
 
 class _Shown:

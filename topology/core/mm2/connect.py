@@ -240,11 +240,13 @@ class _Flows:
             side = next((p for p in _CLUSTER_PREFIXES if key.startswith(p)), None)
             if side is not None:
                 alias = connector.source if side == "source.cluster." else connector.target
-                gathered.cluster(alias, key.removeprefix(side), text(value), place, name)
+                gathered.cluster(
+                    alias, key.removeprefix(side), text(value), place, f"connector {name}"
+                )
             elif key in intervals.DEFAULTS:
-                gathered.interval(key, text(value), place, name)
+                gathered.interval(key, text(value), place, f"connector {name}")
             else:
-                gathered.flow(flow, key, text(value), place, name)
+                gathered.flow(flow, key, text(value), place, f"connector {name}")
 
     def _connect_setting(self, connector: Connector, key: str, value: str, at: Path) -> bool:
         """Connect's own setting of how a connector's records are changed: said, not imported.

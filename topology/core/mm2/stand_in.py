@@ -13,13 +13,20 @@ Connect state (the flows' `mm2` setting), which `finish` writes into the importe
 """
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.core.diagnostics import Diagnostic, Span, error, warning
+from topology.core.diagnostics import (
+    Diagnostic,
+    Span,
+    error,
+    has_errors,
+    in_file_order,
+    warning,
+)
 from topology.core.mm2.import_context import brief
-from topology.core.mm2.importer import ImportResult
+from topology.core.mm2.importer import ImportResult, import_entries
 from topology.core.mm2.properties import Property
 from topology.core.source import Document, Path
 
@@ -178,6 +185,22 @@ def text(value: Any) -> str:
     if value is None:
         return ""
     return str(value)
+
+
+def imported(
+    stand_in: StandIn,
+    source_text: str,
+    line_name: Callable[[int], str] = "line {}".format,
+) -> ImportResult:
+    """The import of what `stand_in` stands for (`source_text`: the file it was read from).
+    A file that stands for no MM2 properties at all is not imported: its errors say why."""
+    if not stand_in.entries and has_errors(stand_in.diagnostics):
+        diagnostics = tuple(in_file_order(stand_in.diagnostics))
+        return ImportResult(None, diagnostics, (), (), (), source_text, {})
+    result = import_entries(
+        stand_in.entries, source_text, stand_in.file, stand_in.diagnostics, line_name
+    )
+    return finish(stand_in, result)
 
 
 def finish(stand_in: StandIn, result: ImportResult) -> ImportResult:
