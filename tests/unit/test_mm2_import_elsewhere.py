@@ -8,6 +8,7 @@ same topology, and does what the properties the resource stands for did.
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +17,8 @@ from tests.mm2.normal import SAMPLES, effective_mm2, exported, imported, normal,
 from topology.cli import app
 from topology.core.mm2 import connect, properties, strimzi, yaml_out
 from topology.core.mm2.importer import ImportResult
-from topology.core.mm2.stand_in import StandIn, imported as stand_in_import
+from topology.core.mm2.stand_in import StandIn
+from topology.core.mm2.stand_in import imported as stand_in_import
 
 STRIMZI = sorted((SAMPLES / "strimzi").glob("*.yaml"))
 CONNECT = sorted(p for p in (SAMPLES / "connect").glob("*") if p.is_dir())
@@ -314,7 +316,7 @@ def test_a_file_that_is_not_one_mirror_maker_resource_is_one_error(text: str, sa
     assert says in result.diagnostics[0].message
 
 
-SOURCE = {
+SOURCE: dict[str, Any] = {
     "name": "east->west.MirrorSourceConnector",
     "config": {
         "connector.class": "org.apache.kafka.connect.mirror.MirrorSourceConnector",
@@ -335,7 +337,7 @@ SOURCE = {
         "refresh.topics.interval.seconds": "30",
     },
 }
-CHECKPOINT = {
+CHECKPOINT: dict[str, Any] = {
     "connector.class": "MirrorCheckpointConnector",
     "source.cluster.alias": "east",
     "target.cluster.alias": "west",
