@@ -135,7 +135,7 @@ spec:
 
 
 def test_strimzi_clusters_logins_and_mirrors_map_with_secrets_left_in_kubernetes() -> None:
-    stand_in, result = _strimzi(SCRAM_AND_TLS)
+    _, result = _strimzi(SCRAM_AND_TLS)
     data = result.data
     assert data is not None
     primary, backup = data["clusters"]["primary"], data["clusters"]["backup"]
@@ -303,7 +303,8 @@ def test_a_manifest_is_read_for_its_one_mirror_maker_resource_at_its_own_lines()
             "holds no KafkaMirrorMaker2 resource (it holds KafkaConnect)",
         ),
         (
-            "kind: KafkaMirrorMaker2\nmetadata: {name: a}\n---\nkind: KafkaMirrorMaker2\nmetadata: {name: b}\n",
+            "kind: KafkaMirrorMaker2\nmetadata: {name: a}\n---\n"
+            "kind: KafkaMirrorMaker2\nmetadata: {name: b}\n",
             "holds 2 KafkaMirrorMaker2 resources (a, b)",
         ),
         ("kind: KafkaMirrorMaker2\n", "has no spec"),
@@ -353,7 +354,7 @@ def test_connect_connectors_of_one_flow_become_one_flow_with_its_clusters() -> N
         "source.json": json.dumps(SOURCE, indent=2),
         "checkpoint.json": json.dumps(CHECKPOINT, indent=2),
     }
-    stand_in, result, sources = _connect(files)
+    _, result, sources = _connect(files)
     data = result.data
     assert data is not None
     assert data["clusters"]["east"]["bootstrap"] == "east-1:9092"  # the first connector's
