@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
+    from tests.oidc_provider import Running
     from tests.spark_cluster import StandaloneSpark
 
 # Names no user is likely to have: their default ports differ from east/west/central's.
@@ -59,12 +60,17 @@ class SecuredLab:
     """Two lab clusters that authenticate every client and authorize every request, as
     production clusters do: SASL_SSL (SCRAM-SHA-512, PLAIN, OAUTHBEARER) on the client port,
     mutual TLS on PORT+3, StandardAuthorizer with only `admin` (and the broker) super users.
-    Users without any ACL: `topo` and `app`."""
+    Users without any ACL: `topo` and `app`. The source's OAUTHBEARER takes Kafka's unsecured
+    tokens; the target's only tokens signed by the session's OpenID Connect provider (`oidc`),
+    whose clients are the same users."""
 
     source = "itest-secure-a"
     target = "itest-secure-b"
     users = ("topo", "app")
     mechanisms = ("SCRAM-SHA-512", "OAUTHBEARER", "PLAIN")
+
+    def __init__(self, oidc: "Running") -> None:
+        self.oidc = oidc
 
     def admin_config(self, name: str) -> dict[str, str]:
         from topology.lab import manager
@@ -98,7 +104,7 @@ class SecuredLab:
             for path in (state.cluster_dir(name)).rglob("*"):
                 if path.suffix in (".password", ".key"):
                     found += _secret_parts(path.read_text())
-        return found
+        return found + list(self.oidc.provider.clients.values())
 
 
 def _secret_parts(text: str) -> list[str]:
@@ -108,11 +114,21 @@ def _secret_parts(text: str) -> list[str]:
 
 
 @pytest.fixture(scope="session")
-def secured_lab(lab_dir: Path) -> SecuredLab:
+def oidc() -> "Iterator[Running]":
+    """An OpenID Connect provider for the session: client credentials in, signed tokens out."""
+    from tests.oidc_provider import running
+
+    clients = {user: f"oidc-{user}-" + os.urandom(12).hex() for user in ("admin", "topo", "app")}
+    with running(clients) as provider:
+        yield provider
+
+
+@pytest.fixture(scope="session")
+def secured_lab(lab_dir: Path, oidc: "Running") -> SecuredLab:
     """The secured pair, started together on first use and shared by the session's tests."""
     from topology.lab import manager
 
-    secured = SecuredLab()
+    secured = SecuredLab(oidc)
     manager.up(
         [
             manager.UpRequest(
@@ -122,6 +138,8 @@ def secured_lab(lab_dir: Path) -> SecuredLab:
                 mtls=True,
                 mechanisms=secured.mechanisms,
                 users=secured.users,
+                # The broker fetches the provider's keys as it starts: the provider runs first.
+                jwks_url=oidc.jwks_url if name == secured.target else None,
             )
             for name in (secured.source, secured.target)
         ]

@@ -253,9 +253,15 @@ def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
     assert leaks(secrets, [log, *written_by_topo()]) == []
 
 
-def test_an_oauthbearer_source_copies_exactly_once_into_a_scram_target(
-    tmp_path: Path, secured_lab: SecuredLab
+def test_oauthbearer_both_ways_unsecured_source_and_oidc_client_credentials_target(
+    tmp_path: Path, secured_lab: SecuredLab, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The source takes Kafka's unsecured test tokens; the target only tokens its OpenID
+    Connect provider signed, which topo's clients (librdkafka's for plan, apply and status,
+    the copy slots' Java client) ask the provider for with their client id and secret. Copied
+    exactly once, record by record; the secret appears nowhere topo writes."""
+    oidc = secured_lab.oidc
+    monkeypatch.setenv("TEST_OIDC_SECRET", oidc.provider.clients["admin"])
     t = SecuredTopology(
         tmp_path,
         secured_lab,
@@ -268,11 +274,46 @@ def test_an_oauthbearer_source_copies_exactly_once_into_a_scram_target(
         "enable.sasl.oauthbearer.unsecure.jwt": True,
         "sasl.oauthbearer.config": "principal=admin",
     }
+    dst_security = t.entries["dst"]["security"]
+    t.entries["dst"] = {
+        "bootstrap": t.entries["dst"]["bootstrap"],
+        "security": {
+            "protocol": "SASL_SSL",
+            "sasl": {"mechanism": "OAUTHBEARER"},
+            "tls": dst_security["tls"],  # type: ignore[index]
+        },
+        "client": {
+            "sasl.oauthbearer.method": "oidc",
+            "sasl.oauthbearer.client.id": "admin",
+            "sasl.oauthbearer.client.secret": "${env:TEST_OIDC_SECRET}",
+            "sasl.oauthbearer.token.endpoint.url": oidc.token_url,
+            "sasl.oauthbearer.scope": "kafka",
+        },
+    }
     src, dst = t.clusters["src"], t.clusters["dst"]
     orders = t.topic("orders")
     records.create_topic(src, orders, 2)
     records.produce(src, varied(orders, 16, partitions=2))
     t.write("  - mirror: {from: src, to: dst}\n    delivery: exactly-once")
-    t.apply("--once")
+    issued = len(oidc.provider.issued)
+    log = t.apply("--once")
     copied = records.read_topic(dst, f"src.{orders}")  # read_committed
     assert contents(copied) == expected(records.read_topic(src, orders), "src")
+    assert oidc.provider.issued[issued:].count("admin") >= 2  # librdkafka's and Java's logins
+    status = run_topo("status", str(t.file))
+    assert status.returncode == 0, status.stderr
+    assert (
+        leaks(secured_lab.secrets(), [log, status.stdout, status.stderr, *written_by_topo()]) == []
+    )
+
+
+def test_the_oidc_clusters_broker_refuses_a_token_it_did_not_sign(secured_lab: SecuredLab) -> None:
+    """The target verifies signatures: Kafka's unsecured token (no signature) is refused."""
+    from topology.core.errors import KafkaUnavailableError
+
+    config = {
+        **secured_lab.user_config(secured_lab.source, "admin", mechanism="OAUTHBEARER"),
+        "bootstrap.servers": secured_lab.bootstrap(secured_lab.target),
+    }
+    with pytest.raises(KafkaUnavailableError, match=r"(?i)authenticat|token|sasl"):
+        records.read_topic(config, "any-topic", timeout=10)

@@ -136,6 +136,31 @@ def test_sasl_and_mtls_together_put_certificates_on_their_own_port() -> None:
     assert "sasl.password" not in oauth
 
 
+def test_a_jwks_url_makes_the_oauthbearer_listener_verify_signed_tokens() -> None:
+    cluster = LabCluster(
+        "x", 19160, sasl=True, mechanisms=("SCRAM-SHA-512", "OAUTHBEARER"), jwks_url="http://i/k"
+    )
+    config = props(server_properties(cluster, "/d", {"admin": "a", "broker": "b"}))
+    prefix = "listener.name.client.oauthbearer."
+    assert config[prefix + "sasl.server.callback.handler.class"].endswith(
+        "OAuthBearerValidatorCallbackHandler"
+    )
+    assert config[prefix + "sasl.oauthbearer.jwks.endpoint.url"] == "http://i/k"
+    assert "unsecured" not in config[prefix + "sasl.jaas.config"]
+    # Kafka 4 fetches no OAuth URL it is not allowed to.
+    assert cluster.java_options == ("-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=http://i/k",)
+    with pytest.raises(LabError, match="signed by the OpenID Connect provider"):
+        client_config(cluster, Credentials("admin", "a"), mechanism="OAUTHBEARER")
+    unsecured = LabCluster("x", 19160, sasl=True, mechanisms=("OAUTHBEARER",))
+    assert unsecured.java_options == ()
+    assert (
+        "unsecuredLoginStringClaim_sub"
+        in props(server_properties(unsecured, "/d", {"admin": "a", "broker": "b"}))[
+            prefix + "sasl.jaas.config"
+        ]
+    )
+
+
 @pytest.mark.parametrize(
     ("cluster", "message"),
     [
@@ -143,6 +168,14 @@ def test_sasl_and_mtls_together_put_certificates_on_their_own_port() -> None:
         (LabCluster("a", 1, sasl=True, mechanisms=("GSSAPI",)), "not one the lab offers"),
         (LabCluster("a", 1, sasl=True, users=("admin",)), "not valid"),
         (LabCluster("a", 1, users=("alice",)), "--user needs --sasl or --mtls"),
+        (
+            LabCluster("a", 1, sasl=True, jwks_url="http://idp/jwks"),
+            "needs --mechanism OAUTHBEARER",
+        ),
+        (
+            LabCluster("a", 1, sasl=True, mechanisms=("OAUTHBEARER",), jwks_url="idp/jwks"),
+            "is not an http",
+        ),
     ],
 )
 def test_security_options_that_do_not_fit_together_are_refused(

@@ -44,7 +44,16 @@ def up(
         typer.Option(
             "--mechanism",
             help="SASL mechanism to offer, repeatable: SCRAM-SHA-512 (default), PLAIN, "
-            "OAUTHBEARER (Kafka's unsecured test tokens). Implies --sasl.",
+            "OAUTHBEARER (Kafka's unsecured test tokens, or with --jwks-url signed ones). "
+            "Implies --sasl.",
+        ),
+    ] = None,
+    jwks_url: Annotated[
+        str | None,
+        typer.Option(
+            "--jwks-url",
+            help="With --mechanism OAUTHBEARER: accept only tokens signed by the OpenID Connect "
+            "provider whose keys are here; a token's sub is its principal.",
         ),
     ] = None,
     user: Annotated[
@@ -66,9 +75,10 @@ def up(
     sasl = sasl or bool(mechanism)
     tls = tls or mtls
     requests = [
-        manager.UpRequest(n, port, sasl, tls, mtls, mechanisms, tuple(user or ())) for n in names
+        manager.UpRequest(n, port, sasl, tls, mtls, mechanisms, tuple(user or ()), jwks_url)
+        for n in names
     ]
-    if sasl and "OAUTHBEARER" in mechanisms:
+    if sasl and "OAUTHBEARER" in mechanisms and jwks_url is None:
         _progress(
             "warning: OAUTHBEARER here is Kafka's unsecured test login: a token names its own "
             "principal and is not signed, so any client can log in as anyone, admin included. "

@@ -48,6 +48,7 @@ class UpRequest:
     mtls: bool = False
     mechanisms: tuple[str, ...] = (SCRAM_MECHANISM,)
     users: tuple[str, ...] = ()
+    jwks_url: str | None = None
 
 
 @dataclass(frozen=True)
@@ -206,7 +207,9 @@ def _desired(request: UpRequest) -> LabCluster:
     port = request.port or (record.cluster.port if record else default_port(name))
     users = tuple(dict.fromkeys((*(record.cluster.users if record else ()), *request.users)))
     mechanisms = request.mechanisms if request.sasl else (SCRAM_MECHANISM,)
-    asked = LabCluster(name, port, request.sasl, request.tls, request.mtls, mechanisms, users)
+    asked = LabCluster(
+        name, port, request.sasl, request.tls, request.mtls, mechanisms, users, request.jwks_url
+    )
     wanted = check_security(asked)
     if record is None:
         return wanted
@@ -232,7 +235,8 @@ def _desired(request: UpRequest) -> LabCluster:
 def _security(cluster: LabCluster) -> str:
     """How clients log in, in words: what must match for a cluster to be reused."""
     mechanisms = cluster.mechanisms if cluster.sasl else ()
-    return security_summary(cluster.security_protocol, mechanisms, cluster.mtls_bootstrap)
+    summary = security_summary(cluster.security_protocol, mechanisms, cluster.mtls_bootstrap)
+    return summary + (f", tokens from {cluster.jwks_url}" if cluster.jwks_url else "")
 
 
 def _check_ports_free(cluster: LabCluster) -> None:
@@ -259,7 +263,9 @@ def _start(cluster: LabCluster, java_bin: str, lib: Path) -> int:
         # SCRAM logins are made through the admin API once the broker serves, never with the
         # storage tool's --add-scram: a command line is readable by every user of the machine.
         process.format_storage(java_bin, lib, config, state.console_log(name))
-    pid = process.start_broker(java_bin, lib, config, state.logs_dir(name), state.console_log(name))
+    pid = process.start_broker(
+        java_bin, lib, config, state.logs_dir(name), state.console_log(name), cluster.java_options
+    )
     state.save(state.LabRecord(cluster=cluster, pid=pid))
     return pid
 

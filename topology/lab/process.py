@@ -96,13 +96,21 @@ def format_storage(java_bin: str, lib: Path, config: Path, log: Path) -> None:
         raise LabError(f"formatting the broker's storage failed: {last_problem(log)} (log: {log})")
 
 
-def start_broker(java_bin: str, lib: Path, config: Path, logs: Path, console: Path) -> int:
+def start_broker(
+    java_bin: str,
+    lib: Path,
+    config: Path,
+    logs: Path,
+    console: Path,
+    java_options: tuple[str, ...] = (),
+) -> int:
     """Start a broker detached from this process (its own session) and return its pid."""
     logs.mkdir(parents=True, exist_ok=True)
     command = [
         java_bin,
         *HEAP_OPTS,
         *JVM_OPTS,
+        *java_options,
         f"-Dkafka.logs.dir={logs}",
         f"-Dlog4j2.configurationFile={LOG4J_CONFIG}",
         "-cp",

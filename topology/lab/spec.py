@@ -23,6 +23,9 @@ RESERVED_USERS = (ADMIN_USER, BROKER_USER)
 MECHANISMS = (SCRAM_MECHANISM, "PLAIN", "OAUTHBEARER")
 # Certificates name their user in the subject (CN=alice); this makes the principal User:alice.
 PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
+# Kafka 4's list of the URLs its OAUTHBEARER code may fetch (none by default).
+ALLOWED_URLS_PROPERTY = "org.apache.kafka.sasl.oauthbearer.allowed.urls"
+OAUTH_VALIDATOR = "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler"
 
 # Default client ports are spread over 10000..31990 in steps of 10, below Linux's ephemeral
 # range (32768+) so an outgoing connection never holds a lab port by chance.
@@ -61,6 +64,9 @@ class LabCluster:
     mtls: bool = False  # clients authenticate with a certificate from the lab CA
     mechanisms: tuple[str, ...] = (SCRAM_MECHANISM,)  # offered on the SASL client listener
     users: tuple[str, ...] = ()  # made by the lab besides `admin`; no ACLs, not super users
+    # OAUTHBEARER tokens signed by an OpenID Connect provider, verified with its keys (its
+    # JWKS endpoint) and naming their principal in `sub`; Kafka's unsecured tokens without it.
+    jwks_url: str | None = None
 
     @property
     def controller_port(self) -> int:
@@ -108,6 +114,13 @@ class LabCluster:
         return "PLAINTEXT"
 
     @property
+    def java_options(self) -> tuple[str, ...]:
+        """The broker JVM's system properties: Kafka 4 fetches only the OAuth URLs allowed."""
+        if self.jwks_url is None:
+            return ()
+        return (f"-D{ALLOWED_URLS_PROPERTY}={self.jwks_url}",)
+
+    @property
     def principals(self) -> tuple[str, ...]:
         """Every user of this cluster: the admin first."""
         return (ADMIN_USER, *self.users)
@@ -140,6 +153,10 @@ def check_security(cluster: LabCluster) -> LabCluster:
                 f"lab user name {user!r} is not valid: use 1-40 lowercase letters, digits, "
                 f"'-' or '_' (not {' or '.join(RESERVED_USERS)})"
             )
+    if cluster.jwks_url is not None and "OAUTHBEARER" not in cluster.mechanisms:
+        raise LabError("--jwks-url needs --mechanism OAUTHBEARER: it verifies OAuth tokens")
+    if cluster.jwks_url is not None and not re.fullmatch(r"https?://\S+", cluster.jwks_url):
+        raise LabError(f"--jwks-url {cluster.jwks_url!r} is not an http(s) URL")
     if cluster.users and not cluster.authorizes:
         raise LabError("--user needs --sasl or --mtls: a PLAINTEXT or TLS cluster has no users")
     return cluster
@@ -267,6 +284,16 @@ def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> 
         options: dict[str, str] = {}
         if mechanism == "PLAIN":  # users are listed in the JAAS line: user_<name>="<password>"
             options = {f"user_{user}": passwords[user] for user in cluster.principals}
+        elif mechanism == "OAUTHBEARER" and cluster.jwks_url is not None:
+            # Signed tokens: the broker checks each one's signature with the provider's keys.
+            props |= {
+                "listener.name.client.oauthbearer.sasl.server.callback.handler.class": (
+                    OAUTH_VALIDATOR
+                ),
+                "listener.name.client.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": (
+                    cluster.jwks_url
+                ),
+            }
         elif mechanism == "OAUTHBEARER":
             # Kafka's unsecured JWS tokens (its own test login): the token names the principal
             # and carries no signature. For trying topo and tests only, as the lab is.
@@ -325,6 +352,12 @@ def client_config(
             offered = ", ".join(cluster.mechanisms)
             raise LabError(f"lab cluster {cluster.name} offers SASL {offered}, not {chosen}")
         config["sasl.mechanism"] = chosen
+        if chosen == "OAUTHBEARER" and cluster.jwks_url is not None:
+            raise LabError(
+                f"lab cluster {cluster.name} takes tokens signed by the OpenID Connect provider "
+                f"at {cluster.jwks_url}: log in with sasl.oauthbearer.method oidc and a client "
+                "of that provider"
+            )
         if chosen == "OAUTHBEARER":
             config |= {
                 "enable.sasl.oauthbearer.unsecure.jwt": "true",

@@ -80,6 +80,7 @@ def load(name: str) -> LabRecord | None:
         mtls=raw.get("mtls", False),
         mechanisms=tuple(raw.get("mechanisms", [SCRAM_MECHANISM])),
         users=tuple(raw.get("users", [])),
+        jwks_url=raw.get("jwks_url"),
     )
     return LabRecord(cluster=cluster, pid=raw.get("pid"))
 
