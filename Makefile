@@ -18,7 +18,7 @@ $(INSTALLED): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "topo needs Python 3.11+")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[spark,dev]'
+	$(BIN)/pip install --quiet -e '.[spark,dev,aws]'
 	@touch $@
 
 $(JARS): $(INSTALLED) topology/resources/maven/*.xml

@@ -317,3 +317,47 @@ def test_the_oidc_clusters_broker_refuses_a_token_it_did_not_sign(secured_lab: S
     }
     with pytest.raises(KafkaUnavailableError, match=r"(?i)authenticat|token|sasl"):
         records.read_topic(config, "any-topic", timeout=10)
+
+
+def test_the_copy_slots_java_client_makes_an_msk_iam_login_with_amazons_library(
+    tmp_path: Path, secured_lab: SecuredLab
+) -> None:
+    """No MSK here: the Java client topo's copy slots run, on their classpath (pyspark's jars,
+    the Kafka connector's, Amazon's aws-msk-iam-auth set), is given topo's settings for an
+    AWS_MSK_IAM cluster and asks the lab's TLS listener for the mechanism, which the lab refuses
+    by name. A missing class or a setting the client cannot use fails before it asks."""
+    import subprocess
+
+    import pyspark
+
+    from topology.core import connection, msk_iam
+    from topology.host import maven
+    from topology.spark.jars import kafka_connector_jars
+    from topology.spark.topojar import jdk_tool
+
+    config = {
+        **secured_lab.admin_config(secured_lab.target),
+        "sasl.mechanism": msk_iam.MECHANISM,
+    }
+    for key in ("sasl.username", "sasl.password"):
+        config.pop(key, None)
+    settings = tmp_path / "client.properties"
+    java = connection.java_client_config(config)
+    settings.write_text("".join(f"{k}={v}\n".replace("\\", "\\\\") for k, v in java.items()))
+    jars = [
+        *(Path(pyspark.__file__).parent / "jars").glob("*.jar"),
+        *kafka_connector_jars(),
+        *maven.resolve(msk_iam.JARS),
+    ]
+    classpath = os.pathsep.join(str(jar) for jar in jars)
+    source = Path(__file__).resolve().parents[1] / "java" / "ClientLogin.java"
+    done = subprocess.run(
+        [jdk_tool("java"), "-cp", classpath, str(source), str(settings)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    assert "UnsupportedSaslMechanismException" in done.stdout, done.stdout
+    assert "AWS_MSK_IAM" in done.stdout

@@ -768,9 +768,9 @@ def test_read_committed_isolation_is_what_topo_does_anyway() -> None:
         (FLOW + "replication.policy.separator = /\n", "M011", "separator", 5),
         (FLOW + "a.security.protocol = TLS\n", "M011", "security protocol", 5),
         (
-            FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = AWS_MSK_IAM\n",
+            FLOW + "a.security.protocol = SASL_SSL\na.sasl.mechanism = NTLM\n",
             "M011",
-            "AWS_MSK_IAM",
+            "'NTLM'",
             6,
         ),
         (FLOW.replace("a:9092", "-host:9092"), "M011", "invalid host", 2),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology.core import admin_plane, model, secrets
+from topology.core import admin_plane, model, msk_iam, secrets
 from topology.core.errors import TopoError
 
 
@@ -195,6 +195,8 @@ def java_client_config(
         config["sasl.jaas.config"] = jaas_line(LOGIN_MODULES[mechanism], options)
     if mechanism == "OAUTHBEARER":
         config |= _oauthbearer(librdkafka)
+    if mechanism == msk_iam.MECHANISM:
+        config |= msk_iam.java_login()
     if "ssl.ca.location" in librdkafka:
         config["ssl.truststore.type"] = "PEM"
         config["ssl.truststore.location"] = librdkafka["ssl.ca.location"]

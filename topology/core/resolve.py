@@ -12,7 +12,15 @@ from functools import cache
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from topology.core import admin_plane, client_roles, kafka_rules, naming, patterns, secrets
+from topology.core import (
+    admin_plane,
+    client_roles,
+    kafka_rules,
+    msk_iam,
+    naming,
+    patterns,
+    secrets,
+)
 from topology.core.copy_slots import LOCAL_COUNT
 from topology.core.diagnostics import ERROR_LIMIT, Diagnostic, error, error_count, warning
 from topology.core.model import (
@@ -230,7 +238,7 @@ class _Resolver:
             if secret and not isinstance(value, bool):
                 self._plain_secret(name, f"client.{key}", str(value), (*where, "client", key))
         if security.sasl is not None:
-            self._mechanism(name, security.sasl.mechanism, client, (*where, "security"))
+            self._mechanism(name, security, client, (*where, "security"))
         topics = tuple(raw.get("topics", []))
         for index, topic in enumerate(topics):
             reason = kafka_rules.topic_name_problem(topic)
@@ -380,12 +388,21 @@ class _Resolver:
             )
         return tls
 
-    def _mechanism(self, name: str, mechanism: str, client: dict[str, Any], where: Path) -> None:
+    def _mechanism(
+        self, name: str, security: Security, client: dict[str, Any], where: Path
+    ) -> None:
         """SASL logins that would fail when the first client connects, refused now (T205, at
-        the mechanism): Kerberos, which the replication engine cannot do yet, and OAUTHBEARER
-        without one whole way of getting tokens."""
+        the mechanism): Kerberos, which the replication engine cannot do yet, OAUTHBEARER
+        without one whole way of getting tokens, and MSK IAM but over TLS with AWS's own
+        credentials."""
+        assert security.sasl is not None
+        mechanism = security.sasl.mechanism
         at = (*where, "sasl", "mechanism")
-        if mechanism == "GSSAPI":
+        if mechanism == msk_iam.MECHANISM:
+            problem = msk_iam.problem(security.protocol, security.sasl, client)
+            if problem:
+                self._error("T205", f"cluster {name}: SASL {mechanism} {problem}", at)
+        elif mechanism == "GSSAPI":
             self._error(
                 "T205",
                 f"cluster {name}: SASL GSSAPI (Kerberos) is not supported by topo's replication "

@@ -10,6 +10,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from topology.core import connection
 from topology.core.errors import KafkaUnavailableError
+from topology.kafka import msk_iam_tokens
 
 # librdkafka logs each refused connection while a broker starts or stops. Those lines would
 # interleave with topo's own output, and every failure reaches the caller as an exception.
@@ -69,7 +70,7 @@ def quiet(
     `admin:` settings: `connection.for_client`), with librdkafka's log routed away from the
     terminal (or into `last_error`)."""
     return {
-        **connection.for_client(config, admin=admin),
+        **msk_iam_tokens.with_token_callback(connection.for_client(config, admin=admin)),
         "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG,
     }
 

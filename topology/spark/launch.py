@@ -22,9 +22,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from topology.core import msk_iam
 from topology.core.errors import TopoError
 from topology.core.jobs import JobsDocument
-from topology.host import jobstate, paths
+from topology.host import jobstate, maven, paths
 from topology.spark import installed
 from topology.spark.conf import BASE_CONF, local_master, with_driver_heap, with_slot_plugin
 from topology.spark.jars import kafka_connector_jars
@@ -47,10 +48,18 @@ class Submission:
     runner: str  # local | spark
     master: str
     spark_conf: Mapping[str, str]
+    # Maven artifact sets the copy slots need beyond the connector: a login's library.
+    jar_sets: tuple[str, ...] = ()
 
 
 def submission(jobs: JobsDocument, base: str) -> Submission:
-    engine = jobs.topology().engine
+    topology = jobs.topology()
+    engine = topology.engine
+    mechanisms = {
+        cluster.security.sasl.mechanism
+        for cluster in topology.clusters.values()
+        if cluster.security.sasl is not None
+    }
     master = engine.master
     if engine.runner == "local":
         cores = os.cpu_count() or 1
@@ -58,7 +67,12 @@ def submission(jobs: JobsDocument, base: str) -> Submission:
         slots = sum(spec.tasks or 1 for spec in jobs.specs) + cores
         master = local_master(master, slots, cores)
     return Submission(
-        jobs.owner, str(Path(base).resolve()), engine.runner, master, dict(engine.spark_conf)
+        jobs.owner,
+        str(Path(base).resolve()),
+        engine.runner,
+        master,
+        dict(engine.spark_conf),
+        (msk_iam.JARS,) if msk_iam.MECHANISM in mechanisms else (),
     )
 
 
@@ -77,6 +91,8 @@ def command(
     installed.require("running replication")
     jars = kafka_connector_jars(report=report)
     jars.append(topo_jar(jars))
+    for jar_set in submission.jar_sets:
+        jars += maven.resolve(jar_set, report=report)
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
     conf = with_slot_plugin(with_driver_heap({**conf, **submission.spark_conf}))
     folder = private_folder(submission.owner)

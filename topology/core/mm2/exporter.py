@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from topology.core import msk_iam
 from topology.core.diagnostics import Diagnostic, Span, error, has_errors, in_file_order, warning
 from topology.core.mm2 import properties, references, vocabulary
 from topology.core.mm2.grouping import identity_loops
@@ -160,6 +161,10 @@ class _Exporter:
                     sasl.mechanism, sasl.username or "", sasl.password or ""
                 )
                 section.add(f"{name}.sasl.jaas.config", jaas)
+            if sasl.mechanism == msk_iam.MECHANISM:  # Amazon's library, on MM2's classpath
+                for setting, login in msk_iam.java_login().items():
+                    if setting != "sasl.mechanism":
+                        section.add(f"{name}.{setting}", login)
         if security.tls is not None:
             self._tls(cluster, section)
         if any(edge.source == name for edge in self.edges):

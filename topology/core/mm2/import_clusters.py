@@ -11,14 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from topology.core import client_roles, kafka_rules, secrets
+from topology.core import client_roles, kafka_rules, msk_iam, secrets
 from topology.core.mm2 import import_roles, references, vocabulary
 from topology.core.mm2.import_context import Context
 from topology.core.mm2.properties import Property
 from topology.core.resolve import UNSECURED_JWT, java_login_advice
 
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI")
+MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI", msk_iam.MECHANISM)
+# Amazon's aws-msk-iam-auth classes: its IAM login, and the same signed request as OAUTHBEARER.
+_MSK_CLASSES = ("software.amazon.msk.auth.iam.",)
 # The login module of each mechanism without username and password, and its options that
 # librdkafka has a property for (librdkafka's CONFIGURATION.md names).
 _JAVA_LOGINS = {
@@ -177,6 +179,11 @@ class _ClusterImport:
                 mechanism_prop,
             )
             mechanism = "PLAIN"
+        if mechanism == msk_iam.MECHANISM or (mechanism == "OAUTHBEARER" and _amazons(props)):
+            self._msk_iam(props)
+            for name, prop in props.items():
+                self._client(name, prop)
+            return {"mechanism": msk_iam.MECHANISM}
         sasl: dict[str, Any] = {"mechanism": mechanism}
         jaas_prop = props.pop("sasl.jaas.config", None)
         if mechanism in references.LOGIN_MODULES:
@@ -188,6 +195,25 @@ class _ClusterImport:
         for name, prop in props.items():
             self._client(name, prop)
         return sasl
+
+    def _msk_iam(self, props: dict[str, Property]) -> None:
+        """Amazon MSK's IAM login (as AWS_MSK_IAM, or as OAUTHBEARER with Amazon's handler):
+        its classes are what topo's own login is; a JAAS option choosing other credentials
+        than the machine's default chain (awsProfileName, awsRoleArn) is said, not kept."""
+        for name in ("sasl.jaas.config", *_HANDLERS):
+            prop = props.pop(name, None)
+            if prop is None or name != "sasl.jaas.config":
+                continue
+            jaas = references.parse_jaas(prop.value)
+            options = sorted(jaas.options) if jaas is not None else []
+            if options:
+                self.context.warn(
+                    "M016",
+                    f"{prop.key}: {', '.join(options)} chose the AWS credentials; topo's MSK "
+                    "IAM login takes the machine's usual chain, so give it those the usual way "
+                    "(AWS_PROFILE, AWS_ROLE_ARN with a web identity, an instance or pod role)",
+                    prop,
+                )
 
     def _java_login(self, mechanism: str, jaas_prop: Property, props: dict[str, Property]) -> None:
         """A GSSAPI or OAUTHBEARER JAAS line as the librdkafka properties of the same login.
@@ -570,3 +596,15 @@ def native(value: str) -> str | int | bool:
     if re.fullmatch(r"0|[1-9][0-9]{0,18}", value):
         return int(value)
     return value
+
+
+_HANDLERS = ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class")
+
+
+def _amazons(props: Mapping[str, Property]) -> bool:
+    """Whether a cluster's SASL settings name Amazon's MSK IAM classes."""
+    return any(
+        props[name].value.strip().startswith(_MSK_CLASSES)
+        for name in (*_HANDLERS, "sasl.jaas.config")
+        if name in props
+    )
