@@ -69,6 +69,10 @@ _DEPLOYMENT = {
     "externalConfiguration",
     "metricsConfig",
 }
+_CLUSTER_FIELDS = {"alias", "bootstrapServers", "tls", "authentication", "config"}
+# The v1 target's Connect settings: where it keeps MM2's state (read), and the rest.
+_STATE_FIELDS = {"offsetStorageTopic", "statusStorageTopic"}
+_WORKER_FIELDS = {"groupId", "configStorageTopic"}
 _OAUTH_KEPT = {"type", "tokenEndpointUri", "clientId", "clientSecret", "scope"}
 _OAUTH_OTHER_GRANTS = ("accessToken", "refreshToken", "passwordSecret", "clientAssertion")
 _DOCUMENT_START = re.compile(r"^---(?:[ \t]+#.*|[ \t]*)$", re.MULTILINE)
@@ -204,14 +208,16 @@ class _Resource:
         if connect:
             self._connect_state(at, config if isinstance(config, dict) else {}, cluster)
         for key in cluster:
-            if key not in ("alias", "bootstrapServers", "tls", "authentication", "config"):
-                if key in (
-                    "groupId",
-                    "configStorageTopic",
-                    "offsetStorageTopic",
-                    "statusStorageTopic",
-                ):
-                    continue
+            if key in _CLUSTER_FIELDS or (connect and key in _STATE_FIELDS):
+                continue
+            if key in _WORKER_FIELDS or key in _STATE_FIELDS:
+                self.out.warn(
+                    "M009",
+                    f"{key} configures Strimzi's Connect cluster; topo runs no Connect "
+                    "cluster; not imported",
+                    (*at, key),
+                )
+            else:
                 self.out.warn(
                     "M010", f"cluster field {key} is not one topo knows; not imported", (*at, key)
                 )
@@ -298,7 +304,7 @@ class _Resource:
         if kind == "tls":
             source = auth.get("certificateAndKey")
             cert = self._secret_file(alias, (*at, "certificateAndKey"), source, "certificate", "")
-            key = self._secret_file(alias, (*at, "certificateAndKey"), source, "key", "")
+            key = cert and self._secret_file(alias, (*at, "certificateAndKey"), source, "key", "")
             if cert and key:
                 self.out.certificates[alias] = {"cert": cert, "key": key}
             return
