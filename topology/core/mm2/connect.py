@@ -251,6 +251,9 @@ class _Flows:
     def _connect_setting(self, connector: Connector, key: str, value: str, at: Path) -> bool:
         """Connect's own setting of how a connector's records are changed: said, not imported.
         True when `key` is one."""
+        if key == "tasks.max" and connector.kind != SOURCE:
+            return True  # Connect's parallelism for a connector that copies nothing; the
+            # source connector's is said (M009): topo sizes its copy slots itself
         if key in _CONVERTERS:
             if value.strip() not in (_BYTES, _BYTES.rsplit(".", 1)[-1]):
                 self.out.warn(

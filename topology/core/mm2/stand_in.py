@@ -157,7 +157,7 @@ class Gathered:
         what: str,
         why: str,
     ) -> None:
-        if key in settings and settings[key][0] != value:
+        if key in settings and settings[key][0].split() != value.split():  # spacing is style
             self.out.warn(
                 "M023",
                 f"{what} to {value!r}, another connector to {settings[key][0]!r}: {why}; the "
