@@ -150,12 +150,14 @@ msk.sasl.mechanism = AWS_MSK_IAM
 msk.sasl.jaas.config = software.amazon.msk.auth.iam.IAMLoginModule required;
 msk.sasl.client.callback.handler.class = software.amazon.msk.auth.iam.IAMClientCallbackHandler
 """
-AS_OAUTHBEARER = """\
-msk.sasl.mechanism = OAUTHBEARER
-msk.sasl.jaas.config = org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;
-msk.sasl.login.callback.handler.class = software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler
-msk.sasl.client.callback.handler.class = software.amazon.msk.auth.iam.IAMOAuthBearerLoginCallbackHandler
-"""
+_MSK = "software.amazon.msk.auth.iam."
+AS_OAUTHBEARER = (
+    "msk.sasl.mechanism = OAUTHBEARER\n"
+    "msk.sasl.jaas.config = org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+    " required;\n"
+    f"msk.sasl.login.callback.handler.class = {_MSK}IAMOAuthBearerLoginCallbackHandler\n"
+    f"msk.sasl.client.callback.handler.class = {_MSK}IAMOAuthBearerLoginCallbackHandler\n"
+)
 
 
 @pytest.mark.parametrize("login", [AS_IAM, AS_OAUTHBEARER], ids=["aws-msk-iam", "oauthbearer"])
@@ -176,7 +178,8 @@ def test_import_mm2_reads_msks_iam_login_in_either_form(login: str) -> None:
 
 def test_import_mm2_says_a_named_profile_is_the_machines_to_give() -> None:
     text = (
-        f"clusters = msk, dc\nmsk.bootstrap.servers = {BOOTSTRAP}\nmsk.security.protocol = SASL_SSL\n"
+        f"clusters = msk, dc\nmsk.bootstrap.servers = {BOOTSTRAP}\n"
+        "msk.security.protocol = SASL_SSL\n"
         + AS_IAM.replace("required;", 'required awsProfileName="replication";')
         + "dc.bootstrap.servers = dc-1:9092\ndc->msk.enabled = true\n"
     )
