@@ -500,3 +500,32 @@ def test_the_commands_print_warnings_at_the_files_lines_and_exit_as_import_mm2(
     result = runner.invoke(app, ["import", "strimzi", str(tmp_path / "kafka.yaml")])
     assert result.exit_code == 1
     assert "error[M022]" in result.stderr and "Traceback" not in result.output
+
+
+def test_a_second_connectors_password_is_never_shown_even_on_a_line_with_a_warning() -> None:
+    """Minified JSON is one line per file, which the warnings about its other settings point
+    at: the passwords on it, imported or left out as a second copy, are masked in the text
+    lines are shown from, and no message quotes them."""
+    from topology.core.render.diagnostics import as_text
+
+    def jaas(password: str) -> str:
+        return (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required "
+            f'username="mm2" password="{password}";'
+        )
+
+    checkpoint = {**CHECKPOINT, "source.cluster.sasl.jaas.config": jaas("first-s3cret")}
+    source = {
+        **SOURCE["config"],
+        "source.cluster.sasl.jaas.config": jaas("second-s3cret"),
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+    }
+    files = {"checkpoint.json": json.dumps(checkpoint), "source.json": json.dumps(source)}
+    _, result, sources = _connect(files)
+    documents = sources.documents(result.shown_text)
+    shown = "\n".join(
+        as_text(placed, documents[placed.span.file])
+        for placed in map(sources.placed, result.diagnostics)
+    )
+    assert "M023" in shown and "M016" in shown  # the passwords differ; JsonConverter
+    assert "s3cret" not in shown + _yaml(result) + result.shown_text

@@ -20,6 +20,8 @@ from typing import Any
 
 from topology.core import intervals
 from topology.core.diagnostics import Diagnostic, Span
+from topology.core.mm2 import vocabulary
+from topology.core.mm2.import_clusters import is_secret
 from topology.core.mm2.stand_in import Gathered, StandIn, text
 from topology.core.source import Document, Path, parse
 
@@ -33,6 +35,8 @@ _SWITCHES = {CHECKPOINT: "emit.checkpoints.enabled", HEARTBEAT: "emit.heartbeats
 # What Connect reads for itself, not MM2: the connector's name and class, and the aliases.
 _OWN = {"name", "connector.class", "source.cluster.alias", "target.cluster.alias"}
 _CLUSTER_PREFIXES = {"source.cluster.": "source", "target.cluster.": "target"}
+# mm2.properties' own keys, which a connector ignores (besides <source>-><target>.* keys).
+_DEDICATED_ONLY = {"clusters", "enabled"}
 # How Connect turns records into bytes and back: MM2's copies are bytes as they came only with
 # ByteArrayConverter, which is what topo does.
 _CONVERTERS = ("key.converter", "value.converter", "header.converter")
@@ -235,7 +239,17 @@ class _Flows:
                     gathered.flow(flow, switch, "false", (*at, "connector.class"), f"no {kind}")
         for key, value in connector.config.items():
             place: Path = (*at, key)
+            if is_secret(key):  # shown masked, whether it is imported or left out
+                self.out.hide(key, text(value), place)
             if key in _OWN or self._connect_setting(connector, key, text(value), place):
+                continue
+            if key in _DEDICATED_ONLY or vocabulary.FLOW_KEY.fullmatch(key):
+                self.out.warn(
+                    "M015",
+                    f"{connector.name}: {key} has no effect in a connector's configuration "
+                    "(MM2 reads it in mm2.properties, in dedicated mode); not imported",
+                    place,
+                )
                 continue
             side = next((p for p in _CLUSTER_PREFIXES if key.startswith(p)), None)
             if side is not None:

@@ -25,6 +25,8 @@ from topology.core.diagnostics import (
     in_file_order,
     warning,
 )
+from topology.core.mm2 import properties, references
+from topology.core.mm2.import_clusters import is_secret
 from topology.core.mm2.import_context import brief
 from topology.core.mm2.importer import ImportResult, import_entries
 from topology.core.mm2.properties import Property
@@ -56,6 +58,8 @@ class StandIn:
     certificates: dict[str, dict[str, str]] = field(default_factory=dict)
     # The flows' `mm2` setting: where that MM2 keeps its Connect state.
     connect_state: dict[str, str] = field(default_factory=dict)
+    # Secrets read but not imported (a connector's second copy of a password): never shown.
+    hidden: list[Property] = field(default_factory=list)
     _declared_env: bool = False
 
     # -- writing properties ------------------------------------------------------------------
@@ -71,18 +75,11 @@ class StandIn:
 
     def put_at(self, key: str, value: str, place: "Place") -> None:
         """One property, at a place taken earlier (perhaps in another document)."""
-        key_span, value_span = place
-        self.entries.append(
-            Property(
-                key,
-                value,
-                key_span.line,
-                key_span.column,
-                value_span.line,
-                value_span.column,
-                value_span.line,
-            )
-        )
+        self.entries.append(_property(key, value, place))
+
+    def hide(self, key: str, value: str, at: Path) -> None:
+        """A secret the import leaves out: its line is never shown as it is."""
+        self.hidden.append(_property(key, value, self.place(at)))
 
     def env_reference(self, name: str, kept_in: str, at: Path) -> str:
         """`${env:NAME}` as a Kafka config-provider reference, declaring the provider once."""
@@ -98,8 +95,8 @@ class StandIn:
     def error(self, code: str, message: str, at: Path) -> None:
         self.diagnostics.append(error(code, brief(message), self._span(at)))
 
-    def warn(self, code: str, message: str, at: Path) -> None:
-        self.diagnostics.append(warning(code, brief(message), self._span(at)))
+    def warn(self, code: str, message: str, at: Path, *, secret: bool = False) -> None:
+        self.diagnostics.append(warning(code, brief(message), self._span(at), secret=secret))
 
     def _span(self, at: Path) -> Span:
         return self.document.span(at, key=True)
@@ -157,12 +154,14 @@ class Gathered:
         what: str,
         why: str,
     ) -> None:
-        if key in settings and settings[key][0].split() != value.split():  # spacing is style
+        if key in settings and _meaning(key, settings[key][0]) != _meaning(key, value):
+            if is_secret(key):  # the values are not shown: they hold the secret
+                said = f"{what} otherwise than another connector"
+                self.out.hide(key, value, at)
+            else:
+                said = f"{what} to {value!r}, another connector to {settings[key][0]!r}"
             self.out.warn(
-                "M023",
-                f"{what} to {value!r}, another connector to {settings[key][0]!r}: {why}; the "
-                "first is imported",
-                at,
+                "M023", f"{said}: {why}; the first is imported", at, secret=is_secret(key)
             )
             return
         settings.setdefault(key, (value, self.out.place(at)))
@@ -176,6 +175,29 @@ class Gathered:
         for flow, settings in self.flows.items():
             for key, (value, at) in settings.items():
                 self.out.put_at(f"{flow}.{key}", value, at)
+
+
+def _property(key: str, value: str, place: Place) -> Property:
+    key_span, value_span = place
+    return Property(
+        key,
+        value,
+        key_span.line,
+        key_span.column,
+        value_span.line,
+        value_span.column,
+        value_span.line,
+    )
+
+
+def _meaning(key: str, value: str) -> object:
+    """What a setting says, for telling two connectors' apart: a JAAS line's module and
+    options (spacing and quoting are style), any other value's words."""
+    if key.endswith("sasl.jaas.config"):
+        jaas = references.parse_jaas(value)
+        if jaas is not None:
+            return jaas
+    return value.split()
 
 
 def text(value: Any) -> str:
@@ -200,7 +222,8 @@ def imported(
     result = import_entries(
         stand_in.entries, source_text, stand_in.file, stand_in.diagnostics, line_name
     )
-    return finish(stand_in, result)
+    shown = properties.mask(result.shown_text, stand_in.hidden)
+    return finish(stand_in, dataclasses.replace(result, shown_text=shown))
 
 
 def finish(stand_in: StandIn, result: ImportResult) -> ImportResult:
