@@ -39,7 +39,7 @@ def mm2(
     from topology.core.mm2.importer import import_properties
 
     text = read_text(file)
-    _finish(import_properties(text, file), _Shown(file, text), file, output, "topo import mm2")
+    _finish(import_properties(text, file), _Shown(file), file, output, "topo import mm2")
 
 
 @import_app.command("strimzi")
@@ -64,7 +64,7 @@ def strimzi(
 
     text = read_text(file)
     result = imported(resource.read(text, file), text)
-    _finish(result, _Shown(file, text), file, output, "topo import strimzi")
+    _finish(result, _Shown(file), file, output, "topo import strimzi")
 
 
 @import_app.command("connect")
@@ -104,16 +104,15 @@ def connect(
     )
     result = imported(stand_in, text, sources.line_name)
     label = files[0] if len(files) == 1 else f"{files[0]} and {len(files) - 1} more"
-    _finish(result, _Shown(files[0], text, sources), label, output, "topo import connect")
+    _finish(result, _Shown(files[0], sources), label, output, "topo import connect")
 
 
 class _Shown:
     """Where diagnostics are shown: the lines of the file they are in, secrets masked. The
     files of `topo import connect` are read as one text; `sources` says whose line is whose."""
 
-    def __init__(self, file: str, text: str, sources: "Sources | None" = None) -> None:
+    def __init__(self, file: str, sources: "Sources | None" = None) -> None:
         self.file = file
-        self.text = text
         self.sources = sources
 
     def show(self, diagnostics: "Iterable[Diagnostic]", shown_text: str) -> None:
@@ -133,8 +132,10 @@ def _finish(
 ) -> None:
     """Show what the import found, write the topology, and check it as `topo validate` would."""
     from topology.cli.files import write_text
+    from topology.cli.report import show
     from topology.core.analysis import analyse
     from topology.core.mm2 import import_check, yaml_out
+    from topology.core.mm2.import_context import folded
     from topology.core.mm2.import_header import header
     from topology.core.render import diagnostics as render
 
@@ -154,9 +155,6 @@ def _finish(
         shown.show(moved, result.shown_text)
     else:
         write_text(output, text)
-        from topology.cli.report import show
-        from topology.core.mm2.import_context import folded
-
         show(folded(check.diagnostics), check.document)
     _tell_env_vars(result.env_vars)
     flows = len(result.data["flows"])
