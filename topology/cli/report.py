@@ -15,11 +15,13 @@ def show(diagnostics: Iterable[Diagnostic], document: Document | Mapping[str, Do
     file the diagnostics are in, or each file by name when they are in several."""
     chosen = listed(diagnostics)
     for diagnostic in chosen.shown:
-        if isinstance(document, Document):
-            typer.echo(as_text(diagnostic, document), err=True)
-        else:
-            file = diagnostic.span.file
-            typer.echo(as_text(diagnostic, document.get(file, Document(file, "", None))), err=True)
+        file = diagnostic.span.file
+        shown_in = (
+            document
+            if isinstance(document, Document)
+            else document.get(file, Document(file, "", None))
+        )
+        typer.echo(as_text(diagnostic, shown_in), err=True)
     more = chosen.left_out()
     if more is not None:
         typer.echo(more, err=True)

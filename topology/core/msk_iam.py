@@ -14,7 +14,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from topology.core.model import Sasl
+from topology.core.model import Sasl, Topology
 
 MECHANISM = "AWS_MSK_IAM"
 LOGIN_MODULE = "software.amazon.msk.auth.iam.IAMLoginModule"
@@ -46,6 +46,15 @@ def region(bootstrap: str, environment: Mapping[str, str]) -> str | None:
     if found:
         return found[1]
     return environment.get("AWS_REGION") or environment.get("AWS_DEFAULT_REGION") or None
+
+
+def jar_sets(topology: Topology) -> tuple[str, ...]:
+    """The Maven artifact sets the copy slots need for this topology's MSK IAM logins."""
+    used = any(
+        cluster.security.sasl is not None and cluster.security.sasl.mechanism == MECHANISM
+        for cluster in topology.clusters.values()
+    )
+    return (JARS,) if used else ()
 
 
 def java_login() -> dict[str, str]:

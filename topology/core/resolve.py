@@ -393,8 +393,8 @@ class _Resolver:
     ) -> None:
         """SASL logins that would fail when the first client connects, refused now (T205, at
         the mechanism): Kerberos, which the replication engine cannot do yet, OAUTHBEARER
-        without one whole way of getting tokens, and MSK IAM but over TLS with AWS's own
-        credentials."""
+        without one whole way of getting tokens, and an MSK IAM login not over TLS or with
+        credentials of its own (it takes the machine's AWS credentials)."""
         assert security.sasl is not None
         mechanism = security.sasl.mechanism
         at = (*where, "sasl", "mechanism")

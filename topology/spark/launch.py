@@ -55,11 +55,6 @@ class Submission:
 def submission(jobs: JobsDocument, base: str) -> Submission:
     topology = jobs.topology()
     engine = topology.engine
-    mechanisms = {
-        cluster.security.sasl.mechanism
-        for cluster in topology.clusters.values()
-        if cluster.security.sasl is not None
-    }
     master = engine.master
     if engine.runner == "local":
         cores = os.cpu_count() or 1
@@ -72,7 +67,7 @@ def submission(jobs: JobsDocument, base: str) -> Submission:
         engine.runner,
         master,
         dict(engine.spark_conf),
-        (msk_iam.JARS,) if msk_iam.MECHANISM in mechanisms else (),
+        msk_iam.jar_sets(topology),
     )
 
 

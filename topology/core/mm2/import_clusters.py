@@ -20,7 +20,8 @@ from topology.core.resolve import UNSECURED_JWT, java_login_advice
 PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 MECHANISMS = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "OAUTHBEARER", "GSSAPI", msk_iam.MECHANISM)
 # Amazon's aws-msk-iam-auth classes: its IAM login, and the same signed request as OAUTHBEARER.
-_MSK_CLASSES = ("software.amazon.msk.auth.iam.",)
+_MSK_CLASSES = "software.amazon.msk.auth.iam."
+_HANDLERS = ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class")
 # The login module of each mechanism without username and password, and its options that
 # librdkafka has a property for (librdkafka's CONFIGURATION.md names).
 _JAVA_LOGINS = {
@@ -200,20 +201,19 @@ class _ClusterImport:
         """Amazon MSK's IAM login (as AWS_MSK_IAM, or as OAUTHBEARER with Amazon's handler):
         its classes are what topo's own login is; a JAAS option choosing other credentials
         than the machine's default chain (awsProfileName, awsRoleArn) is said, not kept."""
-        for name in ("sasl.jaas.config", *_HANDLERS):
-            prop = props.pop(name, None)
-            if prop is None or name != "sasl.jaas.config":
-                continue
-            jaas = references.parse_jaas(prop.value)
-            options = sorted(jaas.options) if jaas is not None else []
-            if options:
-                self.context.warn(
-                    "M016",
-                    f"{prop.key}: {', '.join(options)} chose the AWS credentials; topo's MSK "
-                    "IAM login takes the machine's usual chain, so give it those the usual way "
-                    "(AWS_PROFILE, AWS_ROLE_ARN with a web identity, an instance or pod role)",
-                    prop,
-                )
+        for name in _HANDLERS:
+            props.pop(name, None)
+        jaas_prop = props.pop("sasl.jaas.config", None)
+        jaas = references.parse_jaas(jaas_prop.value) if jaas_prop is not None else None
+        if jaas_prop is not None and jaas is not None and jaas.options:
+            self.context.warn(
+                "M016",
+                f"{jaas_prop.key}: {', '.join(sorted(jaas.options))} chose the AWS credentials; "
+                "topo's MSK IAM login takes the machine's usual chain, so give it those the "
+                "usual way (AWS_PROFILE, AWS_ROLE_ARN with a web identity, an instance or pod "
+                "role)",
+                jaas_prop,
+            )
 
     def _java_login(self, mechanism: str, jaas_prop: Property, props: dict[str, Property]) -> None:
         """A GSSAPI or OAUTHBEARER JAAS line as the librdkafka properties of the same login.
@@ -596,9 +596,6 @@ def native(value: str) -> str | int | bool:
     if re.fullmatch(r"0|[1-9][0-9]{0,18}", value):
         return int(value)
     return value
-
-
-_HANDLERS = ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class")
 
 
 def _amazons(props: Mapping[str, Property]) -> bool:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from topology.core.connection import property_text
 from topology.core.diagnostics import (
     Diagnostic,
     Span,
@@ -201,12 +202,8 @@ def _meaning(key: str, value: str) -> object:
 
 
 def text(value: Any) -> str:
-    """A YAML or JSON scalar as the text a properties file would hold."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return ""
-    return str(value)
+    """A YAML or JSON scalar as the text a properties file would hold (null: empty)."""
+    return "" if value is None else property_text(value)
 
 
 def imported(

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from topology.core import intervals
+from topology.core.connection import OAUTH_MODULE
 from topology.core.diagnostics import Diagnostic
 from topology.core.mm2 import references
 from topology.core.mm2.stand_in import Gathered, StandIn, text
@@ -206,7 +207,7 @@ class _Resource:
                     continue  # where the Connect cluster keeps its state: the flows' mm2 setting
                 self.out.put(f"{alias}.{key}", text(value), (*at, "config", key))
         if connect:
-            self._connect_state(at, config if isinstance(config, dict) else {}, cluster)
+            self._connect_state(config if isinstance(config, dict) else {}, cluster)
         for key in cluster:
             if key in _CLUSTER_FIELDS or (connect and key in _STATE_FIELDS):
                 continue
@@ -222,17 +223,22 @@ class _Resource:
                     "M010", f"cluster field {key} is not one topo knows; not imported", (*at, key)
                 )
 
-    def _connect_state(self, at: Path, config: dict[str, Any], cluster: dict[str, Any]) -> None:
-        """Where this MM2's Connect cluster keeps its connectors' positions and status."""
-        offsets = cluster.get("offsetStorageTopic", config.get("offset.storage.topic"))
-        status = cluster.get("statusStorageTopic", config.get("status.storage.topic"))
+    def _connect_state(self, config: dict[str, Any], cluster: dict[str, Any]) -> None:
+        """Where this MM2's Connect cluster keeps its connectors' positions and status: the v1
+        target's fields, else its worker config, else Strimzi's defaults."""
+        offsets = "offset.storage.topic"
+        status = "status.storage.topic"
         self.out.connect_state = {
-            "offsets_topic": text(offsets)
-            if offsets
-            else CONNECT_STATE_DEFAULTS["offset.storage.topic"],
-            "status_topic": text(status)
-            if status
-            else CONNECT_STATE_DEFAULTS["status.storage.topic"],
+            "offsets_topic": text(
+                cluster.get("offsetStorageTopic")
+                or config.get(offsets)
+                or CONNECT_STATE_DEFAULTS[offsets]
+            ),
+            "status_topic": text(
+                cluster.get("statusStorageTopic")
+                or config.get(status)
+                or CONNECT_STATE_DEFAULTS[status]
+            ),
             "connector": CONNECTOR_NAME,
         }
 
@@ -322,8 +328,8 @@ class _Resource:
             self._oauth(alias, at, auth)
             return
         username = text(auth.get("username"))
-        password = self._password(
-            alias, (*at, "passwordSecret"), auth.get("passwordSecret"), "password"
+        password = self._secret(
+            alias, "sasl.password", (*at, "passwordSecret"), auth.get("passwordSecret"), "password"
         )
         self.out.put(
             f"{alias}.sasl.jaas.config",
@@ -331,12 +337,10 @@ class _Resource:
             at,
         )
 
-    def _password(self, alias: str, at: Path, source: Any, key_field: str) -> str:
-        """A secret as an environment variable the topology reads, said to be kept in its
-        Secret (a `secretKeyRef` where topo runs in Kubernetes)."""
-        name = references.env_name(
-            alias, "sasl.password" if key_field == "password" else "sasl.oauthbearer.client.secret"
-        )
+    def _secret(self, alias: str, setting: str, at: Path, source: Any, key_field: str) -> str:
+        """A secret (for `setting`) as an environment variable the topology reads, said to be
+        kept in its Secret (a `secretKeyRef` where topo runs in Kubernetes)."""
+        name = references.env_name(alias, setting)
         if (
             not isinstance(source, dict)
             or not source.get("secretName")
@@ -368,9 +372,15 @@ class _Resource:
         ):
             if field_name in auth:
                 self.out.put(f"{alias}.{key}", text(auth[field_name]), (*at, field_name))
-        secret = self._password(alias, (*at, "clientSecret"), auth.get("clientSecret"), "key")
-        module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
-        self.out.put(f"{alias}.sasl.jaas.config", f'{module} required clientSecret="{secret}";', at)
+        secret = self._secret(
+            alias,
+            "sasl.oauthbearer.client.secret",
+            (*at, "clientSecret"),
+            auth.get("clientSecret"),
+            "key",
+        )
+        jaas = f'{OAUTH_MODULE} required clientSecret="{secret}";'
+        self.out.put(f"{alias}.sasl.jaas.config", jaas, at)
         for field_name in auth:
             if field_name not in _OAUTH_KEPT:
                 self.out.warn(
