@@ -4,9 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 JARS := $(VENV)/.jars-resolved
+KERBEROS_CLIENT := $(VENV)/.kerberos-client
 PYTEST_ARGS ?=
 
-.PHONY: help setup demo test test-unit test-java test-tools lint clean prometheus
+.PHONY: help setup demo test test-unit test-java test-tools lint clean prometheus kerberos-client
 .DEFAULT_GOAL := help
 
 help: ## List the targets
@@ -51,8 +52,18 @@ demo: setup ## Plan, apply and watch the quickstart: east's orders replicated li
 	@echo "Done. The lab clusters east and west are still running: run the topo commands above"
 	@echo "yourself, or stop them with: $(BIN)/topo lab down east west"
 
-test: setup test-java test-tools ## Run every test: JUnit, unit, and integration against real lab Kafka and real Spark
+test: setup kerberos-client test-java test-tools ## Run every test: JUnit, unit, and integration against real lab Kafka and real Spark
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# confluent-kafka rebuilt on a librdkafka with Kerberos (GSSAPI), for Kerberized clusters and
+# tests/integration/test_kerberos.py (docs/secured-clusters.md). Needs Debian's SASL and Kerberos
+# packages, which it installs as root (CI); elsewhere it names them, and `make test` goes on:
+# the Kerberos tests are skipped, unless TOPO_TESTS_NEED_KERBEROS=1 (set by .ci/run).
+kerberos-client: $(KERBEROS_CLIENT) ## Rebuild .venv's confluent-kafka with Kerberos (GSSAPI) support (~1 min)
+
+$(KERBEROS_CLIENT): $(INSTALLED) deploy/kerberos-client.sh
+	@deploy/kerberos-client.sh $(VENV) && touch $@ || \
+	  echo "note: no Kerberos client here; tests/integration/test_kerberos.py will be skipped"
 
 # Debian's Prometheus for tests/integration/test_prometheus.py, installed where apt-get may run
 # (as root: CI); elsewhere the test is skipped unless a `prometheus` is found (`make prometheus`).
