@@ -165,7 +165,9 @@ def test_a_jwks_url_makes_the_oauthbearer_listener_verify_signed_tokens() -> Non
     ("cluster", "message"),
     [
         (LabCluster("a", 1, mtls=True), "--mtls needs --tls"),
-        (LabCluster("a", 1, sasl=True, mechanisms=("GSSAPI",)), "not one the lab offers"),
+        (LabCluster("a", 1, sasl=True, mechanisms=("KERBEROS",)), "not one the lab offers"),
+        (LabCluster("a", 1, sasl=True, mechanisms=("GSSAPI",)), "GSSAPI needs --kerberos"),
+        (LabCluster("a", 1, sasl=True, kerberos=True), "--kerberos offers SASL GSSAPI"),
         (LabCluster("a", 1, sasl=True, users=("admin",)), "not valid"),
         (LabCluster("a", 1, users=("alice",)), "--user needs --sasl or --mtls"),
         (

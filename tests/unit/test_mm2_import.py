@@ -279,8 +279,9 @@ OAUTHBEARER = FLOW + (
 )
 # What to write instead of a JAAS line, by mechanism, in the T205 and M009 advice.
 KERBEROS_ADVICE = (
-    "Kerberos (GSSAPI) is not supported by topo yet, so authenticate with SCRAM "
-    "(security.sasl), OAUTHBEARER or mutual TLS (security.tls cert and key) instead"
+    "for Kerberos write librdkafka's client properties instead: sasl.kerberos.principal, "
+    "sasl.kerberos.keytab and, when the brokers' service is not kafka, "
+    "sasl.kerberos.service.name"
 )
 OAUTH_ADVICE = (
     "for OAUTHBEARER write librdkafka's client properties instead: sasl.oauthbearer.method: "
@@ -289,10 +290,10 @@ OAUTH_ADVICE = (
     "wants one); or, for tests, Kafka's unsecured tokens: enable.sasl.oauthbearer.unsecure.jwt: "
     'true and sasl.oauthbearer.config: "principal=NAME"'
 )
-GSSAPI_REFUSED = (
-    "cluster a: SASL GSSAPI (Kerberos) is not supported by topo's replication engine yet; "
-    "authenticate this cluster with SCRAM-SHA-256 or SCRAM-SHA-512 (security.sasl username and "
-    "password), OAUTHBEARER, or mutual TLS (protocol SSL with security.tls cert and key)"
+GSSAPI_NO_KEYTAB = (
+    "cluster a: SASL GSSAPI needs client properties sasl.kerberos.keytab: topo logs in from a "
+    "keytab (the principal's keys), as a service does (e.g. sasl.kerberos.principal: "
+    "topo@EXAMPLE.COM, sasl.kerberos.keytab: /etc/security/keytabs/topo.keytab)"
 )
 
 
@@ -392,9 +393,8 @@ def test_a_jaas_line_topo_cannot_map_is_dropped_saying_what_to_write(
     assert problem.message.startswith(f"cluster a: SASL {mechanism} ")
 
 
-def test_a_kerberos_import_keeps_the_login_but_fails_validation_at_the_mechanism() -> None:
-    imported = analyse(yaml_out.render(data(GSSAPI)), "t.yaml")
-    assert [(d.code, d.message) for d in imported.diagnostics] == [("T205", GSSAPI_REFUSED)]
+def test_a_kerberos_import_validates() -> None:
+    assert analyse(yaml_out.render(data(GSSAPI)), "t.yaml").diagnostics == ()
 
 
 def test_an_unsecured_oauthbearer_login_becomes_librdkafka_unsecured_tokens() -> None:
@@ -455,19 +455,29 @@ def test_cli_imports_an_oauth_login_that_validates(tmp_path: Path) -> None:
     assert checked.returncode == 0, checked.stderr
 
 
+def test_cli_imports_a_kerberos_login_that_validates(tmp_path: Path) -> None:
+    source = tmp_path / "gssapi.properties"
+    source.write_text(GSSAPI)
+    out = tmp_path / "gssapi.yaml"
+    done = run_topo("import", "mm2", str(source), "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "sasl.kerberos.principal: 'mm2/host@EXAMPLE.COM'" in out.read_text()
+    assert run_topo("validate", str(out)).returncode == 0
+
+
 @pytest.mark.parametrize("output", [True, False])
-def test_cli_imports_a_kerberos_login_and_says_topo_cannot_run_it(
+def test_cli_imports_a_kerberos_login_without_a_keytab_and_says_what_it_needs(
     tmp_path: Path, output: bool
 ) -> None:
     source = tmp_path / "gssapi.properties"
-    source.write_text(GSSAPI)
+    source.write_text(GSSAPI.replace(' keyTab="/etc/security/mm2.keytab"', ""))
     out = tmp_path / "gssapi.yaml"
     done = run_topo("import", "mm2", str(source), *(["-o", str(out)] if output else []))
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
     # With -o the error is in the file written; without, at the sasl.mechanism property.
     where = f"{out}:11:25" if output else f"{source}:6:1"
-    assert f"{where}: error[T205]: {GSSAPI_REFUSED}" in done.stderr
+    assert f"{where}: error[T205]: {GSSAPI_NO_KEYTAB}" in done.stderr
     assert "error: the imported topology does not pass topo validate" in done.stderr
     written = out.read_text() if output else done.stdout
     assert "sasl.kerberos.principal: 'mm2/host@EXAMPLE.COM'" in written

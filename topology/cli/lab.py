@@ -63,19 +63,30 @@ def up(
             help="Also make this user (repeatable): a password or certificate, no ACLs.",
         ),
     ] = None,
+    kerberos: Annotated[
+        bool,
+        typer.Option(
+            "--kerberos",
+            help="SASL GSSAPI with a KDC of the cluster's own (PORT+4, realm NAME.LAB) and a "
+            "keytab per user; with --mechanism, offered beside those. Needs MIT Kerberos.",
+        ),
+    ] = False,
 ) -> None:
     """Start clusters (running ones are left alone); print `NAME HOST:PORT` for each."""
     from topology.core.errors import TopoError
     from topology.lab import manager
-    from topology.lab.spec import SCRAM_MECHANISM
+    from topology.lab.spec import KERBEROS_MECHANISM, SCRAM_MECHANISM
 
     if port is not None and len(names) != 1:
         raise TopoError("--port applies to one cluster; start the others separately")
-    mechanisms = tuple(dict.fromkeys(m.upper() for m in mechanism or [SCRAM_MECHANISM]))
-    sasl = sasl or bool(mechanism)
+    asked = [m.upper() for m in mechanism or ([] if kerberos else [SCRAM_MECHANISM])]
+    mechanisms = tuple(dict.fromkeys([KERBEROS_MECHANISM] * kerberos + asked))
+    sasl = sasl or bool(mechanism) or kerberos
     tls = tls or mtls
     requests = [
-        manager.UpRequest(n, port, sasl, tls, mtls, mechanisms, tuple(user or ()), jwks_url)
+        manager.UpRequest(
+            n, port, sasl, tls, mtls, mechanisms, tuple(user or ()), jwks_url, kerberos
+        )
         for n in names
     ]
     if sasl and "OAUTHBEARER" in mechanisms and jwks_url is None:
@@ -86,6 +97,11 @@ def up(
         )
     for cluster in manager.up(requests, report=_progress):
         typer.echo(f"{cluster.name} {cluster.bootstrap}")
+        if cluster.krb5_conf:
+            _progress(
+                f"{cluster.name}: Kerberos realm {cluster.realm}; its clients need "
+                f"KRB5_CONFIG={cluster.krb5_conf}"
+            )
 
 
 @app.command()
@@ -108,6 +124,9 @@ def connect(
         name, user, mechanism=mechanism.upper() if mechanism else None, mtls=mtls or None
     )
     typer.echo(yaml_out.render({name: entry}), nl=False)
+    shown = manager.status_of(name)
+    if shown.krb5_conf and "sasl.kerberos.keytab" in entry.get("client", {}):
+        _progress(f"log in with KRB5_CONFIG={shown.krb5_conf} (the realm {shown.realm})")
 
 
 @app.command()

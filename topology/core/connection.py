@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology.core import admin_plane, model, msk_iam, secrets
+from topology.core import admin_plane, kerberos, model, msk_iam, secrets
 from topology.core.errors import TopoError
 
 
@@ -63,6 +63,8 @@ def client_config(
         key: resolved(property_text(value), f"client.{key}")
         for key, value in cluster.client.items()
     }
+    if kerberos.KEYTAB in config:  # a path, relative to the topology file as TLS files are
+        config[kerberos.KEYTAB] = str(_under(base, config[kerberos.KEYTAB]))
     config["bootstrap.servers"] = resolved(cluster.bootstrap, "bootstrap")
     security = cluster.security
     config["security.protocol"] = security.protocol
@@ -158,6 +160,7 @@ _LIBRDKAFKA_ONLY = {
     "sasl.oauthbearer.client.secret",
     "sasl.oauthbearer.scope",
     "sasl.oauthbearer.extensions",
+    *kerberos.LIBRDKAFKA_ONLY,
 }
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
 # Kafka's JAAS login module for each SASL mechanism (the lab's brokers use them too).
@@ -178,9 +181,9 @@ def java_client_config(
     librdkafka: Mapping[str, str], *, read_file: Callable[[Path], str] = _read_text
 ) -> dict[str, str]:
     """The Java client's settings for a cluster, from its librdkafka settings (secrets already
-    resolved). Every login topo validates is translated: SASL credentials and OAUTHBEARER
-    become a JAAS line, a CA file a PEM trust store, a client certificate and key (mutual TLS)
-    a PEM key store given inline, so no file holding a key is written anywhere."""
+    resolved). Every login topo validates is translated: SASL credentials, OAUTHBEARER and
+    Kerberos become a JAAS line, a CA file a PEM trust store, a client certificate and key
+    (mutual TLS) a PEM key store given inline, so no file holding a key is written anywhere."""
     config = {
         k: v
         for k, v in librdkafka.items()
@@ -197,6 +200,11 @@ def java_client_config(
         config |= _oauthbearer(librdkafka)
     if mechanism == msk_iam.MECHANISM:
         config |= msk_iam.java_login()
+    if mechanism == kerberos.MECHANISM:
+        config["sasl.jaas.config"] = jaas_line(
+            kerberos.LOGIN_MODULE, kerberos.login_options(librdkafka)
+        )
+        config[kerberos.SERVICE_NAME] = kerberos.service_name(librdkafka)
     if "ssl.ca.location" in librdkafka:
         config["ssl.truststore.type"] = "PEM"
         config["ssl.truststore.location"] = librdkafka["ssl.ca.location"]

@@ -16,6 +16,7 @@ from topology.core import (
     admin_plane,
     client_roles,
     kafka_rules,
+    kerberos,
     msk_iam,
     naming,
     patterns,
@@ -57,10 +58,11 @@ JAVA_ONLY_CLIENT_SETTINGS = ("sasl.jaas.config",)
 def java_login_advice(mechanism: str | None) -> str:
     """What to write instead of a JAAS line (sasl.jaas.config), for the SASL mechanism: the
     librdkafka properties of that login (names as in librdkafka's CONFIGURATION.md)."""
-    if mechanism == "GSSAPI":
+    if mechanism == kerberos.MECHANISM:
         return (
-            "Kerberos (GSSAPI) is not supported by topo yet, so authenticate with SCRAM "
-            "(security.sasl), OAUTHBEARER or mutual TLS (security.tls cert and key) instead"
+            f"for Kerberos write librdkafka's client properties instead: {kerberos.PRINCIPAL}, "
+            f"{kerberos.KEYTAB} and, when the brokers' service is not kafka, "
+            f"{kerberos.SERVICE_NAME}"
         )
     if mechanism == "OAUTHBEARER":
         return f"for OAUTHBEARER write librdkafka's client properties instead: {OAUTHBEARER_FORMS}"
@@ -124,6 +126,7 @@ class _Resolver:
                 ("engine", "state_cluster"),
             )
         self._local_slots(engine, tuple(flows))
+        self._one_kerberos_principal(clusters)
         topology = Topology(self.document.file, clusters, tuple(flows), name, engine)
         return topology, self.diagnostics
 
@@ -388,12 +391,35 @@ class _Resolver:
             )
         return tls
 
+    def _one_kerberos_principal(self, clusters: Mapping[str, Cluster]) -> None:
+        """librdkafka keeps Kerberos tickets in the process's one ticket cache (KRB5CCNAME):
+        two principals would overwrite each other's, and a client could log in as the other."""
+        first: tuple[str, str] | None = None
+        for name, cluster in clusters.items():
+            sasl = cluster.security.sasl
+            if sasl is None or sasl.mechanism != kerberos.MECHANISM:
+                continue
+            principal = str(cluster.client.get(kerberos.PRINCIPAL, "")).strip()
+            if not principal:
+                continue  # the cluster's own check says it is missing
+            if first is None:
+                first = (name, principal)
+            elif principal != first[1]:
+                self._error(
+                    "T205",
+                    f"cluster {name}: Kerberos principal {principal!r} differs from cluster "
+                    f"{first[0]}'s {first[1]!r}; one topology logs in to its Kerberized "
+                    "clusters as one principal (topo's Kafka client keeps one ticket cache "
+                    "per process): use one principal that every realm accepts",
+                    ("clusters", name, "client", kerberos.PRINCIPAL),
+                )
+
     def _mechanism(
         self, name: str, security: Security, client: dict[str, Any], where: Path
     ) -> None:
         """SASL logins that would fail when the first client connects, refused now (T205, at
-        the mechanism): Kerberos, which the replication engine cannot do yet, OAUTHBEARER
-        without one whole way of getting tokens, and an MSK IAM login not over TLS or with
+        the mechanism): Kerberos without a principal and its keytab, OAUTHBEARER without
+        one whole way of getting tokens, and an MSK IAM login not over TLS or with
         credentials of its own (it takes the machine's AWS credentials)."""
         assert security.sasl is not None
         mechanism = security.sasl.mechanism
@@ -402,15 +428,10 @@ class _Resolver:
             problem = msk_iam.problem(security.protocol, security.sasl, client)
             if problem:
                 self._error("T205", f"cluster {name}: SASL {mechanism} {problem}", at)
-        elif mechanism == "GSSAPI":
-            self._error(
-                "T205",
-                f"cluster {name}: SASL GSSAPI (Kerberos) is not supported by topo's replication "
-                "engine yet; authenticate this cluster with SCRAM-SHA-256 or SCRAM-SHA-512 "
-                "(security.sasl username and password), OAUTHBEARER, or mutual TLS (protocol "
-                "SSL with security.tls cert and key)",
-                at,
-            )
+        elif mechanism == kerberos.MECHANISM:
+            problem = kerberos.problem(security.sasl, client)
+            if problem:
+                self._error("T205", f"cluster {name}: SASL {mechanism} {problem}", at)
         elif mechanism == "OAUTHBEARER":
             problem = oauthbearer_problem(client)
             if problem:

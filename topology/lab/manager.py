@@ -4,6 +4,7 @@ Clusters start in parallel: every JVM is launched first, then each is probed unt
 accepts a record and returns it to a consumer.
 """
 
+import contextlib
 import secrets
 import shutil
 import time
@@ -14,7 +15,7 @@ from typing import Any
 
 from topology.core.errors import KafkaUnavailableError, LabError
 from topology.host import maven
-from topology.lab import process, state, tls
+from topology.lab import kdc, process, state, tls
 from topology.lab.spec import (
     ADMIN_USER,
     BROKER_USER,
@@ -49,6 +50,7 @@ class UpRequest:
     mechanisms: tuple[str, ...] = (SCRAM_MECHANISM,)
     users: tuple[str, ...] = ()
     jwks_url: str | None = None
+    kerberos: bool = False
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ class LabStatus:
     sasl_mechanisms: tuple[str, ...] = ()
     mtls_bootstrap: str | None = None
     users: tuple[str, ...] = ()
+    realm: str | None = None  # a Kerberized cluster's, and its clients' krb5.conf
+    krb5_conf: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -74,6 +78,8 @@ class LabStatus:
             "sasl_mechanisms": list(self.sasl_mechanisms),
             "mtls_bootstrap": self.mtls_bootstrap,
             "users": list(self.users),
+            "realm": self.realm,
+            "krb5_conf": self.krb5_conf,
         }
 
 
@@ -119,7 +125,8 @@ def credentials(name: str, user: str) -> Credentials:
     if cluster.mtls:
         certificate, key = (str(path) for path in tls.user_files(name, user))
     ca = str(tls.ca_pem()) if cluster.tls else None
-    return Credentials(user, password, ca, certificate, key)
+    keytab = str(kdc.keytab(name, user)) if cluster.kerberos else None
+    return Credentials(user, password, ca, certificate, key, keytab)
 
 
 def is_running(name: str) -> bool:
@@ -141,11 +148,14 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
         java_bin = process.java()
         lib = maven.resolve(BROKER_JARS, report=say)[0].parent
         for cluster in to_start:
+            kdc.stop(cluster.name)  # a KDC left by a broker that died: started again with it
             _check_ports_free(cluster)
         for cluster in to_start:
             say(f"starting lab cluster {cluster.name} on {cluster.bootstrap}")
             pids[cluster.name] = _start(cluster, java_bin, lib)
     for cluster in clusters:
+        if cluster.kerberos:
+            kdc.start(cluster)  # a running broker's KDC, if it was stopped
         pid = pids.get(cluster.name) or _known(cluster.name).pid
         assert pid is not None
         _wait_until_serving(cluster, pid)
@@ -164,7 +174,9 @@ def down(names: list[str], purge: bool = False, report: Report | None = None) ->
             say(f"stopping lab cluster {name}")
             assert record.pid is not None
             process.stop(record.pid, config_path(name))
+            kdc.stop(name)
             _wait_ports_released(record.cluster)
+        kdc.stop(name)
         state.save(state.LabRecord(cluster=record.cluster, pid=None))
         if purge:
             shutil.rmtree(state.cluster_dir(name))
@@ -189,6 +201,8 @@ def status_of(name: str) -> LabStatus:
         sasl_mechanisms=cluster.mechanisms if cluster.sasl else (),
         mtls_bootstrap=cluster.mtls_bootstrap,
         users=cluster.principals if cluster.authorizes else (),
+        realm=cluster.realm if cluster.kerberos else None,
+        krb5_conf=str(kdc.krb5_conf(name)) if cluster.kerberos else None,
     )
 
 
@@ -208,7 +222,15 @@ def _desired(request: UpRequest) -> LabCluster:
     users = tuple(dict.fromkeys((*(record.cluster.users if record else ()), *request.users)))
     mechanisms = request.mechanisms if request.sasl else (SCRAM_MECHANISM,)
     asked = LabCluster(
-        name, port, request.sasl, request.tls, request.mtls, mechanisms, users, request.jwks_url
+        name,
+        port,
+        request.sasl,
+        request.tls,
+        request.mtls,
+        mechanisms,
+        users,
+        request.jwks_url,
+        request.kerberos,
     )
     wanted = check_security(asked)
     if record is None:
@@ -257,14 +279,21 @@ def _start(cluster: LabCluster, java_bin: str, lib: Path) -> int:
     if cluster.mtls:
         for user in cluster.principals:
             tls.user_files(name, user)
+    java_options = cluster.java_options
+    kerberos = None
+    if cluster.kerberos:
+        kerberos = kdc.prepare(cluster)
+        kdc.start(cluster)
+        java_options += kdc.java_options(name)
     config = config_path(name)
-    state.write_private(config, server_properties(cluster, str(data), passwords, tls_files))
+    properties = server_properties(cluster, str(data), passwords, tls_files, kerberos)
+    state.write_private(config, properties)
     if not (data / "meta.properties").exists():
         # SCRAM logins are made through the admin API once the broker serves, never with the
         # storage tool's --add-scram: a command line is readable by every user of the machine.
         process.format_storage(java_bin, lib, config, state.console_log(name))
     pid = process.start_broker(
-        java_bin, lib, config, state.logs_dir(name), state.console_log(name), cluster.java_options
+        java_bin, lib, config, state.logs_dir(name), state.console_log(name), java_options
     )
     state.save(state.LabRecord(cluster=cluster, pid=pid))
     return pid
@@ -284,7 +313,8 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
         if cluster.sasl and SCRAM_MECHANISM in cluster.mechanisms:
             _add_scram_users(cluster)
         if cluster.authorizes:
-            probe.wait_until_serving(admin_config(name), START_TIMEOUT, still_starting=alive)
+            with kdc.client_environment(name) if cluster.kerberos else contextlib.nullcontext():
+                probe.wait_until_serving(admin_config(name), START_TIMEOUT, still_starting=alive)
     except KafkaUnavailableError as problem:
         process.stop(pid, config, grace_seconds=5)
         state.save(state.LabRecord(cluster=cluster, pid=None))

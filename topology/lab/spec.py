@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from topology.core import kerberos
 from topology.core.connection import LOGIN_MODULES, jaas_line
 from topology.core.errors import LabError
 
@@ -20,7 +21,10 @@ USER_PATTERN = NAME_PATTERN
 # The broker's own principal on its internal and controller listeners (SASL PLAIN, loopback).
 BROKER_USER = "broker"
 RESERVED_USERS = (ADMIN_USER, BROKER_USER)
-MECHANISMS = (SCRAM_MECHANISM, "PLAIN", "OAUTHBEARER")
+KERBEROS_MECHANISM = "GSSAPI"
+MECHANISMS = (SCRAM_MECHANISM, "PLAIN", "OAUTHBEARER", KERBEROS_MECHANISM)
+# The brokers' Kerberos service: their principal is kafka/<host>@<realm>.
+KERBEROS_SERVICE = "kafka"
 # Certificates name their user in the subject (CN=alice); this makes the principal User:alice.
 PRINCIPAL_FROM_CN = "RULE:^CN=([^,]+)$/$1/,DEFAULT"
 # Kafka 4's list of the URLs its OAUTHBEARER code may fetch (none by default).
@@ -67,6 +71,8 @@ class LabCluster:
     # OAUTHBEARER tokens signed by an OpenID Connect provider, verified with its keys (its
     # JWKS endpoint) and naming their principal in `sub`; Kafka's unsecured tokens without it.
     jwks_url: str | None = None
+    # GSSAPI logins checked by a KDC of the cluster's own (port + 4), realm `realm`.
+    kerberos: bool = False
 
     @property
     def controller_port(self) -> int:
@@ -82,6 +88,18 @@ class LabCluster:
         return self.port + 3 if self.sasl else self.port
 
     @property
+    def kdc_port(self) -> int:
+        return self.port + 4
+
+    @property
+    def realm(self) -> str:
+        """The Kerberos realm of the cluster's KDC: its name in capitals, then `.LAB`."""
+        return f"{self.name.upper()}.LAB"
+
+    def kerberos_principal(self, user: str) -> str:
+        return f"{user}@{self.realm}"
+
+    @property
     def authorizes(self) -> bool:
         """Clients authenticate, and the StandardAuthorizer checks every request's ACLs."""
         return self.sasl or self.mtls
@@ -93,6 +111,8 @@ class LabCluster:
             ports.append(self.internal_port)
         if self.sasl and self.mtls:
             ports.append(self.mtls_port)
+        if self.kerberos:
+            ports.append(self.kdc_port)
         return tuple(ports)
 
     @property
@@ -153,6 +173,10 @@ def check_security(cluster: LabCluster) -> LabCluster:
                 f"lab user name {user!r} is not valid: use 1-40 lowercase letters, digits, "
                 f"'-' or '_' (not {' or '.join(RESERVED_USERS)})"
             )
+    if cluster.kerberos and KERBEROS_MECHANISM not in cluster.mechanisms:
+        raise LabError("--kerberos offers SASL GSSAPI: keep it among the --mechanism given")
+    if KERBEROS_MECHANISM in cluster.mechanisms and not cluster.kerberos:
+        raise LabError("SASL GSSAPI needs --kerberos: the lab starts the cluster's own KDC")
     if cluster.jwks_url is not None and "OAUTHBEARER" not in cluster.mechanisms:
         raise LabError("--jwks-url needs --mechanism OAUTHBEARER: it verifies OAuth tokens")
     if cluster.jwks_url is not None and not re.fullmatch(r"https?://\S+", cluster.jwks_url):
@@ -160,6 +184,16 @@ def check_security(cluster: LabCluster) -> LabCluster:
     if cluster.users and not cluster.authorizes:
         raise LabError("--user needs --sasl or --mtls: a PLAINTEXT or TLS cluster has no users")
     return cluster
+
+
+@dataclass(frozen=True)
+class KerberosFiles:
+    """What a Kerberized broker logs in with: its keytab and the principal in it (the
+    service `kafka` on the host clients name it by), and the realm's krb5.conf."""
+
+    keytab: str
+    principal: str
+    krb5_conf: str
 
 
 @dataclass(frozen=True)
@@ -176,6 +210,7 @@ def server_properties(
     data_dir: str,
     passwords: Mapping[str, str] | None = None,
     tls: TlsFiles | None = None,
+    kerberos: KerberosFiles | None = None,
 ) -> str:
     """The broker's server.properties: a combined broker+controller node sized for a laptop.
 
@@ -189,6 +224,8 @@ def server_properties(
         raise ValueError("a SASL lab cluster needs its admin password")
     if cluster.tls and tls is None:
         raise ValueError("a TLS lab cluster needs its PEM files")
+    if cluster.kerberos and kerberos is None:
+        raise ValueError("a Kerberized lab cluster needs the broker's keytab")
     listeners = {"CLIENT": (cluster.port, cluster.security_protocol)}
     if cluster.authorizes:
         listeners["INTERNAL"] = (cluster.internal_port, "SASL_PLAINTEXT")
@@ -231,7 +268,7 @@ def server_properties(
     if cluster.authorizes:
         props |= _authorization(cluster, passwords)
     if cluster.sasl:
-        props |= _sasl_client_listener(cluster, passwords)
+        props |= _sasl_client_listener(cluster, passwords, kerberos)
     if cluster.tls:
         assert tls is not None
         props |= {
@@ -277,7 +314,9 @@ def _authorization(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[st
     }
 
 
-def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[str, str]:
+def _sasl_client_listener(
+    cluster: LabCluster, passwords: Mapping[str, str], kerberos: KerberosFiles | None
+) -> dict[str, str]:
     props = {"listener.name.client.sasl.enabled.mechanisms": ",".join(cluster.mechanisms)}
     for mechanism in cluster.mechanisms:
         key = f"listener.name.client.{mechanism.lower()}.sasl.jaas.config"
@@ -294,6 +333,11 @@ def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> 
                     cluster.jwks_url
                 ),
             }
+        elif mechanism == KERBEROS_MECHANISM:
+            assert kerberos is not None
+            props["sasl.kerberos.service.name"] = KERBEROS_SERVICE
+            props[key] = _krb5_login(kerberos.keytab, kerberos.principal)
+            continue
         elif mechanism == "OAUTHBEARER":
             # Kafka's unsecured JWS tokens (its own test login): the token names the principal
             # and carries no signature. For trying topo and tests only, as the lab is.
@@ -301,6 +345,11 @@ def _sasl_client_listener(cluster: LabCluster, passwords: Mapping[str, str]) -> 
         # SCRAM users live in the cluster metadata; the broker needs no login option for them
         props[key] = jaas_line(LOGIN_MODULES[mechanism], options)
     return props
+
+
+def _krb5_login(keytab: str, principal: str) -> str:
+    options = {"useKeyTab": "true", "storeKey": "true", "keyTab": keytab, "principal": principal}
+    return jaas_line(kerberos.LOGIN_MODULE, options)
 
 
 @dataclass(frozen=True)
@@ -312,6 +361,7 @@ class Credentials:
     ca_pem: str | None = None
     certificate: str | None = None  # PEM file of the user's certificate, for mutual TLS
     key: str | None = None  # its PKCS#8 private key (unencrypted, mode 0600)
+    keytab: str | None = None  # the user's Kerberos keys (mode 0600), on a Kerberized cluster
 
 
 def client_config(
@@ -358,7 +408,15 @@ def client_config(
                 f"at {cluster.jwks_url}: log in with sasl.oauthbearer.method oidc and a client "
                 "of that provider"
             )
-        if chosen == "OAUTHBEARER":
+        if chosen == KERBEROS_MECHANISM:
+            if not who.keytab:
+                raise ValueError("a Kerberized lab cluster needs the user's keytab")
+            config |= {
+                "sasl.kerberos.principal": cluster.kerberos_principal(who.user),
+                "sasl.kerberos.keytab": who.keytab,
+                "sasl.kerberos.service.name": KERBEROS_SERVICE,
+            }
+        elif chosen == "OAUTHBEARER":
             config |= {
                 "enable.sasl.oauthbearer.unsecure.jwt": "true",
                 "sasl.oauthbearer.config": f"principal={who.user}",
@@ -407,7 +465,11 @@ def topology_cluster(
     client: dict[str, Any] = {}
     if "sasl.mechanism" in config:
         sasl: dict[str, Any] = {"mechanism": config["sasl.mechanism"]}
-        if config["sasl.mechanism"] == "OAUTHBEARER":
+        if config["sasl.mechanism"] == KERBEROS_MECHANISM:
+            client = {
+                key: config[key] for key in ("sasl.kerberos.principal", "sasl.kerberos.keytab")
+            }
+        elif config["sasl.mechanism"] == "OAUTHBEARER":
             client = {
                 "enable.sasl.oauthbearer.unsecure.jwt": True,
                 "sasl.oauthbearer.config": config["sasl.oauthbearer.config"],

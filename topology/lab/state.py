@@ -5,6 +5,7 @@
 <lab>/<name>/admin.password      the SASL admin password (mode 0600), with --sasl
 <lab>/<name>/broker.password     the broker's own login (mode 0600), with --sasl or --mtls
 <lab>/<name>/users/              each user's password, or certificate and key (mode 0600)
+<lab>/<name>/kerberos/           the cluster's KDC, realm and keytabs, with --kerberos (kdc.py)
 <lab>/<name>/data/               the KRaft log dirs
 <lab>/<name>/logs/server.log     the broker's log; logs/stdout.log its console
 <lab>/ca/ca.pem                  the lab CA, with --tls (one CA for every lab cluster)
@@ -81,6 +82,7 @@ def load(name: str) -> LabRecord | None:
         mechanisms=tuple(raw.get("mechanisms", [SCRAM_MECHANISM])),
         users=tuple(raw.get("users", [])),
         jwks_url=raw.get("jwks_url"),
+        kerberos=raw.get("kerberos", False),
     )
     return LabRecord(cluster=cluster, pid=raw.get("pid"))
 

@@ -79,3 +79,15 @@ def with_driver_heap(conf: Mapping[str, str]) -> dict[str, str]:
         return given
     given["spark.driver.defaultJavaOptions"] = f"{DRIVER_JVM} -Xms{size}"
     return given
+
+
+def with_java_options(conf: Mapping[str, str], options: tuple[str, ...]) -> dict[str, str]:
+    """`conf` with `options` added to the driver's and the executors' default Java options (a
+    topology's extraJavaOptions still come after them)."""
+    given = dict(conf)
+    if not options:
+        return given
+    for role in ("driver", "executor"):
+        key = f"spark.{role}.defaultJavaOptions"
+        given[key] = " ".join(part for part in (given.get(key, ""), *options) if part)
+    return given

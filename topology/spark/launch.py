@@ -22,12 +22,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from topology.core import msk_iam
+from topology.core import kerberos, msk_iam
 from topology.core.errors import TopoError
 from topology.core.jobs import JobsDocument
 from topology.host import jobstate, maven, paths
 from topology.spark import installed
-from topology.spark.conf import BASE_CONF, local_master, with_driver_heap, with_slot_plugin
+from topology.spark.conf import (
+    BASE_CONF,
+    local_master,
+    with_driver_heap,
+    with_java_options,
+    with_slot_plugin,
+)
 from topology.spark.jars import kafka_connector_jars
 from topology.spark.topojar import topo_jar
 from topology.telemetry import logline
@@ -50,6 +56,9 @@ class Submission:
     spark_conf: Mapping[str, str]
     # Maven artifact sets the copy slots need beyond the connector: a login's library.
     jar_sets: tuple[str, ...] = ()
+    # System properties of every JVM the copy slots run in (the driver's, the executors'):
+    # a login's settings the JDK reads from no environment variable.
+    java_options: tuple[str, ...] = ()
 
 
 def submission(jobs: JobsDocument, base: str) -> Submission:
@@ -68,6 +77,7 @@ def submission(jobs: JobsDocument, base: str) -> Submission:
         master,
         dict(engine.spark_conf),
         msk_iam.jar_sets(topology),
+        kerberos.java_options(topology, os.environ),
     )
 
 
@@ -90,6 +100,7 @@ def command(
         jars += maven.resolve(jar_set, report=report)
     conf = {k: v for k, v in BASE_CONF.items() if k != "spark.jars"}
     conf = with_slot_plugin(with_driver_heap({**conf, **submission.spark_conf}))
+    conf = with_java_options(conf, submission.java_options)
     folder = private_folder(submission.owner)
     settings = folder / SPARK_PROPERTIES
     lines = (

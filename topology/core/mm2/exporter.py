@@ -13,7 +13,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from topology.core import msk_iam
+from topology.core import kerberos, msk_iam
+from topology.core.connection import jaas_line
 from topology.core.diagnostics import Diagnostic, Span, error, has_errors, in_file_order, warning
 from topology.core.mm2 import properties, references, vocabulary
 from topology.core.mm2.grouping import identity_loops
@@ -161,6 +162,8 @@ class _Exporter:
                     sasl.mechanism, sasl.username or "", sasl.password or ""
                 )
                 section.add(f"{name}.sasl.jaas.config", jaas)
+            if sasl.mechanism == kerberos.MECHANISM:
+                self._kerberos(cluster, section)
             if sasl.mechanism == msk_iam.MECHANISM:  # Amazon's library, on MM2's classpath
                 for setting, login in msk_iam.java_login().items():
                     if setting != "sasl.mechanism":
@@ -192,6 +195,8 @@ class _Exporter:
         written = dict(section.pairs)  # what the topology's structured settings wrote
         for key, value in cluster.client.items():
             text = _text(value)
+            if key in kerberos.LIBRDKAFKA_ONLY and _kerberized(cluster):
+                continue  # in the JAAS line
             if vocabulary.is_worker_setting(key):
                 # MM2 reads `<alias>.client.id` as its Connect worker's, never its clients':
                 # they take it per role (and `topo import mm2` reads the three back as one).
@@ -223,6 +228,19 @@ class _Exporter:
             section.comments += properties.comment(note)
             self._warn(note, cluster.span)
         return section
+
+    def _kerberos(self, cluster: Cluster, section: "_Section") -> None:
+        """Kerberos as MM2's Java clients log in: Krb5LoginModule from the keytab, and the
+        brokers' service name, which they have no default for."""
+        name = cluster.name
+        given = {key: _text(value) for key, value in cluster.client.items()}
+        section.add(
+            f"{name}.sasl.jaas.config",
+            jaas_line(kerberos.LOGIN_MODULE, kerberos.login_options(given)),
+            "MM2's JVM finds the realm's KDC in /etc/krb5.conf, or in the file "
+            "KAFKA_OPTS=-Djava.security.krb5.conf=FILE names",
+        )
+        section.add(f"{name}.{kerberos.SERVICE_NAME}", kerberos.service_name(given))
 
     def _conflict(self, cluster: Cluster, key: str) -> None:
         """Two settings would write one property: MM2 would read only the last, so the other
@@ -483,6 +501,11 @@ _PROVIDER_NOTES = (
     (references.ENV_ALIAS, "# Secrets: ${env:NAME} is the environment variable NAME."),
     (references.DIRECTORY_ALIAS, "# Secrets: ${dir:DIR:FILE} is the content of the file DIR/FILE."),
 )
+
+
+def _kerberized(cluster: Cluster) -> bool:
+    sasl = cluster.security.sasl
+    return sasl is not None and sasl.mechanism == kerberos.MECHANISM
 
 
 def _settings(settings: FlowSettings) -> dict[str, str]:
