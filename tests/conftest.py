@@ -147,6 +147,67 @@ def secured_lab(lab_dir: Path, oidc: "Running") -> SecuredLab:
     return secured
 
 
+KERBEROS_CLUSTER = "itest-kerberos"
+# Set by .ci/run: without a Kerberos client (`make kerberos-client`) the Kerberos tests fail
+# rather than skip.
+NEED_KERBEROS = "TOPO_TESTS_NEED_KERBEROS"
+
+
+def _kerberos_missing() -> str | None:
+    """Why this machine cannot run the Kerberos tests, or None."""
+    from confluent_kafka import Producer
+
+    try:
+        Producer(
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": "GSSAPI",
+                "sasl.kerberos.keytab": "/nonexistent",
+                "sasl.kerberos.principal": "topo",
+            }
+        )
+    except Exception as problem:  # noqa: BLE001 - the wheel's librdkafka has no GSSAPI
+        if "GSSAPI" in str(problem):
+            return "confluent-kafka here has no GSSAPI: `make kerberos-client` builds one"
+    if not any(Path(d, "krb5kdc").exists() for d in ("/usr/sbin", "/usr/local/sbin")):
+        return "no MIT Kerberos KDC (krb5kdc): `make kerberos-client` installs it as root"
+    return None
+
+
+@pytest.fixture(scope="session")
+def kerberos_cluster(lab_dir: Path) -> Iterator[str]:
+    """A Kerberized lab cluster (SASL_PLAINTEXT with GSSAPI, its own KDC, StandardAuthorizer;
+    users admin and topo, each with a keytab), started on first use. This process, and the topo
+    commands and drivers it starts, use its realm's krb5.conf and a ticket cache of the
+    session's own, as a user of a Kerberized cluster sets KRB5_CONFIG and KRB5CCNAME."""
+    from topology.lab import kdc, manager
+
+    missing = _kerberos_missing()
+    if missing:
+        if os.environ.get(NEED_KERBEROS):
+            pytest.fail(missing)
+        pytest.skip(missing)
+    manager.up(
+        [
+            manager.UpRequest(
+                KERBEROS_CLUSTER, sasl=True, mechanisms=("GSSAPI",), users=("topo",), kerberos=True
+            )
+        ]
+    )
+    wanted = {
+        "KRB5_CONFIG": str(kdc.krb5_conf(KERBEROS_CLUSTER)),
+        "KRB5CCNAME": f"FILE:{lab_dir / 'krb5.ccache'}",
+    }
+    before = {key: os.environ.get(key) for key in wanted}
+    os.environ.update(wanted)
+    yield KERBEROS_CLUSTER
+    for key, value in before.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture
 def source(lab: dict[str, dict[str, str]]) -> dict[str, str]:
     return lab[SOURCE_CLUSTER]

@@ -1,0 +1,102 @@
+"""Replication between a Kerberized cluster (SASL GSSAPI, a KDC of its own) and a SCRAM one, end
+to end: plan and apply, both directions copied record by record exactly once, status, group
+offsets and failover, through librdkafka's Kerberos login (topo's own commands) and the JDK's
+(the copy slots). Needs `make kerberos-client` (confluent-kafka with GSSAPI, MIT's KDC)."""
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SecuredLab
+from tests.helpers import run_topo
+from tests.integration.test_offsets import committed, consume_part, rest, resume, seen
+from tests.integration.test_replication import STATUS_SCHEMA, contents, expected, varied, wait_for
+from tests.integration.test_secured import SecuredTopology, command_lines, leaks, written_by_topo
+from topology.kafka import records
+
+pytestmark = [pytest.mark.kafka, pytest.mark.spark]
+
+
+@pytest.fixture
+def kerberos_pair(
+    tmp_path: Path, kerberos_cluster: str, secured_lab: SecuredLab
+) -> Iterator[SecuredTopology]:
+    """`k`: the Kerberized cluster as its admin (a keytab); `s`: the secured pair's source as
+    its admin (SCRAM-SHA-512 over TLS)."""
+    made = SecuredTopology(
+        tmp_path,
+        secured_lab,
+        {"k": {"cluster": kerberos_cluster}, "s": {"cluster": secured_lab.source}},
+    )
+    yield made
+    made.stop()
+
+
+def test_a_kerberized_cluster_and_a_scram_one_copy_both_ways_and_fail_over(
+    kerberos_pair: SecuredTopology, secured_lab: SecuredLab
+) -> None:
+    t = kerberos_pair
+    k, s = t.clusters["k"], t.clusters["s"]
+    assert k["sasl.mechanism"] == "GSSAPI" and t.entries["k"]["client"] == {
+        "sasl.kerberos.principal": "admin@ITEST-KERBEROS.LAB",
+        "sasl.kerberos.keytab": k["sasl.kerberos.keytab"],
+    }
+    orders = t.topic("orders")
+    records.create_topic(k, orders, 3)
+    records.create_topic(s, orders, 2)
+    records.produce(k, varied(orders, 24, partitions=3, tag="k"))
+    records.produce(s, varied(orders, 10, partitions=2, tag="s"))
+    group = f"{t.prefix}-orders"
+    t.write("  - active-active: [k, s]", extra="  delivery: exactly-once")
+
+    plan = run_topo("plan", str(t.file), "--format", "json")
+    assert plan.returncode == 0, plan.stderr
+    creates = {
+        (change["cluster"], change["name"])
+        for change in json.loads(plan.stdout)["changes"]
+        if change["action"] == "create" and change["resource"] == "topic"
+    }
+    assert {("s", f"k.{orders}"), ("k", f"s.{orders}")} <= creates
+    shown = [plan.stdout, plan.stderr, t.apply()]
+
+    remote = f"k.{orders}"
+    assert contents(wait_for(s, remote, 24)) == expected(records.read_topic(k, orders), "k")
+    assert contents(wait_for(k, f"s.{orders}", 10)) == expected(records.read_topic(s, orders), "s")
+
+    # Checkpoints and group offset sync reach the idle group on s.
+    consume_part(k, group, orders, {0: 3, 1: 2, 2: 4})
+    deadline = time.monotonic() + 90
+    while committed(s, group, remote, 3) != {0: 3, 1: 2, 2: 4}:
+        assert time.monotonic() < deadline, "the group was never synced to s"
+        time.sleep(2)
+    status = t.status()
+    deadline = time.monotonic() + 60
+    while any(f["latency_ms"] is None for f in status["flows"]) and time.monotonic() < deadline:
+        time.sleep(1)
+        status = t.status()
+    STATUS_SCHEMA.validate(status)
+    assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
+        "k->s": "running",
+        "s->k": "running",
+    }
+    assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
+    offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
+    assert offsets.returncode == 0, offsets.stderr
+    assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {("k", "s")}
+    shown += [json.dumps(status), offsets.stdout, offsets.stderr]
+
+    t.stop()
+    moved = run_topo(
+        "failover", str(t.file), "--from", "k", "--to", "s", "--group", group, "--auto-approve"
+    )
+    assert moved.returncode == 0, moved.stdout + moved.stderr
+    assert committed(s, group, remote, 3) == {0: 3, 1: 2, 2: 4}
+    assert seen(resume(s, group, remote, 3)) == seen(rest(k, orders, {0: 3, 1: 2, 2: 4}))
+    # No password of the SCRAM side anywhere; the keytab is named, never read out.
+    keytab = Path(k["sasl.kerberos.keytab"]).read_bytes()
+    texts = [*command_lines(), *written_by_topo(), *shown, moved.stdout, moved.stderr]
+    assert leaks(secured_lab.secrets(), texts) == []
+    assert not any(keytab.hex() in text or keytab.decode("latin-1") in text for text in texts)
