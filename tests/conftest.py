@@ -166,7 +166,7 @@ def _kerberos_missing() -> str | None:
                 "sasl.kerberos.principal": "topo",
             }
         )
-    except Exception as problem:  # noqa: BLE001 - the wheel's librdkafka has no GSSAPI
+    except Exception as problem:  # the wheel's librdkafka has no GSSAPI
         if "GSSAPI" in str(problem):
             return "confluent-kafka here has no GSSAPI: `make kerberos-client` builds one"
     if not any(Path(d, "krb5kdc").exists() for d in ("/usr/sbin", "/usr/local/sbin")):
