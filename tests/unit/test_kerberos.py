@@ -121,9 +121,7 @@ def test_topos_jvms_get_krb5_conf_only_for_a_kerberized_topology() -> None:
         "-Djava.security.krb5.conf=/etc/topo/krb5.conf",
     )
     assert kerberos.java_options(topology, {}) == ()  # the JDK's own: /etc/krb5.conf
-    plain = dataclasses.replace(
-        topology, clusters={"cloud": topology.clusters["cloud"]}, flows=()
-    )
+    plain = dataclasses.replace(topology, clusters={"cloud": topology.clusters["cloud"]}, flows=())
     assert kerberos.java_options(plain, environment) == ()
     spaced = kerberos.java_options(topology, {"KRB5_CONFIG": "/my conf/krb5.conf"})
     assert spaced == ('"-Djava.security.krb5.conf=/my conf/krb5.conf"',)  # Spark splits at spaces
@@ -205,3 +203,17 @@ def test_the_lab_realm_names_services_by_their_hosts_canonical_name() -> None:
     conf = kdc.kdc_conf_text(LAB, Path("/lab/krb/kerberos"))
     assert "kdc_tcp_listen = 127.0.0.1:20004" in conf
     assert "database_name = /lab/krb/kerberos/principal" in conf
+
+
+def test_a_librdkafka_without_gssapi_is_one_line_naming_the_rebuild(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from topology.core.errors import TopoError
+    from topology.kafka import client
+
+    settings = {"bootstrap.servers": "kdc-1:9093", "sasl.mechanism": "GSSAPI"}
+    monkeypatch.setattr(client, "has_gssapi", lambda: False)  # the PyPI wheel's librdkafka
+    with pytest.raises(TopoError, match=r"built without .*deploy/kerberos-client\.sh"):
+        client.quiet(settings)
+    monkeypatch.setattr(client, "has_gssapi", lambda: True)
+    assert client.quiet(settings)["sasl.mechanism"] == "GSSAPI"

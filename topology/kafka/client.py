@@ -1,15 +1,16 @@
 """Settings every confluent_kafka client topo creates shares."""
 
 import contextlib
+import functools
 import logging
 import re
 from collections.abc import Iterator
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Producer
 
-from topology.core import connection
-from topology.core.errors import KafkaUnavailableError
+from topology.core import connection, kerberos
+from topology.core.errors import KafkaUnavailableError, TopoError
 from topology.kafka import msk_iam_tokens
 
 # librdkafka logs each refused connection while a broker starts or stops. Those lines would
@@ -69,10 +70,36 @@ def quiet(
     """One client's settings from its cluster's `config` (an admin client's with the cluster's
     `admin:` settings: `connection.for_client`), with librdkafka's log routed away from the
     terminal (or into `last_error`)."""
+    if config.get("sasl.mechanism") == kerberos.MECHANISM and not has_gssapi():
+        raise TopoError(
+            f"cluster {config.get('bootstrap.servers', '?')} logs in with Kerberos (GSSAPI), "
+            "which this confluent-kafka's librdkafka was built without (the PyPI wheel's is): "
+            "rebuild it with deploy/kerberos-client.sh on topo's virtualenv "
+            "(docs/secured-clusters.md, Which client speaks Kerberos)"
+        )
     return {
         **msk_iam_tokens.with_token_callback(connection.for_client(config, admin=admin)),
         "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG,
     }
+
+
+@functools.cache
+def has_gssapi() -> bool:
+    """Whether this librdkafka can log in with Kerberos (the confluent-kafka wheel's cannot)."""
+    try:
+        Producer(
+            {
+                "security.protocol": "SASL_PLAINTEXT",
+                "sasl.mechanism": kerberos.MECHANISM,
+                "sasl.kerberos.principal": "topo",
+                "sasl.kerberos.keytab": "/dev/null",
+                "sasl.kerberos.kinit.cmd": "true",  # asks the KDC nothing
+                "logger": _LIBRDKAFKA_LOG,  # "no bootstrap.servers": it connects nowhere
+            }
+        )
+    except KafkaException as problem:
+        return "GSSAPI" not in str(problem)
+    return True
 
 
 @contextlib.contextmanager
