@@ -7,6 +7,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -16,6 +17,9 @@ from tests.integration.test_offsets import committed, consume_part, rest, resume
 from tests.integration.test_replication import STATUS_SCHEMA, contents, expected, varied, wait_for
 from tests.integration.test_secured import SecuredTopology, command_lines, leaks, written_by_topo
 from topology.kafka import records
+
+if TYPE_CHECKING:
+    from tests.spark_cluster import StandaloneSpark
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -100,3 +104,23 @@ def test_a_kerberized_cluster_and_a_scram_one_copy_both_ways_and_fail_over(
     texts = [*command_lines(), *written_by_topo(), *shown, moved.stdout, moved.stderr]
     assert leaks(secured_lab.secrets(), texts) == []
     assert not any(keytab.hex() in text or keytab.decode("latin-1") in text for text in texts)
+
+
+def test_the_copy_slots_on_spark_executors_log_in_with_kerberos(
+    kerberos_pair: SecuredTopology, spark_cluster: "StandaloneSpark"
+) -> None:
+    """The executors' JVMs, started by workers that were never told of the realm, are given
+    its krb5.conf by topo's launch (KRB5_CONFIG as java.security.krb5.conf)."""
+    t = kerberos_pair
+    k, s = t.clusters["k"], t.clusters["s"]
+    orders = t.topic("orders")
+    records.create_topic(k, orders, 2)
+    records.produce(k, varied(orders, 12, partitions=2, tag="x"))
+    t.write(
+        "  - mirror: {from: k, to: s}",
+        extra=f"engine:\n  runner: spark\n  master: {spark_cluster.master_url}\n",
+    )
+    t.apply("--once")
+    assert contents(records.read_topic(s, f"k.{orders}")) == expected(
+        records.read_topic(k, orders), "k"
+    )
