@@ -4,7 +4,6 @@ offsets and failover, through librdkafka's Kerberos login (topo's own commands) 
 (the copy slots). Needs `make kerberos-client` (confluent-kafka with GSSAPI, MIT's KDC)."""
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,9 +12,15 @@ import pytest
 
 from tests.conftest import SecuredLab
 from tests.helpers import run_topo
-from tests.integration.test_offsets import committed, consume_part, rest, resume, seen
-from tests.integration.test_replication import STATUS_SCHEMA, contents, expected, varied, wait_for
-from tests.integration.test_secured import SecuredTopology, command_lines, leaks, written_by_topo
+from tests.integration.test_replication import contents, expected, varied, wait_for
+from tests.integration.test_secured import (
+    SecuredTopology,
+    command_lines,
+    failed_over,
+    leaks,
+    synced_and_running,
+    written_by_topo,
+)
 from topology.kafka import records
 
 if TYPE_CHECKING:
@@ -70,35 +75,8 @@ def test_a_kerberized_cluster_and_a_scram_one_copy_both_ways_and_fail_over(
     assert contents(wait_for(s, remote, 24)) == expected(records.read_topic(k, orders), "k")
     assert contents(wait_for(k, f"s.{orders}", 10)) == expected(records.read_topic(s, orders), "s")
 
-    # Checkpoints and group offset sync reach the idle group on s.
-    consume_part(k, group, orders, {0: 3, 1: 2, 2: 4})
-    deadline = time.monotonic() + 90
-    while committed(s, group, remote, 3) != {0: 3, 1: 2, 2: 4}:
-        assert time.monotonic() < deadline, "the group was never synced to s"
-        time.sleep(2)
-    status = t.status()
-    deadline = time.monotonic() + 60
-    while any(f["latency_ms"] is None for f in status["flows"]) and time.monotonic() < deadline:
-        time.sleep(1)
-        status = t.status()
-    STATUS_SCHEMA.validate(status)
-    assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
-        "k->s": "running",
-        "s->k": "running",
-    }
-    assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
-    offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
-    assert offsets.returncode == 0, offsets.stderr
-    assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {("k", "s")}
-    shown += [json.dumps(status), offsets.stdout, offsets.stderr]
-
-    t.stop()
-    moved = run_topo(
-        "failover", str(t.file), "--from", "k", "--to", "s", "--group", group, "--auto-approve"
-    )
-    assert moved.returncode == 0, moved.stdout + moved.stderr
-    assert committed(s, group, remote, 3) == {0: 3, 1: 2, 2: 4}
-    assert seen(resume(s, group, remote, 3)) == seen(rest(k, orders, {0: 3, 1: 2, 2: 4}))
+    shown += synced_and_running(t, "k", "s", orders, group)
+    moved = failed_over(t, "k", "s", orders, group)
     # No password of the SCRAM side anywhere; the keytab is named, never read out.
     keytab = Path(k["sasl.kerberos.keytab"]).read_bytes()
     texts = [*command_lines(), *written_by_topo(), *shown, moved.stdout, moved.stderr]

@@ -6,6 +6,7 @@ no password or private key anywhere topo writes or any process shows.
 
 import json
 import os
+import subprocess
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -149,29 +150,10 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
         assert time.monotonic() < deadline, "the ACL sync is not in topo status"
         time.sleep(1)
 
-    # Checkpoints and group offset sync reach the idle group on b.
-    consume_part(a, group, orders, {0: 3, 1: 2, 2: 4})
-    deadline = time.monotonic() + 90
-    while committed(b, group, remote, 3) != {0: 3, 1: 2, 2: 4}:
-        assert time.monotonic() < deadline, "the group was never synced to b"
-        time.sleep(2)
-    status = t.status()
-    deadline = time.monotonic() + 60
-    while any(f["latency_ms"] is None for f in status["flows"]) and time.monotonic() < deadline:
-        time.sleep(1)
-        status = t.status()
-    STATUS_SCHEMA.validate(status)
-    assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
-        "a->b": "running",
-        "b->a": "running",
-    }
-    assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
-    offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
-    assert offsets.returncode == 0, offsets.stderr
-    assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {("a", "b")}
+    shown += synced_and_running(t, "a", "b", orders, group)
     plan = run_topo("plan", str(t.file), "--format", "json")
     assert plan.returncode == 0, plan.stderr
-    shown += [json.dumps(status), offsets.stdout, offsets.stderr, plan.stdout, plan.stderr]
+    shown += [plan.stdout, plan.stderr]
 
     # While it runs: no secret in any command line, job file or output; job files private.
     secrets = secured_lab.secrets()
@@ -183,14 +165,55 @@ def test_active_active_over_sasl_ssl_scram_copies_discovers_syncs_and_fails_over
     assert leaks(secrets, [*command_lines(), *written_by_topo(), *shown, *run_state]) == []
     assert job_folder_is_private(t.prefix)
 
+    moved = failed_over(t, "a", "b", orders, group)
+    assert leaks(secrets, [moved.stdout, moved.stderr, *written_by_topo()]) == []
+
+
+# The group's first records of each partition of a 3-partition topic, read on the source.
+CONSUMED = {0: 3, 1: 2, 2: 4}
+
+
+def synced_and_running(t: Topology, a: str, b: str, orders: str, group: str) -> list[str]:
+    """With `a` and `b` replicating both ways: `group`'s position on `orders` reaches its idle
+    copy on `b`; `topo status` shows both flows running with heartbeats; `topo offsets` shows
+    the group's translation. What the commands printed."""
+    source, target, remote = t.clusters[a], t.clusters[b], f"{a}.{orders}"
+    consume_part(source, group, orders, CONSUMED)
+    deadline = time.monotonic() + 90
+    while committed(target, group, remote, 3) != CONSUMED:
+        assert time.monotonic() < deadline, f"the group was never synced to {b}"
+        time.sleep(2)
+    status = t.status()
+    deadline = time.monotonic() + 60
+    while any(f["latency_ms"] is None for f in status["flows"]) and time.monotonic() < deadline:
+        time.sleep(1)
+        status = t.status()
+    STATUS_SCHEMA.validate(status)
+    assert status["running"] and {f["flow"]: f["state"] for f in status["flows"]} == {
+        f"{a}->{b}": "running",
+        f"{b}->{a}": "running",
+    }
+    assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
+    offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
+    assert offsets.returncode == 0, offsets.stderr
+    assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {(a, b)}
+    return [json.dumps(status), offsets.stdout, offsets.stderr]
+
+
+def failed_over(
+    t: Topology, a: str, b: str, orders: str, group: str
+) -> "subprocess.CompletedProcess[str]":
+    """Replication stopped, `topo failover` moves `group` from `a` to `b`: its consumers
+    resume on the copy exactly where they left the source."""
     t.stop()
     moved = run_topo(
-        "failover", str(t.file), "--from", "a", "--to", "b", "--group", group, "--auto-approve"
+        "failover", str(t.file), "--from", a, "--to", b, "--group", group, "--auto-approve"
     )
     assert moved.returncode == 0, moved.stdout + moved.stderr
-    assert committed(b, group, remote, 3) == {0: 3, 1: 2, 2: 4}
-    assert seen(resume(b, group, remote, 3)) == seen(rest(a, orders, {0: 3, 1: 2, 2: 4}))
-    assert leaks(secrets, [moved.stdout, moved.stderr, *written_by_topo()]) == []
+    source, target, remote = t.clusters[a], t.clusters[b], f"{a}.{orders}"
+    assert committed(target, group, remote, 3) == CONSUMED
+    assert seen(resume(target, group, remote, 3)) == seen(rest(source, orders, CONSUMED))
+    return moved
 
 
 def test_a_mutual_tls_source_mirrors_to_a_scram_target_on_the_spark_runner(
