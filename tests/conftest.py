@@ -156,10 +156,11 @@ NEED_KERBEROS = "TOPO_TESTS_NEED_KERBEROS"
 def _kerberos_missing() -> str | None:
     """Why this machine cannot run the Kerberos tests, or None."""
     from topology.kafka.client import has_gssapi
+    from topology.lab import kdc
 
     if not has_gssapi():
         return "confluent-kafka here has no GSSAPI: `make kerberos-client` builds one"
-    if not any(Path(d, "krb5kdc").exists() for d in ("/usr/sbin", "/usr/local/sbin")):
+    if kdc.find("krb5kdc") is None:
         return "no MIT Kerberos KDC (krb5kdc): `make kerberos-client` installs it as root"
     return None
 

@@ -190,11 +190,16 @@ def _pid(name: str) -> int | None:
         return None
 
 
-def _tool(program: str, name: str, *args: str, check: bool = True) -> None:
-    found = shutil.which(program) or next(
+def find(program: str) -> str | None:
+    """One of MIT Kerberos' programs: on PATH, or in the sbin folders a user's PATH may lack."""
+    return shutil.which(program) or next(
         (str(p) for d in ("/usr/sbin", "/usr/local/sbin") if (p := Path(d) / program).exists()),
         None,
     )
+
+
+def _tool(program: str, name: str, *args: str, check: bool = True) -> None:
+    found = find(program)
     if found is None:
         raise ToolMissingError(
             f"`topo lab up --kerberos` needs MIT Kerberos' {program}: {_PACKAGES}"
@@ -216,6 +221,7 @@ def _tool(program: str, name: str, *args: str, check: bool = True) -> None:
     )
     if check and done.returncode != 0:
         shown = (done.stdout or "").strip().splitlines()
+        reason = shown[-1] if shown else f"exit status {done.returncode}"
         raise LabError(
-            f"the lab KDC of {name}: {program} failed ({shown[-1] if shown else done.returncode})"
+            f"the lab KDC of {name}: {program} failed ({reason}; log: {where / 'kdc.log'})"
         )
