@@ -205,15 +205,25 @@ def test_the_lab_realm_names_services_by_their_hosts_canonical_name() -> None:
     assert "database_name = /lab/krb/kerberos/principal" in conf
 
 
-def test_a_librdkafka_without_gssapi_is_one_line_naming_the_rebuild(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_librdkafka_without_gssapi_or_a_missing_keytab_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from topology.core.errors import TopoError
     from topology.kafka import client
 
-    settings = {"bootstrap.servers": "kdc-1:9093", "sasl.mechanism": "GSSAPI"}
+    keytab = tmp_path / "topo.keytab"
+    keytab.write_bytes(b"\x05\x02")
+    settings = {
+        "bootstrap.servers": "kdc-1:9093",
+        "sasl.mechanism": "GSSAPI",
+        "sasl.kerberos.keytab": str(keytab),
+    }
     monkeypatch.setattr(client, "has_gssapi", lambda: False)  # the PyPI wheel's librdkafka
     with pytest.raises(TopoError, match=r"built without .*deploy/kerberos-client\.sh"):
         client.quiet(settings)
     monkeypatch.setattr(client, "has_gssapi", lambda: True)
     assert client.quiet(settings)["sasl.mechanism"] == "GSSAPI"
+    # A keytab that is not there is one line, before kinit is run.
+    missing = {**settings, "sasl.kerberos.keytab": str(tmp_path / "none.keytab")}
+    with pytest.raises(TopoError, match=r"keytab .*none\.keytab does not exist"):
+        client.quiet(missing)

@@ -3,8 +3,10 @@
 import contextlib
 import functools
 import logging
+import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException, Producer
@@ -70,17 +72,32 @@ def quiet(
     """One client's settings from its cluster's `config` (an admin client's with the cluster's
     `admin:` settings: `connection.for_client`), with librdkafka's log routed away from the
     terminal (or into `last_error`)."""
-    if config.get("sasl.mechanism") == kerberos.MECHANISM and not has_gssapi():
-        raise TopoError(
-            f"cluster {config.get('bootstrap.servers', '?')} logs in with Kerberos (GSSAPI), "
-            "which this confluent-kafka's librdkafka was built without (the PyPI wheel's is): "
-            "rebuild it with deploy/kerberos-client.sh on topo's virtualenv "
-            "(docs/secured-clusters.md, Which client speaks Kerberos)"
-        )
+    if config.get("sasl.mechanism") == kerberos.MECHANISM:
+        _check_kerberos(config)
     return {
         **msk_iam_tokens.with_token_callback(connection.for_client(config, admin=admin)),
         "logger": last_error.logger if last_error else _LIBRDKAFKA_LOG,
     }
+
+
+def _check_kerberos(config: dict[str, str]) -> None:
+    """What would make every Kerberos login of this cluster fail, said once, before a client
+    runs `kinit` (whose own complaints are its, on the terminal)."""
+    cluster = config.get("bootstrap.servers", "?")
+    if not has_gssapi():
+        raise TopoError(
+            f"cluster {cluster} logs in with Kerberos (GSSAPI), which this confluent-kafka's "
+            "librdkafka was built without (the PyPI wheel's is): rebuild it with "
+            "deploy/kerberos-client.sh on topo's virtualenv (docs/secured-clusters.md, Which "
+            "client speaks Kerberos)"
+        )
+    keytab = Path(config.get(kerberos.KEYTAB, ""))
+    if not keytab.is_file() or not os.access(keytab, os.R_OK):
+        raise TopoError(
+            f"cluster {cluster}: the Kerberos keytab {keytab} "
+            f"{'cannot be read by this user' if keytab.is_file() else 'does not exist'} "
+            f"({kerberos.KEYTAB})"
+        )
 
 
 @functools.cache
