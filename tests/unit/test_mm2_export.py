@@ -422,3 +422,48 @@ def test_client_settings_by_role_and_intervals_are_written_where_mm2_reads_them(
     assert found["a->b.producer.override.compression.type"] == "zstd"
     assert found["a->b.source.consumer.max.poll.records"] == "9"  # beats a.consumer.*
     assert found["emit.checkpoints.interval.seconds"] == "30"
+
+
+OAUTH_CLUSTERS = """\
+version: 1
+clusters:
+  idp:
+    bootstrap: "kafka-1.idp.example.com:9093"
+    security: {protocol: SASL_SSL, sasl: {mechanism: OAUTHBEARER}}
+    client:
+      sasl.oauthbearer.method: oidc
+      sasl.oauthbearer.client.id: "${env:CLIENT_ID}"
+      sasl.oauthbearer.client.secret: "${env:CLIENT_SECRET}"
+      sasl.oauthbearer.token.endpoint.url: https://idp.example.com/token
+      sasl.oauthbearer.scope: kafka
+  lab:
+    bootstrap: "127.0.0.1:9092"
+    security: {protocol: SASL_PLAINTEXT, sasl: {mechanism: OAUTHBEARER}}
+    client:
+      enable.sasl.oauthbearer.unsecure.jwt: true
+      sasl.oauthbearer.config: principal=admin
+flows:
+  - mirror: {from: idp, to: lab}
+"""
+
+
+def test_oauthbearer_logins_are_written_as_mm2s_java_clients_log_in_and_read_back() -> None:
+    """MM2's clients are Java's: librdkafka's OAUTHBEARER settings would be ignored there, and
+    the login would fail. The export writes Kafka's own login instead."""
+    text = export(topology_of(OAUTH_CLUSTERS), "t.yaml").text
+    module = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
+    assert (
+        "idp.sasl.login.callback.handler.class = org.apache.kafka.common.security.oauthbearer."
+        "OAuthBearerLoginCallbackHandler"
+    ) in text
+    assert (
+        f'idp.sasl.jaas.config = {module} required clientId="${{env:CLIENT_ID}}" '
+        'clientSecret="${env:CLIENT_SECRET}" scope="kafka";'
+    ) in text
+    assert "idp.sasl.oauthbearer.token.endpoint.url = https://idp.example.com/token" in text
+    assert f'lab.sasl.jaas.config = {module} required unsecuredLoginStringClaim_sub="admin";' in (
+        text
+    )
+    librdkafka_only = ("oauthbearer.method", "client.id", "client.secret", "unsecure.jwt")
+    assert not [word for word in librdkafka_only if word in text]
+    assert topology_of(imported(text)).clusters == topology_of(OAUTH_CLUSTERS).clusters

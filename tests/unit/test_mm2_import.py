@@ -332,8 +332,14 @@ def test_an_oauthbearer_jaas_line_becomes_oidc_properties_with_references() -> N
     # An address, not a secret: written as it was, not turned into a variable.
     assert client["sasl.oauthbearer.token.endpoint.url"] == "https://idp.example.com/token"
     assert "sasl.jaas.config" not in client
-    assert "sasl.login.callback.handler.class" not in client  # a Java class: dropped, said so
-    assert "a.sasl.login.callback.handler.class" in result.not_imported
+    # Kafka's own OIDC token fetcher is what method oidc does: taken in, without a word.
+    assert "sasl.login.callback.handler.class" not in client
+    assert "a.sasl.login.callback.handler.class" not in result.not_imported
+    other = OAUTHBEARER.replace(
+        "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+        "com.example.VaultTokenHandler",
+    )
+    assert "a.sasl.login.callback.handler.class" in run(other).not_imported  # said so
     assert {"A_SASL_OAUTHBEARER_CLIENT_ID", "A_SASL_OAUTHBEARER_CLIENT_SECRET"} <= {
         v.name for v in result.env_vars
     }

@@ -140,6 +140,16 @@ def _under(base: Path, path: str) -> Path:
     return found if found.is_absolute() else base / found
 
 
+# librdkafka's OAUTHBEARER settings: the Java client's login is a JAAS line and a handler.
+OAUTHBEARER_LIBRDKAFKA_ONLY = (
+    "enable.sasl.oauthbearer.unsecure.jwt",
+    "sasl.oauthbearer.config",
+    "sasl.oauthbearer.method",
+    "sasl.oauthbearer.client.id",
+    "sasl.oauthbearer.client.secret",
+    "sasl.oauthbearer.scope",
+    "sasl.oauthbearer.extensions",
+)
 # librdkafka's names for what the Java client (Spark's Kafka connector) spells differently, or
 # does not know: they are translated below, never passed on.
 _LIBRDKAFKA_ONLY = {
@@ -153,13 +163,7 @@ _LIBRDKAFKA_ONLY = {
     "ssl.certificate.pem",
     "ssl.key.pem",
     "ssl.endpoint.identification.algorithm",
-    "enable.sasl.oauthbearer.unsecure.jwt",
-    "sasl.oauthbearer.config",
-    "sasl.oauthbearer.method",
-    "sasl.oauthbearer.client.id",
-    "sasl.oauthbearer.client.secret",
-    "sasl.oauthbearer.scope",
-    "sasl.oauthbearer.extensions",
+    *OAUTHBEARER_LIBRDKAFKA_ONLY,
     *kerberos.LIBRDKAFKA_ONLY,
 }
 OAUTH_MODULE = "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule"
@@ -197,7 +201,7 @@ def java_client_config(
         }
         config["sasl.jaas.config"] = jaas_line(LOGIN_MODULES[mechanism], options)
     if mechanism == "OAUTHBEARER":
-        config |= _oauthbearer(librdkafka)
+        config |= oauthbearer_java_login(librdkafka)
     if mechanism == msk_iam.MECHANISM:
         config |= msk_iam.java_login()
     if mechanism == kerberos.MECHANISM:
@@ -232,10 +236,11 @@ _UNSECURED_OPTIONS = {
 }
 
 
-def _oauthbearer(librdkafka: Mapping[str, str]) -> dict[str, str]:
-    """OAUTHBEARER for the Java client: Kafka's unsecured test tokens, or OIDC client
-    credentials against a token endpoint (validate refuses anything else). SASL extensions
-    (Confluent Cloud's logicalCluster, say) are carried over in both forms."""
+def oauthbearer_java_login(librdkafka: Mapping[str, str]) -> dict[str, str]:
+    """OAUTHBEARER for the Java client (the copy slots', MM2's): Kafka's unsecured test tokens,
+    or OIDC client credentials against a token endpoint (validate refuses anything else), from
+    librdkafka's settings; the endpoint's URL has one name in both. SASL extensions (Confluent
+    Cloud's logicalCluster, say) are carried over in both forms."""
     if librdkafka.get("sasl.oauthbearer.method", "default").lower() == "oidc":
         options = {
             "clientId": librdkafka.get("sasl.oauthbearer.client.id", ""),

@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from topology.core import kerberos, msk_iam
-from topology.core.connection import jaas_line
+from topology.core.connection import (
+    OAUTHBEARER_LIBRDKAFKA_ONLY,
+    jaas_line,
+    oauthbearer_java_login,
+)
 from topology.core.diagnostics import Diagnostic, Span, error, has_errors, in_file_order, warning
 from topology.core.mm2 import properties, references, vocabulary
 from topology.core.mm2.grouping import identity_loops
@@ -164,6 +168,10 @@ class _Exporter:
                 section.add(f"{name}.sasl.jaas.config", jaas)
             if sasl.mechanism == kerberos.MECHANISM:
                 self._kerberos(cluster, section)
+            if sasl.mechanism == "OAUTHBEARER":  # librdkafka's settings, as Java's login
+                given = {key: _text(value) for key, value in cluster.client.items()}
+                for setting, login in oauthbearer_java_login(given).items():
+                    section.add(f"{name}.{setting}", login)
             if sasl.mechanism == msk_iam.MECHANISM:  # Amazon's library, on MM2's classpath
                 for setting, login in msk_iam.java_login().items():
                     if setting != "sasl.mechanism":
@@ -195,7 +203,7 @@ class _Exporter:
         written = dict(section.pairs)  # what the topology's structured settings wrote
         for key, value in cluster.client.items():
             text = _text(value)
-            if key in kerberos.LIBRDKAFKA_ONLY and _kerberized(cluster):
+            if key in _librdkafka_login(cluster):
                 continue  # in the JAAS line
             if vocabulary.is_worker_setting(key):
                 # MM2 reads `<alias>.client.id` as its Connect worker's, never its clients':
@@ -503,9 +511,15 @@ _PROVIDER_NOTES = (
 )
 
 
-def _kerberized(cluster: Cluster) -> bool:
-    sasl = cluster.security.sasl
-    return sasl is not None and sasl.mechanism == kerberos.MECHANISM
+def _librdkafka_login(cluster: Cluster) -> tuple[str, ...]:
+    """The cluster's client settings that only librdkafka reads: the export writes their login
+    as MM2's JAAS line instead."""
+    mechanism = cluster.security.sasl.mechanism if cluster.security.sasl else None
+    if mechanism == kerberos.MECHANISM:
+        return kerberos.LIBRDKAFKA_ONLY
+    if mechanism == "OAUTHBEARER":
+        return OAUTHBEARER_LIBRDKAFKA_ONLY
+    return ()
 
 
 def _settings(settings: FlowSettings) -> dict[str, str]:

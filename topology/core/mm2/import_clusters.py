@@ -42,6 +42,12 @@ _JAVA_LOGINS = {
         },
     ),
 }
+# Kafka's OIDC client-credentials token fetcher (and its older name, in the `secured`
+# package): what librdkafka's `sasl.oauthbearer.method: oidc` does.
+_KAFKA_OIDC_HANDLERS = (
+    "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+    "org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler",
+)
 # Written as references only: a client id is half of the login, the secret the other half.
 _JAAS_SECRETS = {"sasl.oauthbearer.client.id", "sasl.oauthbearer.client.secret"}
 # OAuthBearerLoginModule's options for Kafka's unsecured test tokens (the default login handler,
@@ -330,6 +336,8 @@ class _ClusterImport:
         """Java's OIDC token fetcher is a class; librdkafka's is `sasl.oauthbearer.method`."""
         for name in ("sasl.login.callback.handler.class", "sasl.client.callback.handler.class"):
             prop = props.pop(name, None)
+            if prop is not None and prop.value.strip() in _KAFKA_OIDC_HANDLERS:
+                continue  # Kafka's own client-credentials fetcher: what method oidc does
             if prop is not None:
                 self.context.drop(
                     "M009",
