@@ -169,8 +169,8 @@ class _Exporter:
             if sasl.mechanism == kerberos.MECHANISM:
                 self._kerberos(cluster, section)
             if sasl.mechanism == "OAUTHBEARER":  # librdkafka's settings, as Java's login
-                given = {key: _text(value) for key, value in cluster.client.items()}
-                for setting, login in oauthbearer_java_login(given).items():
+                client = {key: _text(value) for key, value in cluster.client.items()}
+                for setting, login in oauthbearer_java_login(client).items():
                     section.add(f"{name}.{setting}", login)
             if sasl.mechanism == msk_iam.MECHANISM:  # Amazon's library, on MM2's classpath
                 for setting, login in msk_iam.java_login().items():
