@@ -150,7 +150,7 @@ def test_export_writes_mm2s_jaas_line_and_import_reads_it_back() -> None:
 # -- the lab ----------------------------------------------------------------------------------
 
 LAB = LabCluster("krb", 20000, sasl=True, mechanisms=("GSSAPI",), users=("topo",), kerberos=True)
-FILES = KerberosFiles("/lab/krb/kerberos/kafka.keytab", "kafka/localhost@KRB.LAB", "/k.conf")
+FILES = KerberosFiles("/lab/krb/kerberos/kafka.keytab", "kafka/localhost@KRB.LAB")
 
 
 def _props(text: str) -> dict[str, str]:
@@ -160,7 +160,9 @@ def _props(text: str) -> dict[str, str]:
 def test_a_kerberized_lab_broker_logs_in_from_its_keytab_and_its_kdc_has_a_port() -> None:
     check_security(LAB)
     assert LAB.realm == "KRB.LAB" and LAB.kdc_port == 20004 and 20004 in LAB.ports
-    props = _props(server_properties(LAB, "/d", {"admin": "a", "broker": "b"}, kerberos=FILES))
+    props = _props(
+        server_properties(LAB, "/d", {"admin": "a", "broker": "b"}, kerberos_files=FILES)
+    )
     assert props["listener.name.client.sasl.enabled.mechanisms"] == "GSSAPI"
     assert props["sasl.kerberos.service.name"] == "kafka"
     assert props["listener.name.client.gssapi.sasl.jaas.config"] == (

@@ -115,7 +115,7 @@ def prepare(cluster: LabCluster) -> KerberosFiles:
         if not path.exists():
             raise LabError(f"the lab KDC of {name} made no keytab for {principal}")
         path.chmod(0o600)
-    return KerberosFiles(str(keytab(name, "kafka")), broker, str(krb5_conf(name)))
+    return KerberosFiles(str(keytab(name, "kafka")), broker)
 
 
 def start(cluster: LabCluster) -> None:

@@ -280,13 +280,13 @@ def _start(cluster: LabCluster, java_bin: str, lib: Path) -> int:
         for user in cluster.principals:
             tls.user_files(name, user)
     java_options = cluster.java_options
-    kerberos = None
+    kerberos_files = None
     if cluster.kerberos:
-        kerberos = kdc.prepare(cluster)
+        kerberos_files = kdc.prepare(cluster)
         kdc.start(cluster)
         java_options += kdc.java_options(name)
     config = config_path(name)
-    properties = server_properties(cluster, str(data), passwords, tls_files, kerberos)
+    properties = server_properties(cluster, str(data), passwords, tls_files, kerberos_files)
     state.write_private(config, properties)
     if not (data / "meta.properties").exists():
         # SCRAM logins are made through the admin API once the broker serves, never with the

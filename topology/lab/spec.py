@@ -189,11 +189,10 @@ def check_security(cluster: LabCluster) -> LabCluster:
 @dataclass(frozen=True)
 class KerberosFiles:
     """What a Kerberized broker logs in with: its keytab and the principal in it (the
-    service `kafka` on the host clients name it by), and the realm's krb5.conf."""
+    service `kafka` on the host clients name it by)."""
 
     keytab: str
     principal: str
-    krb5_conf: str
 
 
 @dataclass(frozen=True)
@@ -210,7 +209,7 @@ def server_properties(
     data_dir: str,
     passwords: Mapping[str, str] | None = None,
     tls: TlsFiles | None = None,
-    kerberos: KerberosFiles | None = None,
+    kerberos_files: KerberosFiles | None = None,
 ) -> str:
     """The broker's server.properties: a combined broker+controller node sized for a laptop.
 
@@ -224,7 +223,7 @@ def server_properties(
         raise ValueError("a SASL lab cluster needs its admin password")
     if cluster.tls and tls is None:
         raise ValueError("a TLS lab cluster needs its PEM files")
-    if cluster.kerberos and kerberos is None:
+    if cluster.kerberos and kerberos_files is None:
         raise ValueError("a Kerberized lab cluster needs the broker's keytab")
     listeners = {"CLIENT": (cluster.port, cluster.security_protocol)}
     if cluster.authorizes:
@@ -268,7 +267,7 @@ def server_properties(
     if cluster.authorizes:
         props |= _authorization(cluster, passwords)
     if cluster.sasl:
-        props |= _sasl_client_listener(cluster, passwords, kerberos)
+        props |= _sasl_client_listener(cluster, passwords, kerberos_files)
     if cluster.tls:
         assert tls is not None
         props |= {
@@ -315,7 +314,7 @@ def _authorization(cluster: LabCluster, passwords: Mapping[str, str]) -> dict[st
 
 
 def _sasl_client_listener(
-    cluster: LabCluster, passwords: Mapping[str, str], kerberos: KerberosFiles | None
+    cluster: LabCluster, passwords: Mapping[str, str], kerberos_files: KerberosFiles | None
 ) -> dict[str, str]:
     props = {"listener.name.client.sasl.enabled.mechanisms": ",".join(cluster.mechanisms)}
     for mechanism in cluster.mechanisms:
@@ -334,9 +333,9 @@ def _sasl_client_listener(
                 ),
             }
         elif mechanism == KERBEROS_MECHANISM:
-            assert kerberos is not None
+            assert kerberos_files is not None
             props["sasl.kerberos.service.name"] = KERBEROS_SERVICE
-            props[key] = _krb5_login(kerberos.keytab, kerberos.principal)
+            props[key] = _krb5_login(kerberos_files.keytab, kerberos_files.principal)
             continue
         elif mechanism == "OAUTHBEARER":
             # Kafka's unsecured JWS tokens (its own test login): the token names the principal
