@@ -12,9 +12,9 @@
 # on 2 cores; run again, it does nothing.
 #
 # Needs: a C compiler, make, pkg-config, npm, and the development files of Cyrus SASL, OpenSSL,
-# zlib, zstd and libcurl, plus Cyrus SASL's GSSAPI plugin and kinit at run time, and for
-# `topo lab up --kerberos` MIT's KDC. As root with apt-get (CI), the Debian packages below are
-# installed when missing; elsewhere the script names them.
+# zlib, zstd and libcurl, plus Cyrus SASL's GSSAPI plugin and kinit at run time; for
+# `topo lab up --kerberos`, MIT's KDC too. As root with apt-get (CI), the Debian packages below
+# are installed when missing; elsewhere the script names them (the KDC's only in a note).
 set -euo pipefail
 
 VENV=${1:?usage: deploy/kerberos-client.sh VENV}
@@ -24,7 +24,9 @@ VERSION=2.15.1
 NPM_PACKAGE=@confluentinc/kafka-javascript@1.10.1
 PREFIX=$VENV/librdkafka
 DEBIAN_PACKAGES=(gcc make pkg-config libsasl2-dev libsasl2-modules-gssapi-mit libssl-dev zlib1g-dev
-  libzstd-dev libcurl4-openssl-dev krb5-user krb5-kdc krb5-admin-server)
+  libzstd-dev libcurl4-openssl-dev krb5-user)
+# Only for `topo lab up --kerberos` (a KDC of the lab's own): installed as root, else named.
+LAB_PACKAGES=(krb5-kdc krb5-admin-server)
 
 say() { printf 'kerberos-client: %s\n' "$*" >&2; }
 
@@ -41,21 +43,43 @@ except Exception as problem:  # the wheel: "No provider for SASL mechanism GSSAP
 EOF
 }
 
+# The Debian packages of those given that are not installed (none where there is no dpkg).
+absent() {
+  local package
+  for package in "$@"; do
+    if command -v dpkg >/dev/null && ! dpkg -s "$package" >/dev/null 2>&1; then
+      echo "$package"
+    fi
+  done
+}
+
+can_install() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+
+install() {
+  say "installing Debian's $*"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends "$@" >/dev/null 2>&1 ||
+    { apt-get update -qq >/dev/null &&
+      apt-get install -y -qq --no-install-recommends "$@" >/dev/null; }
+}
+
+mapfile -t lab < <(absent "${LAB_PACKAGES[@]}")
+if ((${#lab[@]})); then
+  if can_install; then
+    install "${lab[@]}"
+  else
+    say "note: \`topo lab up --kerberos\` also needs ${lab[*]}"
+  fi
+fi
+
 if has_gssapi; then
   exit 0
 fi
 
-missing=()
-for package in "${DEBIAN_PACKAGES[@]}"; do
-  command -v dpkg >/dev/null && ! dpkg -s "$package" >/dev/null 2>&1 && missing+=("$package")
-done
+mapfile -t missing < <(absent "${DEBIAN_PACKAGES[@]}")
 if ((${#missing[@]})); then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing Debian's ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
-      { apt-get update -qq >/dev/null &&
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; }
+  if can_install; then
+    install "${missing[@]}"
   else
     say "missing packages: ${missing[*]} (install them, e.g. sudo apt-get install ${missing[*]})"
     exit 1

@@ -150,7 +150,7 @@ def test_export_writes_mm2s_jaas_line_and_import_reads_it_back() -> None:
 # -- the lab ----------------------------------------------------------------------------------
 
 LAB = LabCluster("krb", 20000, sasl=True, mechanisms=("GSSAPI",), users=("topo",), kerberos=True)
-FILES = KerberosFiles("/lab/krb/kerberos/kafka.keytab", "kafka/localhost@KRB.LAB")
+FILES = KerberosFiles("/lab/krb/kerberos/broker.keytab", "kafka/localhost@KRB.LAB")
 
 
 def _props(text: str) -> dict[str, str]:
@@ -167,7 +167,7 @@ def test_a_kerberized_lab_broker_logs_in_from_its_keytab_and_its_kdc_has_a_port(
     assert props["sasl.kerberos.service.name"] == "kafka"
     assert props["listener.name.client.gssapi.sasl.jaas.config"] == (
         'com.sun.security.auth.module.Krb5LoginModule required useKeyTab="true" '
-        'storeKey="true" keyTab="/lab/krb/kerberos/kafka.keytab" '
+        'storeKey="true" keyTab="/lab/krb/kerberos/broker.keytab" '
         'principal="kafka/localhost@KRB.LAB";'
     )
     assert props["super.users"] == "User:admin;User:broker"

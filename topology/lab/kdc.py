@@ -4,7 +4,7 @@ database, settings and keytabs in the cluster's folder; started before its broke
 <lab>/<name>/kerberos/krb5.conf        the realm for clients: KRB5_CONFIG=<this file>
 <lab>/<name>/kerberos/kdc.conf         the KDC's own settings
 <lab>/<name>/kerberos/principal*       the realm's database, stash its master key (mode 0600)
-<lab>/<name>/kerberos/kafka.keytab     the broker's keys (kafka/<host>@<realm>)
+<lab>/<name>/kerberos/broker.keytab    the broker's keys (kafka/<host>@<realm>)
 <lab>/<name>/kerberos/<user>.keytab    each user's keys, admin's too (mode 0600)
 <lab>/<name>/kerberos/kdc.log, kdc.pid
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from topology.core.errors import LabError, ToolMissingError
 from topology.lab import process, state
-from topology.lab.spec import HOST, KERBEROS_SERVICE, KerberosFiles, LabCluster
+from topology.lab.spec import BROKER_USER, HOST, KERBEROS_SERVICE, KerberosFiles, LabCluster
 
 START_TIMEOUT = 10.0
 _PACKAGES = (
@@ -105,17 +105,18 @@ def prepare(cluster: LabCluster) -> KerberosFiles:
         # holds the key itself, so the password protects nothing the folder does not.
         _tool("kdb5_util", name, "create", "-s", "-r", cluster.realm, "-P", secrets.token_hex(24))
     broker = f"{KERBEROS_SERVICE}/{broker_host()}@{cluster.realm}"
-    wanted = {"kafka": broker} | {u: cluster.kerberos_principal(u) for u in cluster.principals}
+    # `broker` is no user's name (spec.RESERVED_USERS): its keytab is the broker's alone.
+    wanted = {BROKER_USER: broker} | {u: cluster.kerberos_principal(u) for u in cluster.principals}
     for owner, principal in wanted.items():
         path = keytab(name, owner)
         if path.exists():
             continue
         _tool("kadmin.local", name, "-q", f"addprinc -randkey {principal}", check=False)
-        _tool("kadmin.local", name, "-q", f"ktadd -k {path} {principal}")
+        _tool("kadmin.local", name, "-q", f'ktadd -k "{path}" {principal}')
         if not path.exists():
             raise LabError(f"the lab KDC of {name} made no keytab for {principal}")
         path.chmod(0o600)
-    return KerberosFiles(str(keytab(name, "kafka")), broker)
+    return KerberosFiles(str(keytab(name, BROKER_USER)), broker)
 
 
 def start(cluster: LabCluster) -> None:
@@ -188,6 +189,17 @@ def _pid(name: str) -> int | None:
         return int((folder(name) / "kdc.pid").read_text().strip())
     except (OSError, ValueError):
         return None
+
+
+PROGRAMS = ("kdb5_util", "kadmin.local", "krb5kdc")
+
+
+def missing() -> str | None:
+    """Why this machine cannot run a lab KDC, or None."""
+    absent = [program for program in PROGRAMS if find(program) is None]
+    if absent:
+        return f"`topo lab up --kerberos` needs MIT Kerberos' {', '.join(absent)}: {_PACKAGES}"
+    return None
 
 
 def find(program: str) -> str | None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from topology.core.errors import KafkaUnavailableError, LabError
+from topology.core.errors import KafkaUnavailableError, LabError, ToolMissingError
 from topology.host import maven
 from topology.lab import kdc, process, state, tls
 from topology.lab.spec import (
@@ -143,6 +143,8 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
     say = report or (lambda _line: None)
     clusters = [_desired(request) for request in requests]
     to_start = [cluster for cluster in clusters if not is_running(cluster.name)]
+    if any(cluster.kerberos for cluster in to_start):
+        _check_kerberos_tools()
     pids = {}
     if to_start:
         java_bin = process.java()
@@ -152,7 +154,11 @@ def up(requests: list[UpRequest], report: Report | None = None) -> list[LabStatu
             _check_ports_free(cluster)
         for cluster in to_start:
             say(f"starting lab cluster {cluster.name} on {cluster.bootstrap}")
-            pids[cluster.name] = _start(cluster, java_bin, lib)
+            try:
+                pids[cluster.name] = _start(cluster, java_bin, lib)
+            except Exception:
+                kdc.stop(cluster.name)  # started first; the broker did not
+                raise
     for cluster in clusters:
         if cluster.kerberos:
             kdc.start(cluster)  # a running broker's KDC, if it was stopped
@@ -267,7 +273,7 @@ def _check_ports_free(cluster: LabCluster) -> None:
             raise LabError(
                 f"port {port} for lab cluster {cluster.name} is in use by another process; "
                 f"choose other ports with `topo lab up {cluster.name} --port N` "
-                f"(it uses N to N+{len(cluster.ports) - 1})"
+                f"(it uses N to N+{max(cluster.ports) - cluster.port})"
             )
 
 
@@ -317,6 +323,7 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
                 probe.wait_until_serving(admin_config(name), START_TIMEOUT, still_starting=alive)
     except KafkaUnavailableError as problem:
         process.stop(pid, config, grace_seconds=5)
+        kdc.stop(name)
         state.save(state.LabRecord(cluster=cluster, pid=None))
         cause = process.last_problem(state.server_log(name), state.console_log(name))
         if cause == "no error was logged":
@@ -324,6 +331,22 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
         raise LabError(
             f"lab cluster {name} did not start: {cause} (log: {state.server_log(name)})"
         ) from None
+
+
+def _check_kerberos_tools() -> None:
+    """Before anything starts: MIT's KDC programs, and a Kafka client that speaks GSSAPI (the
+    lab proves a cluster serves by logging in as its admin)."""
+    from topology.kafka.client import has_gssapi
+
+    problem = kdc.missing()
+    if problem:
+        raise ToolMissingError(problem)
+    if not has_gssapi():
+        raise ToolMissingError(
+            "`topo lab up --kerberos` logs in with Kerberos, which this confluent-kafka's "
+            "librdkafka was built without (the PyPI wheel's is): rebuild it with "
+            "deploy/kerberos-client.sh on topo's virtualenv (`make kerberos-client`)"
+        )
 
 
 def _wait_ports_released(cluster: LabCluster) -> None:

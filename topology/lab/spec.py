@@ -58,7 +58,8 @@ class LabCluster:
 
     Ports: `port` for clients, `port + 1` for the KRaft controller and, on a cluster that
     authenticates, `port + 2` for the broker's own traffic and `port + 3` for clients with
-    certificates when the client port speaks SASL (`--sasl --mtls`).
+    certificates when the client port speaks SASL (`--sasl --mtls`), and `port + 4` for a
+    Kerberized cluster's KDC (`--kerberos`).
     """
 
     name: str
