@@ -117,10 +117,11 @@ def test_librdkafka_gets_the_keytab_under_the_topologys_folder_and_java_a_jaas_l
 def test_topos_jvms_get_krb5_conf_only_for_a_kerberized_topology() -> None:
     topology = topology_of(TOPOLOGY)
     environment = {"KRB5_CONFIG": "/etc/topo/krb5.conf"}
-    assert kerberos.java_options(topology, environment) == (
-        "-Djava.security.krb5.conf=/etc/topo/krb5.conf",
-    )
+    environment_option = ("-Djava.security.krb5.conf=/etc/topo/krb5.conf",)
+    assert kerberos.java_options(topology, environment) == environment_option
     assert kerberos.java_options(topology, {}) == ()  # the JDK's own: /etc/krb5.conf
+    listed = {"KRB5_CONFIG": "/etc/topo/krb5.conf:/etc/krb5.conf"}  # MIT reads both; Java one
+    assert kerberos.java_options(topology, listed) == environment_option
     plain = dataclasses.replace(topology, clusters={"cloud": topology.clusters["cloud"]}, flows=())
     assert kerberos.java_options(plain, environment) == ()
     spaced = kerberos.java_options(topology, {"KRB5_CONFIG": "/my conf/krb5.conf"})
@@ -142,6 +143,9 @@ def test_export_writes_mm2s_jaas_line_and_import_reads_it_back() -> None:
     ) in text
     assert "dc.sasl.kerberos.service.name = kafka" in text
     assert "dc.sasl.kerberos.keytab" not in text and "dc.sasl.kerberos.principal" not in text
+    assert "the keytab keytabs/topo.keytab is relative: topo reads it from the topology's" in (
+        text.replace("\n# ", " ")
+    )
     # The round trip: the same login, with the service name the export had to state.
     stated = TOPOLOGY.replace(PRINCIPAL, PRINCIPAL + "\n      sasl.kerberos.service.name: kafka")
     assert normal(topology_of(imported(text))) == normal(topology_of(stated))

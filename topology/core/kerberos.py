@@ -53,8 +53,9 @@ def uses_kerberos(topology: Topology) -> bool:
 
 def java_options(topology: Topology, environment: Mapping[str, str]) -> tuple[str, ...]:
     """The system properties topo's JVMs (the copy slots') need for this topology's Kerberos
-    logins: the krb5.conf MIT's library reads (KRB5_CONFIG), when one is set."""
-    config = environment.get(CONFIG_VARIABLE, "").strip()
+    logins: the krb5.conf MIT's library reads (KRB5_CONFIG), when one is set. MIT's library
+    takes a list of files (`a:b`); the JDK reads one, the first."""
+    config = environment.get(CONFIG_VARIABLE, "").split(":", 1)[0].strip()
     if not config or not uses_kerberos(topology):
         return ()
     option = f"-D{JAVA_CONFIG_PROPERTY}={config}"

@@ -172,6 +172,12 @@ class _Exporter:
                 client = {key: _text(value) for key, value in cluster.client.items()}
                 for setting, login in oauthbearer_java_login(client).items():
                     section.add(f"{name}.{setting}", login)
+                if "sasl.oauthbearer.token.endpoint.url" in client:
+                    section.comments += properties.comment(
+                        "MM2 on Kafka 4 fetches only the OAuth URLs its JVM allows: "
+                        "KAFKA_OPTS=-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=<the token "
+                        "endpoint>"
+                    )
             if sasl.mechanism == msk_iam.MECHANISM:  # Amazon's library, on MM2's classpath
                 for setting, login in msk_iam.java_login().items():
                     if setting != "sasl.mechanism":
@@ -249,6 +255,14 @@ class _Exporter:
             "KAFKA_OPTS=-Djava.security.krb5.conf=FILE names",
         )
         section.add(f"{name}.{kerberos.SERVICE_NAME}", kerberos.service_name(given))
+        keytab = given.get(kerberos.KEYTAB, "")
+        if keytab and not posixpath.isabs(keytab) and not keytab.startswith("~"):
+            note = (
+                f"cluster {name}: the keytab {keytab} is relative: topo reads it from the "
+                "topology's folder, MM2 from its working directory"
+            )
+            section.comments += properties.comment(note)
+            self._warn(note, cluster.span)
 
     def _conflict(self, cluster: Cluster, key: str) -> None:
         """Two settings would write one property: MM2 would read only the last, so the other
