@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Give a virtualenv's confluent-kafka a librdkafka that logs in with Kerberos (SASL GSSAPI).
+# Give the confluent-kafka of a virtualenv with topo in it a librdkafka that logs in with
+# Kerberos (SASL GSSAPI).
 #
 #   deploy/kerberos-client.sh VENV
 #
@@ -30,17 +31,11 @@ LAB_PACKAGES=(krb5-kdc krb5-admin-server)
 
 say() { printf 'kerberos-client: %s\n' "$*" >&2; }
 
+# topo's own check (topology/kafka/client.py), on the virtualenv's confluent-kafka.
 has_gssapi() {
-  "$VENV/bin/python" - <<'EOF' 2>/dev/null
-import sys
-from confluent_kafka import Producer
-try:
-    Producer({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "GSSAPI",
-              "sasl.kerberos.keytab": "/dev/null", "sasl.kerberos.principal": "topo",
-              "sasl.kerberos.kinit.cmd": "true", "log_level": 0})
-except Exception as problem:  # the wheel: "No provider for SASL mechanism GSSAPI"
-    sys.exit(1 if "GSSAPI" in str(problem) else 0)
-EOF
+  "$VENV/bin/python" -c \
+    'import sys; from topology.kafka.client import has_gssapi; sys.exit(not has_gssapi())' \
+    2>/dev/null
 }
 
 # The Debian packages of those given that are not installed (none where there is no dpkg).

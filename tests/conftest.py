@@ -167,8 +167,8 @@ def _kerberos_missing() -> str | None:
 def kerberos_cluster(lab_dir: Path) -> Iterator[str]:
     """A Kerberized lab cluster (SASL_PLAINTEXT with GSSAPI, its own KDC, StandardAuthorizer;
     users admin and topo, each with a keytab), started on first use. This process, and the topo
-    commands and drivers it starts, use its realm's krb5.conf and a ticket cache of the
-    session's own, as a user of a Kerberized cluster sets KRB5_CONFIG and KRB5CCNAME."""
+    commands and drivers it starts, use its realm's krb5.conf and the lab's ticket cache, as a
+    user of a Kerberized cluster sets KRB5_CONFIG and KRB5CCNAME."""
     from topology.lab import kdc, manager
 
     missing = _kerberos_missing()
@@ -183,18 +183,8 @@ def kerberos_cluster(lab_dir: Path) -> Iterator[str]:
             )
         ]
     )
-    wanted = {
-        "KRB5_CONFIG": str(kdc.krb5_conf(KERBEROS_CLUSTER)),
-        "KRB5CCNAME": f"FILE:{lab_dir / 'krb5.ccache'}",
-    }
-    before = {key: os.environ.get(key) for key in wanted}
-    os.environ.update(wanted)
-    yield KERBEROS_CLUSTER
-    for key, value in before.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with kdc.client_environment(KERBEROS_CLUSTER):
+        yield KERBEROS_CLUSTER
 
 
 @pytest.fixture

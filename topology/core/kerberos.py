@@ -63,14 +63,10 @@ def java_options(topology: Topology, environment: Mapping[str, str]) -> tuple[st
     return (f'"{option}"' if any(c.isspace() for c in option) else option,)
 
 
-def login_options(librdkafka: Mapping[str, str]) -> dict[str, str]:
-    """The options of the Java client's JAAS line: Krb5LoginModule, from the keytab."""
-    return {
-        "useKeyTab": "true",
-        "storeKey": "true",
-        "keyTab": librdkafka.get(KEYTAB, ""),
-        "principal": librdkafka.get(PRINCIPAL, ""),
-    }
+def login_options(keytab: str, principal: str) -> dict[str, str]:
+    """The options of a Java JAAS line logging `principal` in from `keytab` (Krb5LoginModule):
+    a client's, MM2's, the lab broker's."""
+    return {"useKeyTab": "true", "storeKey": "true", "keyTab": keytab, "principal": principal}
 
 
 def service_name(librdkafka: Mapping[str, str]) -> str:

@@ -84,19 +84,24 @@ def _check_kerberos(config: dict[str, str]) -> None:
     """What would make every Kerberos login of this cluster fail, said once, before a client
     runs `kinit` (whose own complaints are its, on the terminal)."""
     cluster = config.get("bootstrap.servers", "?")
-    if not has_gssapi():
-        raise TopoError(
-            f"cluster {cluster} logs in with Kerberos (GSSAPI), which this confluent-kafka's "
-            "librdkafka was built without (the PyPI wheel's is): rebuild it with "
-            "deploy/kerberos-client.sh on topo's virtualenv (docs/secured-clusters.md, Which "
-            "client speaks Kerberos)"
-        )
+    require_gssapi(f"cluster {cluster}")
     keytab = Path(config.get(kerberos.KEYTAB, ""))
     if not keytab.is_file() or not os.access(keytab, os.R_OK):
         raise TopoError(
             f"cluster {cluster}: the Kerberos keytab {keytab} "
             f"{'cannot be read by this user' if keytab.is_file() else 'does not exist'} "
             f"({kerberos.KEYTAB})"
+        )
+
+
+def require_gssapi(who: str) -> None:
+    """A TopoError naming the rebuild unless this librdkafka can log in with Kerberos."""
+    if not has_gssapi():
+        raise TopoError(
+            f"{who} logs in with Kerberos (GSSAPI), which this confluent-kafka's librdkafka "
+            "was built without (the PyPI wheel's is): rebuild it with deploy/kerberos-client.sh "
+            "on topo's virtualenv, `make kerberos-client` (docs/secured-clusters.md, Which "
+            "client speaks Kerberos)"
         )
 
 

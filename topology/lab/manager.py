@@ -336,17 +336,12 @@ def _wait_until_serving(cluster: LabCluster, pid: int) -> None:
 def _check_kerberos_tools() -> None:
     """Before anything starts: MIT's KDC programs, and a Kafka client that speaks GSSAPI (the
     lab proves a cluster serves by logging in as its admin)."""
-    from topology.kafka.client import has_gssapi
+    from topology.kafka.client import require_gssapi
 
     problem = kdc.missing()
     if problem:
         raise ToolMissingError(problem)
-    if not has_gssapi():
-        raise ToolMissingError(
-            "`topo lab up --kerberos` logs in with Kerberos, which this confluent-kafka's "
-            "librdkafka was built without (the PyPI wheel's is): rebuild it with "
-            "deploy/kerberos-client.sh on topo's virtualenv (`make kerberos-client`)"
-        )
+    require_gssapi("`topo lab up --kerberos`")
 
 
 def _wait_ports_released(cluster: LabCluster) -> None:

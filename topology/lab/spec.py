@@ -336,7 +336,8 @@ def _sasl_client_listener(
         elif mechanism == KERBEROS_MECHANISM:
             assert kerberos_files is not None
             props["sasl.kerberos.service.name"] = KERBEROS_SERVICE
-            props[key] = _krb5_login(kerberos_files.keytab, kerberos_files.principal)
+            options = kerberos.login_options(kerberos_files.keytab, kerberos_files.principal)
+            props[key] = jaas_line(kerberos.LOGIN_MODULE, options)
             continue
         elif mechanism == "OAUTHBEARER":
             # Kafka's unsecured JWS tokens (its own test login): the token names the principal
@@ -345,11 +346,6 @@ def _sasl_client_listener(
         # SCRAM users live in the cluster metadata; the broker needs no login option for them
         props[key] = jaas_line(LOGIN_MODULES[mechanism], options)
     return props
-
-
-def _krb5_login(keytab: str, principal: str) -> str:
-    options = {"useKeyTab": "true", "storeKey": "true", "keyTab": keytab, "principal": principal}
-    return jaas_line(kerberos.LOGIN_MODULE, options)
 
 
 @dataclass(frozen=True)

@@ -250,7 +250,12 @@ class _Exporter:
         given = {key: _text(value) for key, value in cluster.client.items()}
         section.add(
             f"{name}.sasl.jaas.config",
-            jaas_line(kerberos.LOGIN_MODULE, kerberos.login_options(given)),
+            jaas_line(
+                kerberos.LOGIN_MODULE,
+                kerberos.login_options(
+                    given.get(kerberos.KEYTAB, ""), given.get(kerberos.PRINCIPAL, "")
+                ),
+            ),
             "MM2's JVM finds the realm's KDC in /etc/krb5.conf, or in the file "
             "KAFKA_OPTS=-Djava.security.krb5.conf=FILE names",
         )
