@@ -5,7 +5,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/scale.py [--pairs 2] [--topics 300] [--partitions 2]
         [--records 50] [--settle 60] [--idle 30] [--later 300] [--json results.json]
-        [--topo-first]
+        [--topo-first] [--mm2-intervals]
 
 On the two lab clusters `bench-src` and `bench-dst` (started in a private lab folder, as
 benchmarks/mm2.py does; the replicators are started the same way: MM2 in dedicated mode from
@@ -24,6 +24,12 @@ replicator in turn (ABBA over the pairs), on topics of its own:
   so the first figure holds some of the start and the second is nearer what idle costs for
   hours;
 - then a topic created on the source: seconds until its first record is on the target.
+
+topo's default intervals are shorter than MM2's (topics every 2 s, checkpoints and group offsets
+every 10 s, configs and ACLs every 10 s backing off to 60: docs/topology.md); with
+`--mm2-intervals` the topology sets MM2's (topics every 5 s, checkpoints and group offsets every
+60 s, configs and ACLs every 600 s) and its export gives MM2 the same, so both do the same
+periodic work.
 
 What it can show on one small machine: the periodic work each replicator does for a topology
 of that size while idle (listing topics, reading ends, offsets and heartbeats), and how long
@@ -48,6 +54,15 @@ MM2, TOPO = mm2.MM2, mm2.TOPO
 SETTLE_SECONDS = 60  # the first rounds done; the JIT compilers still at work (see --later)
 LATER_SECONDS = 300  # the JIT compilers nearly done with the idle work's code
 COPY_TIMEOUT = 900
+# MM2's own defaults but the topic refresh, which both replicators get at 5 s (as MM2 is started
+# here): with --mm2-intervals, topo's driver does its chores as often as MM2 does.
+MM2_INTERVALS = {
+    "refresh.topics.interval.seconds": 5,
+    "sync.topic.configs.interval.seconds": 600,
+    "sync.topic.acls.interval.seconds": 600,
+    "emit.checkpoints.interval.seconds": 60,
+    "sync.group.offsets.interval.seconds": 60,
+}
 
 
 @dataclass
@@ -245,7 +260,16 @@ def main() -> None:
     )
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--topo-first", action="store_true", help="the first pair starts with topo")
+    parser.add_argument(
+        "--mm2-intervals",
+        action="store_true",
+        help="both replicators at MM2's default intervals (topo's engine.intervals, exported)",
+    )
     options = parser.parse_args()
+    if options.mm2_intervals:
+        mm2.ENGINE["intervals"] = (
+            "{" + ", ".join(f"{k}: {v}" for k, v in MM2_INTERVALS.items()) + "}"
+        )
     signal.signal(signal.SIGTERM, mm2._interrupted)
     root = bench.private_run("topo-bench-scale-")
     from topology.host import maven
@@ -286,6 +310,7 @@ def main() -> None:
                         "machine": host,
                         "settle_seconds": options.settle,
                         "later_seconds": options.later,
+                        "mm2_intervals": options.mm2_intervals,
                         "runs": [asdict(r) for r in runs],
                     },
                     indent=2,

@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.unit.test_objectives import shown_status, status_flow
 from topology.core.progress import Loss
-from topology.core.topic_ids import IdWatch
+from topology.core.topic_ids import IdLook, IdWatch
 from topology.telemetry.collector import FiguresCollector
 from topology.telemetry.figures import Figures
 
@@ -42,6 +42,45 @@ def test_a_topic_whose_id_changed_was_deleted_and_made_again() -> None:
     second = Loss("east.orders", -1, "target", detail="b3")
     assert figures.lost(FLOW, [made_again], 1_000.0) == [made_again]
     assert figures.lost(FLOW, [made_again, second], 1_005.0) == [second]
+
+
+def test_ids_are_asked_for_when_unknown_and_otherwise_every_so_often() -> None:
+    look = IdLook(every=30.0)
+    # The first look asks for every topic.
+    assert look.wanted(0.0, ["a", "b"]) == {"a", "b"}
+    look.answered(0.0, {"a", "b"}, {"a": "1"})  # b does not exist (yet)
+    # A topic that just joined, or was missing, is asked for at once; a known one is not.
+    assert look.wanted(5.0, ["a", "b", "c"]) == {"b", "c"}
+    look.answered(5.0, {"b", "c"}, {"b": "2", "c": "3"})
+    assert look.wanted(10.0, ["a", "b", "c"]) == set()
+    # A look that got no answer records nothing: the same topics are asked for next time.
+    assert look.wanted(30.0, ["a", "b", "c"]) == {"a"}
+    assert look.wanted(35.0, ["a", "b", "c"]) == {"a", "b", "c"}
+    look.answered(35.0, {"a", "b", "c"}, {"a": "1", "c": "3"})  # b deleted
+    assert look.wanted(40.0, ["a", "b", "c"]) == {"b"}
+    # A topic no flow wants any more is forgotten: wanted again, it is asked for at once.
+    look.forget(["b", "c"])
+    assert look.asked.keys() == {"c"}
+    assert look.wanted(41.0, ["a", "c"]) == {"a"}
+
+
+def test_a_topic_made_again_between_looks_is_told_at_its_next_look() -> None:
+    """IdLook and IdWatch together, as the driver's telemetry thread runs them every 5 s."""
+    look, watch = IdLook(every=30.0), IdWatch()
+    ids = {"orders": "a1", "clicks": "c1"}
+    found: list[tuple[float, list[Loss]]] = []
+    for tick in range(0, 80, 5):
+        now = float(tick)
+        if now >= 12.0:
+            ids["orders"] = "a2"  # deleted and made again at 12 s
+        asking = look.wanted(now, ids)
+        answer = {t: ids[t] for t in asking}
+        look.answered(now, asking, answer)
+        losses = watch.look(answer, {})
+        if losses:
+            found.append((now, losses))
+    # Asked at 0 and next at 30: the loss is told once, within `every` of it.
+    assert found == [(30.0, [Loss("orders", -1, "recreated", detail="a2")])]
 
 
 def test_a_loss_is_counted_once_shown_in_status_and_exported() -> None:

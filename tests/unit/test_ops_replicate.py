@@ -156,6 +156,9 @@ def test_the_drivers_chores_come_due_on_their_own_beats() -> None:
     assert cadence.due(130.0) == {"beat", "follow", "offsets"}
     assert cadence.due(131.0) == {"beat"}
     assert cadence.due(140.0) == {"beat", "follow", "offsets"}
+    # the loop sleeps until the next chore is due: here the beat, a second on
+    assert cadence.next_turn() == 141.0
+    assert Cadence({}, 0.0).next_turn() == float("inf")
 
 
 def test_a_chore_that_finds_nothing_backs_off_and_a_change_brings_it_back() -> None:

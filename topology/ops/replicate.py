@@ -236,6 +236,10 @@ class Cadence:
             self.next[chore] = now + self.wait[chore]
         return found
 
+    def next_turn(self) -> float:
+        """When the next chore is due (as `now`)."""
+        return min(self.next.values(), default=float("inf"))
+
     def settle(self, chore: str, changed: bool, now: float, ran: bool = True) -> None:
         """What the chore's last turn found: something changed (back to its beat, even when it
         did not run: a change made otherwise), or nothing (when it `ran`, its wait doubles, up

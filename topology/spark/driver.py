@@ -65,6 +65,7 @@ from topology.telemetry import logline
 # Heartbeats, the topics look, configs and ACLs followed, checkpoints and group offsets: every
 # `engine.intervals` (MM2's names; `core.intervals` has topo's defaults).
 STATUS_EVERY = 1.0
+NAP_LONGEST = 1.0  # the most the continuous driver sleeps between two turns of its loop
 LOOK_EVERY = 1.0  # the copies asked what they did and whether they ended (calls into the JVM)
 
 
@@ -96,6 +97,7 @@ class Replicator:
         self.slots: dict[str, int] = {}  # each flow's copy slots, sized as the first one starts
         # Rounds run beside the loop: a cluster that does not answer must not hold heartbeats.
         self.offsets_thread: threading.Thread | None = None
+        self.wake = threading.Event()  # set to end the loop's nap early: a stop, a copy started
         self.stopping = False
         self.topics: dict[str, list[str]] = {}  # flow -> the source topics its copy follows
         paused = frozenset(flow for flow, spec in self.specs.items() if spec.paused)
@@ -144,6 +146,17 @@ class Replicator:
         return {flow: dict(status.reported) for flow, status in self.flows.items()}
 
     # -- copies ---------------------------------------------------------------------------------
+
+    @property
+    def stopping(self) -> bool:
+        """A stop was asked for (a signal, `topo stop`, the lease lost): the loop wakes for it."""
+        return self._stopping
+
+    @stopping.setter
+    def stopping(self, value: bool) -> None:
+        self._stopping = value
+        if value:
+            self.wake.set()
 
     def start_copy(self, flow: str, topic_map: Mapping[str, str]) -> None:
         """Start the flow's copy on `topic_map`; what came of it is told to the leader at the
@@ -386,8 +399,8 @@ class Replicator:
                     if spec.heartbeats and not spec.paused:  # none say a paused flow is up
                         emitter.beat(spec.target, spec.source, spec.target)
                         emitter.beat(spec.source, spec.source, spec.target)
-            # The ticks stay quick for stop requests and starts; the copies are looked at
-            # once a second, each look a few calls into the JVM per flow.
+            # The copies are looked at once a second, each look a few calls into the JVM per
+            # flow; between chores the loop sleeps (a stop request wakes it).
             self.step(self.watch() if "watch" in due else None, look="look" in due)
             # a quiet source is looked at less and less often
             changed = self.following.made > made
@@ -400,7 +413,11 @@ class Replicator:
                     target=self.rounds.offsets, name="topo-offsets", daemon=True
                 )
                 self.offsets_thread.start()
-            time.sleep(0.2)
+            if self.started or self.start_failed:
+                continue  # the leader hears of it at once
+            # Asleep until the next chore is due (at most NAP_LONGEST), or a stop wakes it.
+            self.wake.wait(min(NAP_LONGEST, max(0.0, cadence.next_turn() - time.monotonic())))
+            self.wake.clear()
         self.step()  # the stop, as the leader decides it
         self.write_status(FlowState.STOPPING)
         for flow in list(self.copies):

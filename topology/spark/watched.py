@@ -16,7 +16,7 @@ from topology.core.lag_look import LagLook, Reported
 from topology.core.model import MetricsEndpoint, Objectives
 from topology.core.naming import heartbeats_copy
 from topology.core.objectives import Watch
-from topology.core.topic_ids import IdWatch
+from topology.core.topic_ids import IdLook, IdWatch
 from topology.host import jobstate
 from topology.kafka import heartbeats
 from topology.kafka.ends import PartitionEnds
@@ -56,6 +56,7 @@ class Watched:
         self.reported = reported  # flow -> the ends its copy reported last
         self.maps = maps  # flow -> its copy's topic map, source -> target
         self.ids: dict[str, TopicIds] = {}  # by cluster, made on first use
+        self.id_looks: dict[str, IdLook] = {}  # by cluster: which ids to ask for, and when
         self.id_watches = {flow: IdWatch() for flow in specs}
         self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
         self.looks: dict[str, LagLook] = {}  # by source cluster: its ends asked, and when
@@ -190,7 +191,8 @@ class Watched:
 
     def _topic_ids(self) -> None:
         """Each flow's topics deleted and made again under its copy, on either side
-        (core/topic_ids.py): a loss, counted and reported."""
+        (core/topic_ids.py): a loss, counted and reported. Each cluster is asked only for the
+        ids `IdLook` says are due."""
         maps = {flow: dict(topic_map) for flow, topic_map in self.maps().items() if topic_map}
         wanted: dict[str, set[str]] = {}
         for flow, topic_map in maps.items():
@@ -199,12 +201,19 @@ class Watched:
             wanted.setdefault(spec.target, set()).update(topic_map.values())
         ids: dict[str, dict[str, str]] = {}
         for cluster, topics in wanted.items():
+            look = self.id_looks.setdefault(cluster, IdLook())
+            look.forget(topics)
+            at = time.monotonic()
+            asking = look.wanted(at, topics)
+            if not asking:
+                continue
             try:
                 if cluster not in self.ids:
                     self.ids[cluster] = TopicIds(self.configs[cluster])
-                ids[cluster] = self.ids[cluster].of(topics)
+                ids[cluster] = self.ids[cluster].of(asking)
             except TopoError:
-                continue  # not answered: its ids stay as last seen
+                continue  # not answered: its ids stay as last seen, and are asked for again
+            look.answered(at, asking, ids[cluster])
         now = time.time()
         for flow, topic_map in maps.items():
             spec = self.specs[flow]
