@@ -3,7 +3,7 @@
 Run by hand, never from the test suite, on a machine where nothing else heavy runs:
 
     .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
-        [--settle 60] [--window 40] [--py-spy]
+        [--settle 60] [--window 40] [--py-spy [--rate 50] [--spy-seconds 30]]
 
 On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
 `--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
@@ -74,6 +74,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=60.0)
     parser.add_argument("--window", type=float, default=40.0)
     parser.add_argument("--py-spy", action="store_true")
+    parser.add_argument("--rate", type=int, default=50, help="py-spy's samples a second")
+    parser.add_argument("--spy-seconds", type=int, default=30, help="py-spy's duration")
     options = parser.parse_args()
     from confluent_kafka.admin import AdminClient
 
@@ -115,7 +117,8 @@ def main() -> None:
                 }
                 for pid in sorted(pythons):
                     out = root / f"py-spy-{pid}.txt"
-                    record = [spy, "record", "-p", pid, "-d", "30", "-r", "50", "-f", "raw"]
+                    record = [spy, "record", "-p", pid, "-f", "raw"]
+                    record += ["-d", str(options.spy_seconds), "-r", str(options.rate)]
                     subprocess.run([*record, "-o", str(out), "--nonblocking"], check=False)
                     kept = Path.cwd() / out.name
                     shutil.copy(out, kept)

@@ -4,12 +4,16 @@ fed to `topo status` and the metrics alike."""
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from topology.core.flow_status import FlowStatus
 from topology.core.jobs import JobSpec
 from topology.core.progress import (
+    FlowProgress,
     Loss,
     ReportError,
     Slot,
@@ -128,3 +132,36 @@ def test_status_merges_reports_of_what_moved_and_forgets_an_old_runs_ends() -> N
     moved["partitions"][1]["end"] = None
     status.add(read_loop_report(json.dumps(moved), buckets=3), at=102.0, monotonic=7.0)
     assert status.lag is None and status.reported == {("orders", 0): (7.0, 52)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["run-1", "run-1", "run-1", "run-2"]),
+            st.dictionaries(st.tuples(st.just("t"), st.integers(0, 5)), st.integers(0, 100)),
+            st.dictionaries(st.tuples(st.just("t"), st.integers(0, 5)), st.integers(0, 120)),
+            st.frozensets(st.tuples(st.just("t"), st.integers(0, 5)), max_size=2),
+        ),
+        max_size=12,
+    )
+)
+def test_the_lag_kept_report_by_report_is_the_lag_counted_afresh(
+    reports: list[
+        tuple[str, dict[tuple[str, int], int], dict[tuple[str, int], int], frozenset[Any]]
+    ],
+) -> None:
+    """A report costs what it names: the lag kept as reports arrive equals the lag counted
+    over every partition read, after any sequence of runs, moves, ends and partitions gone."""
+    status = FlowStatus(_spec())
+    for number, (run, positions, ends, gone) in enumerate(reports):
+        made = FlowProgress(run, number, 0, 0, 0, (), {}, positions, ends, gone=gone)
+        status.add(made, at=float(number), monotonic=float(number))
+        afresh: int | None = 0
+        for key in status.reading:
+            told = status.reported.get(key)
+            if told is None:
+                afresh = None
+                break
+            afresh = (afresh or 0) + max(0, told[1] - status.processed[key])
+        assert status.lag == afresh

@@ -36,32 +36,48 @@ class FlowStatus:
     run: str = ""
     reported: dict[tuple[str, int], tuple[float, int]] = field(default_factory=dict)
     reading: set[tuple[str, int]] = field(default_factory=set)  # the run's partitions
+    # The lag kept as reports arrive, so that a report costs what it names, not every
+    # partition the run reads: per partition read with a known end, the records beyond its
+    # position; their sum; the partitions read whose end is not known yet.
+    waiting: dict[tuple[str, int], int] = field(default_factory=dict)
+    waiting_sum: int = 0
+    unknown: set[tuple[str, int]] = field(default_factory=set)
+    # The partitions whose position moved since its progress was last recorded on the target
+    # (`spark/offset_rounds.py` takes them, and puts back what it could not write).
+    unrecorded: set[tuple[str, int]] = field(default_factory=set)
 
     def add(self, made: "FlowProgress", at: float, monotonic: float) -> None:
         """What the copy did since its last report (`progress.FlowProgress`)."""
         self.records += made.records
         self.bytes += made.bytes
         self.processed.update(made.positions)
+        self.unrecorded.update(made.positions)
         if made.run != self.run:  # a new copy: what the old one reported is not its
             self.run, self.reported, self.reading = made.run, {}, set()
+            self.waiting, self.waiting_sum, self.unknown = {}, 0, set()
         self.reported.update((key, (monotonic, end)) for key, end in made.ends.items())
         self.reading.update(made.positions)
         self.reading -= made.gone
-        self.lag = self._lag()
+        for key in {*made.positions, *made.ends, *made.gone}:
+            self._count(key)
+        self.lag = None if self.unknown else self.waiting_sum
         if made.records:
             self.last_batch_at = at
             self.window.append((monotonic, made.records, made.bytes))
 
-    def _lag(self) -> int | None:
-        """Records the source held beyond the run's positions, as its copy reported them; None
-        while an end is not known."""
-        waiting = 0
-        for key in self.reading:
-            told = self.reported.get(key)
-            if told is None:
-                return None
-            waiting += max(0, told[1] - self.processed[key])
-        return waiting
+    def _count(self, key: tuple[str, int]) -> None:
+        """One partition's part of the lag, after a report that named it: the records the
+        source held beyond its position, as its copy reported them (not known: the lag is not)."""
+        self.waiting_sum -= self.waiting.pop(key, 0)
+        self.unknown.discard(key)
+        if key not in self.reading:
+            return
+        told = self.reported.get(key)
+        if told is None:
+            self.unknown.add(key)
+            return
+        self.waiting[key] = max(0, told[1] - self.processed[key])
+        self.waiting_sum += self.waiting[key]
 
     def to_dict(self, now: float) -> dict[str, Any]:
         while self.window and self.window[0][0] < now - RATE_WINDOW:

@@ -40,10 +40,14 @@ class OffsetRounds:
 
     def record(self, statuses: Mapping[str, FlowStatus]) -> None:
         """Write how far each flow has processed its source partitions to its progress log on
-        the target (`topo-offset-syncs.<source>.internal`), where they changed since last time."""
+        the target (`topo-offset-syncs.<source>.internal`), where they changed since last time
+        (only the partitions whose position moved are looked at)."""
         for flow, status in statuses.items():
             before = self.recorded.setdefault(flow, {})
-            changed = {k: v for k, v in status.processed.items() if before.get(k) != v}
+            moved, status.unrecorded = status.unrecorded, set()
+            changed = {
+                k: status.processed[k] for k in moved if before.get(k) != status.processed[k]
+            }
             if not changed:
                 continue
             spec = status.spec
@@ -61,6 +65,7 @@ class OffsetRounds:
                 writer.write(offset_syncs_topic(spec.source, spec.separator), entries)
                 writer.flush(timeout=PROGRESS_FLUSH)
             except TopoError as problem:
+                status.unrecorded |= moved  # written at the next turn
                 self.figures.error(flow, "progress")
                 self.report(f"{flow}: could not record its progress: {problem}")
                 continue
