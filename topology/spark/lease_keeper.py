@@ -3,7 +3,7 @@ the replication does (a slow cluster, a long reconcile, Spark starting) delays i
 
 `LeaseKeeper` claims the topology's lease before Spark starts, then: its lease thread, every
 2 s, renews the lease, looks for a stop request newer than the driver's claim, checks that its
-`topo run` still lives and publishes the newest status; its watchdog, every half second, fences
+`topo run` still lives and publishes the newest status; its watchdog, asleep until then, fences
 the driver when the lease has not been renewed for SELF_FENCE seconds (the cluster is
 unreachable, a call hangs, the lease thread died): the leader (`ops.replicate`) then halts
 every copy at once, well inside the lease's 15 s, after which another driver may take it over.
@@ -81,12 +81,17 @@ class LeaseKeeper:
             self.done.wait(LEASE_EVERY if ok else 1.0)
 
     def _watchdog(self) -> None:
-        while not self.done.wait(0.5):
+        """Asleep until the lease would be SELF_FENCE seconds unrenewed (each renewal moves that
+        on), then fences unless it was renewed meanwhile."""
+        while not self.done.wait(self._until_fence()):
             if self.fenced:
                 return
             if time.monotonic() - self.renewed > self.SELF_FENCE:
                 self.fence(f"could not renew this topology's lease for {self.SELF_FENCE:.0f}s")
                 return
+
+    def _until_fence(self) -> float:
+        return max(0.05, self.renewed + self.SELF_FENCE - time.monotonic() + 0.01)
 
     def stopping(self) -> None:
         self.stop_asked = True
