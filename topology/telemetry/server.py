@@ -68,18 +68,21 @@ class Endpoint:
         return f"http://{shown}:{bound}", note
 
     def stop(self) -> None:
-        """Stop serving: the serving thread is woken by a connection of its own rather than
-        left to see the stop at its next look (SERVE_POLL)."""
+        """Stop serving: the serving thread is woken by connections of its own (until it has
+        seen the stop; one that came before the stop was asked for is served as a request)
+        rather than left to see the stop at its next look (SERVE_POLL)."""
         server = self.server
         if server is None:
             return
         stopping = threading.Thread(target=server.shutdown, name="topo-metrics-stop")
         stopping.start()
         host, port = server.server_address[:2]
-        with contextlib.suppress(OSError):
-            wake = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(str(host), str(host))
-            socket.create_connection((wake, port), timeout=1).close()
-        stopping.join(timeout=SERVE_POLL + 1)
+        wake = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(str(host), str(host))
+        deadline = time.monotonic() + SERVE_POLL + 1
+        while stopping.is_alive() and time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                socket.create_connection((wake, port), timeout=1).close()
+            stopping.join(timeout=0.1)
         with contextlib.suppress(Exception):
             server.server_close()
 
