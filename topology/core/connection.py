@@ -206,10 +206,7 @@ def java_client_config(
         config |= msk_iam.java_login()
     if mechanism == kerberos.MECHANISM:
         config["sasl.jaas.config"] = jaas_line(
-            kerberos.LOGIN_MODULE,
-            kerberos.login_options(
-                librdkafka.get(kerberos.KEYTAB, ""), librdkafka.get(kerberos.PRINCIPAL, "")
-            ),
+            kerberos.LOGIN_MODULE, kerberos.client_login_options(librdkafka)
         )
         config[kerberos.SERVICE_NAME] = kerberos.service_name(librdkafka)
     if "ssl.ca.location" in librdkafka:

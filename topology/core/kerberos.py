@@ -69,6 +69,12 @@ def login_options(keytab: str, principal: str) -> dict[str, str]:
     return {"useKeyTab": "true", "storeKey": "true", "keyTab": keytab, "principal": principal}
 
 
+def client_login_options(librdkafka: Mapping[str, str]) -> dict[str, str]:
+    """`login_options` from a cluster's client settings (librdkafka's keytab and principal):
+    the copy slots' and MM2's."""
+    return login_options(librdkafka.get(KEYTAB, ""), librdkafka.get(PRINCIPAL, ""))
+
+
 def service_name(librdkafka: Mapping[str, str]) -> str:
     """The broker's Kerberos service name (Kafka's Java client has no default for it)."""
     return librdkafka.get(SERVICE_NAME, "").strip() or DEFAULT_SERVICE_NAME

@@ -250,12 +250,7 @@ class _Exporter:
         given = {key: _text(value) for key, value in cluster.client.items()}
         section.add(
             f"{name}.sasl.jaas.config",
-            jaas_line(
-                kerberos.LOGIN_MODULE,
-                kerberos.login_options(
-                    given.get(kerberos.KEYTAB, ""), given.get(kerberos.PRINCIPAL, "")
-                ),
-            ),
+            jaas_line(kerberos.LOGIN_MODULE, kerberos.client_login_options(given)),
             "MM2's JVM finds the realm's KDC in /etc/krb5.conf, or in the file "
             "KAFKA_OPTS=-Djava.security.krb5.conf=FILE names",
         )
