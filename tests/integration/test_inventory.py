@@ -82,17 +82,26 @@ def test_groups_show_their_committed_offsets(source: dict[str, str], topic_name:
     create_topic(source, topic_name, 2)
     records.produce(source, [Record(topic_name, p, None, b"v") for p in (0, 0, 0, 1)])
     group = f"itest-group-{uuid.uuid4().hex[:8]}"
-    consumer = Consumer({**source, "group.id": group, "enable.auto.commit": False})
-    try:  # offsets committed by a group that never subscribed: an EMPTY group
-        consumer.commit(offsets=[TopicPartition(topic_name, 0, 3)], asynchronous=False)
-    finally:
-        consumer.close()
+    own = f"itest-own-{uuid.uuid4().hex[:8]}"  # as topo's progress groups, by prefix
+    for committer in (group, own):
+        consumer = Consumer({**source, "group.id": committer, "enable.auto.commit": False})
+        try:  # offsets committed by a group that never subscribed: an EMPTY group
+            consumer.commit(offsets=[TopicPartition(topic_name, 0, 3)], asynchronous=False)
+        finally:
+            consumer.close()
 
-    found = inventory.observe("src", source).groups[group]
+    groups = inventory.observe("src", source).groups
+    found = groups[group]
 
     assert found.group_id == group
     assert found.state == "EMPTY"
     assert dict(found.offsets) == {(topic_name, 0): 3}  # partition 1 has no commit
+    assert dict(groups[own].offsets) == {(topic_name, 0): 3}
+    # the offset rounds leave topo's own groups unread: the others are read as before
+    observers = inventory.Observers({"src": source})
+    skipped = observers.observe_all(settings=False, skip_groups="itest-own-")["src"].groups
+    assert own not in skipped
+    assert dict(skipped[group].offsets) == {(topic_name, 0): 3}
 
 
 def test_ownership_records_are_read_back_and_a_deleted_topic_is_forgotten(

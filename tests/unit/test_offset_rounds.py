@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from tests.unit.test_failover_protocol import CONFIGS, topology
 from tests.unit.test_progress import _spec
+from topology.core import naming
 from topology.core.errors import KafkaUnavailableError
 from topology.core.flow_status import FlowStatus
 from topology.core.offsets import checkpoints
@@ -64,3 +65,24 @@ def test_only_the_partitions_that_moved_are_recorded_and_a_failed_write_is_retri
     writer.down = False
     rounds.record(statuses)  # the move not written is written now
     assert writer.written[2:] == [("orders", 1, 9)]
+
+
+def test_a_round_leaves_topos_own_progress_groups_unread() -> None:
+    """Each flow's progress group holds a position for every partition it copies; no round
+    translates them, so the clusters are asked for every other group's offsets only."""
+    spec = _spec()
+    lines: list[str] = []
+    figures = Figures("o", {}, {spec.flow: (spec.source, spec.target)}, 0.0)
+    rounds = OffsetRounds(topology(), CONFIGS, {spec.flow}, False, figures, lines.append)
+    asked: list[dict[str, object]] = []
+
+    class Observers:
+        def observe_all(self, **options: object) -> dict[str, object]:
+            asked.append(options)
+            raise KafkaUnavailableError("east is down")
+
+    rounds.clusters = Observers()  # type: ignore[assignment]
+    rounds.offsets()
+
+    assert asked == [{"settings": False, "skip_groups": naming.PROGRESS_GROUPS}]
+    assert lines == ["offsets: east is down"]

@@ -92,22 +92,28 @@ class Observers:
         self.timeout = timeout
         self._kept: dict[str, _Observer] = {}
 
-    def observe_all(self, settings: bool = True) -> dict[str, observed.Cluster]:
-        """Every cluster observed concurrently: as the module's `observe_all`."""
+    def observe_all(
+        self, settings: bool = True, skip_groups: str | None = None
+    ) -> dict[str, observed.Cluster]:
+        """Every cluster observed concurrently: as the module's `observe_all`; without
+        `settings`, the groups whose id starts with `skip_groups` are not read (listed only)."""
         if not self.configs:
             return {}
         workers = min(len(self.configs), _CONCURRENT_CLUSTERS)
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="topo-observe") as pool:
-            futures = {name: pool.submit(self._observe, name, settings) for name in self.configs}
+            futures = {
+                name: pool.submit(self._observe, name, settings, skip_groups)
+                for name in self.configs
+            }
         return {name: future.result() for name, future in futures.items()}
 
-    def _observe(self, name: str, settings: bool) -> observed.Cluster:
+    def _observe(self, name: str, settings: bool, skip_groups: str | None) -> observed.Cluster:
         observer = self._kept.pop(name, None)
         if observer is None:
             observer = _Observer(name, self.configs[name], self.timeout)
         else:
             observer.again(self.timeout)
-        cluster = observer.observe() if settings else observer.observe_for_offsets()
+        cluster = observer.observe() if settings else observer.observe_for_offsets(skip_groups)
         self._kept[name] = observer  # only once it answered: a failure connects anew
         return cluster
 
@@ -247,9 +253,12 @@ class _Observer:
             owned=self.owned() if STATE_TOPIC in metadata.topics else {},
         )
 
-    def observe_for_offsets(self) -> observed.Cluster:
+    def observe_for_offsets(self, skip_groups: str | None = None) -> observed.Cluster:
         """The topics (with their partitions, no configs) and groups: what the offset rounds
-        translate. No ownership records (they would read topo's state topic to its end)."""
+        translate. No ownership records (they would read topo's state topic to its end). A
+        group whose id starts with `skip_groups` is left out unread: topo's own progress
+        groups hold a position for every partition a flow copies, and no round translates
+        them."""
         metadata = self.connect()
         names = sorted(set(metadata.topics) - INTERNAL_TOPICS)
         with self.step("asking for groups"):
@@ -260,7 +269,7 @@ class _Observer:
             default_replication_factor=None,
             topics={name: self.topic(metadata.topics[name], {}) for name in names},
             acls=None,
-            groups=self.groups(groups),
+            groups=self.groups(groups, skip_groups),
             owned={},
         )
 
@@ -334,7 +343,7 @@ class _Observer:
             bindings = acls.result(self.left())
         return tuple(sorted(acl_from_binding(binding) for binding in bindings))
 
-    def groups(self, listing: Future[Any]) -> dict[str, observed.Group]:
+    def groups(self, listing: Future[Any], skip: str | None = None) -> dict[str, observed.Group]:
         with self.step("listing consumer groups"):
             result = listing.result(self.left())
             if result.errors:  # KafkaErrors (e.g. a coordinator still loading after a restart)
@@ -344,6 +353,7 @@ class _Observer:
             for group in result.valid or []
             if getattr(group, "type", ConsumerGroupType.UNKNOWN)
             in (ConsumerGroupType.UNKNOWN, ConsumerGroupType.CLASSIC, ConsumerGroupType.CONSUMER)
+            and not (skip and group.group_id.startswith(skip))
         ]
         # One group per request (the API's limit); all of them in flight at once.
         with self.step("asking for consumer group offsets"):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
 from topology.core.model import Topology
-from topology.core.naming import offset_syncs_topic
+from topology.core.naming import PROGRESS_GROUPS, offset_syncs_topic
 from topology.core.offsets import checkpoints
 from topology.kafka import inventory
 from topology.kafka.offsets import LogWriter
@@ -74,7 +74,8 @@ class OffsetRounds:
     def offsets(self) -> None:
         """Checkpoints and group offset sync for every flow (topology/ops/rounds.py)."""
         try:
-            clusters = self.clusters.observe_all(settings=False)
+            # topo's own progress groups are never translated: not read
+            clusters = self.clusters.observe_all(settings=False, skip_groups=PROGRESS_GROUPS)
             done = self.checkpointer.run(clusters, self.report)
         except Exception as problem:  # the copy goes on; the next round tries again
             self.figures.error(None, "offsets")

@@ -369,6 +369,70 @@ class CopyLoopLeaderTest {
   }
 
   @Test
+  void aSlotReportThatReadNothingIsReportedOnlyWhenItMovedAPositionOrAnEnd() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 1);
+    await("one slot launched", () -> launches.made.size() == 1);
+    TopicPartition orders0 = new TopicPartition("orders", 0);
+    ask(report(launches.run, 0, 0, -1, true, Map.of(orders0, 5L)));
+    assertNotNull(loop.report());
+    LoopFigures none = new LoopFigures(new long[] {10});
+    // nothing read, nothing moved: nothing to report
+    ask(
+        new SlotWire.Report(
+            launches.run, 0, 0, -1, -1, 0, false, Map.of(), Map.of(), none.take(), null, false));
+    assertNull(loop.report());
+    // nothing read, but the position moved (past a transaction marker) and the end with it
+    ask(
+        new SlotWire.Report(
+            launches.run,
+            0,
+            0,
+            -1,
+            -1,
+            0,
+            false,
+            Map.of(orders0, 6L),
+            Map.of(orders0, 6L),
+            none.take(),
+            null,
+            false));
+    JsonNode reported = JSON.readTree(loop.report());
+    assertEquals(6, partitionField(reported, "orders", 0, "position").asLong());
+    assertNull(loop.report());
+    loop.stop(1_000);
+  }
+
+  @Test
+  void aPartitionsRateDecaysWhileItCopiesNothingAndIsForgottenBelowAByteASecond() throws Exception {
+    Launches launches = new Launches();
+    CopyLoop loop = leading(launches, 1);
+    await("one slot launched", () -> launches.made.size() == 1);
+    TopicPartition faint = new TopicPartition("orders", 0);
+    TopicPartition busy = new TopicPartition("orders", 1);
+    LoopFigures copied = new LoopFigures(new long[] {10});
+    // within RATE_SECONDS of the last report, a rate is the bytes over RATE_SECONDS
+    copied.add(faint, 1, 31, new long[0], 0, 1_700_000_000_000L); // about 1.03 bytes a second
+    copied.add(busy, 1, 30_000, new long[0], 0, 1_700_000_000_000L); // about 1,000
+    Map<TopicPartition, Long> held = Map.of(faint, 1L, busy, 1L);
+    ask(
+        new SlotWire.Report(
+            launches.run, 0, 0, -1, -1, 2, true, held, Map.of(), copied.take(), null, false));
+    Map<TopicPartition, Double> before = loop.rates();
+    assertTrue(before.get(faint) > CopyLoop.RATE_FORGOTTEN);
+    Thread.sleep(1_100); // the rates' next decay is due
+    LoopFigures none = new LoopFigures(new long[] {10});
+    ask(
+        new SlotWire.Report(
+            launches.run, 0, 0, -1, -1, 0, false, Map.of(), Map.of(), none.take(), null, false));
+    Map<TopicPartition, Double> after = loop.rates();
+    assertFalse(after.containsKey(faint), "below a byte a second: forgotten");
+    assertTrue(after.get(busy) < before.get(busy), "decayed");
+    assertTrue(after.get(busy) > before.get(busy) * 0.9, "by about a thirtieth a second");
+    loop.stop(1_000);
+  }
+
+  @Test
   void theIdsOfSlotsPastTheCountAreTheOnesFenced() {
     String stem = "topo-t-east-west.loop.";
     List<String> listed =

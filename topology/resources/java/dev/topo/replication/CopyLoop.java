@@ -54,6 +54,9 @@ public final class CopyLoop {
   private static final long KEEP_MS = 250;
   private static final long ADMIN_SECONDS = 30;
   static final double RATE_SECONDS = 30; // a partition's rate: an average over about this long
+  // A rate that decayed below this many bytes a second is forgotten (counted as none): a quiet
+  // flow's reports then cost what they carry, not how many partitions the slots hold.
+  static final double RATE_FORGOTTEN = 1.0;
   static final long MOVE_GRACE_MS = 30_000; // a slot not letting go of a partition then is fenced
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Map<String, CopyLoop> LEADING = new ConcurrentHashMap<>();
@@ -86,6 +89,7 @@ public final class CopyLoop {
   private Map<String, String> topics = Collections.emptyMap();
   private final List<Set<TopicPartition>> assigned = new ArrayList<>();
   private final Map<TopicPartition, Double> rates = new HashMap<>();
+  private long decayedAt = System.currentTimeMillis(); // the rates' last decay
   private int version;
   private Moving moving; // a partition taken from one slot, not given to the other yet
   private long settledAt = System.currentTimeMillis(); // the start, or the last move's end
@@ -94,6 +98,10 @@ public final class CopyLoop {
   private long reportedAt = System.currentTimeMillis();
   private Map<TopicPartition, Long> lastPositions = Collections.emptyMap();
   private Map<TopicPartition, Long> lastEnds = Collections.emptyMap();
+  // Slot reports that carried a position or an end, and how many of them the last report had
+  // seen: with no new one (and nothing read) nothing moved, and the report is null at once.
+  private long heardMoves;
+  private long reportedMoves = -1;
 
   /** A slot's partitions and the topic map, as of one version of the assignment. */
   static final class Assignment {
@@ -320,6 +328,9 @@ public final class CopyLoop {
       slot.done.putAll(report.done);
       slot.latest.putAll(report.latest);
     }
+    if (report.full || !report.done.isEmpty() || !report.latest.isEmpty()) {
+      heardMoves++;
+    }
     slot.heard = true;
     slot.unheard = 0;
     if (report.failure != null) {
@@ -331,10 +342,10 @@ public final class CopyLoop {
     if (moving != null && moving.move.from == report.slot && report.applied >= moving.dropped) {
       give("moved "); // the slot committed what it copied of the partition and let it go
     }
-    Assignment now = assignment(report.slot);
-    if (report.seen == now.version) {
+    if (report.seen == version) { // most reports: no partition set copied again
       return new SlotWire.Orders(stopping, false, null, Set.of());
     }
+    Assignment now = assignment(report.slot);
     Set<TopicPartition> fresh = new HashSet<>();
     if (!copiedBefore) {
       for (TopicPartition partition : now.partitions) {
@@ -612,18 +623,26 @@ public final class CopyLoop {
     return best;
   }
 
-  /** Each partition's copy rate in bytes a second, as its slot's reports measure it. */
+  /**
+   * Each partition's copy rate in bytes a second, as its slot's reports measure it: an average over
+   * about {@link #RATE_SECONDS}. Every rate decays with time (at most once a second, whoever
+   * reports) and is forgotten below {@link #RATE_FORGOTTEN}; what a report copied is added. A
+   * partition without a rate counts as none, so a quiet flow's reports cost what they carry, not
+   * how many partitions the slots hold.
+   */
   private void measure(SlotState slot, Map<TopicPartition, long[]> copied, long now) {
     double seconds = Math.max(0.001, (now - slot.reportedAt) / 1000.0);
     slot.reportedAt = now;
-    double weight = Math.min(1.0, seconds / RATE_SECONDS); // an average of about RATE_SECONDS
-    Set<TopicPartition> mine = new HashSet<>(slot.done.keySet());
-    mine.addAll(copied.keySet());
-    for (TopicPartition partition : mine) {
-      long[] figures = copied.get(partition);
-      double measured = figures == null ? 0.0 : figures[LoopFigures.BYTES] / seconds;
-      rates.merge(partition, measured * weight, (old, added) -> old * (1 - weight) + added);
+    if (now - decayedAt >= 1_000) {
+      double kept = 1 - Math.min(1.0, (now - decayedAt) / 1000.0 / RATE_SECONDS);
+      decayedAt = now;
+      rates.replaceAll((partition, rate) -> rate * kept);
+      rates.values().removeIf(rate -> rate < RATE_FORGOTTEN);
     }
+    double weight = Math.min(1.0, seconds / RATE_SECONDS);
+    copied.forEach(
+        (partition, figures) ->
+            rates.merge(partition, figures[LoopFigures.BYTES] / seconds * weight, Double::sum));
   }
 
   /** Each partition's measured copy rate (bytes a second), for a test. */
@@ -710,9 +729,16 @@ public final class CopyLoop {
    * since the last report); the flow's latency buckets; each slot's state.
    */
   public synchronized String report() throws Exception {
+    long read = polled.getAndSet(0);
+    if (read == 0
+        && figures.records() == 0
+        && !figures.lossesWaiting()
+        && heardMoves == reportedMoves) {
+      return null; // no slot said a position or an end since the last report
+    }
+    reportedMoves = heardMoves;
     Map<TopicPartition, Long> positions = new HashMap<>();
     Map<TopicPartition, Long> ends = new HashMap<>();
-    long read = polled.getAndSet(0);
     for (SlotState slot : slots) {
       positions.putAll(slot.done);
       ends.putAll(slot.latest);

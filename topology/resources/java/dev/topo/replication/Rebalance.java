@@ -46,6 +46,13 @@ final class Rebalance {
    * more than {@code 1 - MARGIN} of what the busiest did. Null when no move does that.
    */
   static Move pick(List<Set<TopicPartition>> assigned, Map<TopicPartition, Double> rates) {
+    double total = 0;
+    for (double rate : rates.values()) {
+      total += rate;
+    }
+    if (total < FLOOR) {
+      return null; // no slot can copy FLOOR: the common case, a quiet flow, costs its few rates
+    }
     int busiest = -1;
     int idlest = -1;
     double[] loads = new double[assigned.size()];
