@@ -96,12 +96,12 @@ public final class CopyLoop {
   private final List<String> news = new ArrayList<>();
   private long sequence;
   private long reportedAt = System.currentTimeMillis();
-  private Map<TopicPartition, Long> lastPositions = Collections.emptyMap();
-  private Map<TopicPartition, Long> lastEnds = Collections.emptyMap();
-  // Slot reports that carried a position or an end, and how many of them the last report had
-  // seen: with no new one (and nothing read) nothing moved, and the report is null at once.
-  private long heardMoves;
-  private long reportedMoves = -1;
+  private Map<TopicPartition, Long> lastPositions = new HashMap<>();
+  private Map<TopicPartition, Long> lastEnds = new HashMap<>();
+  // Since the last report: the partitions the slots' reports of what moved named, and whether a
+  // slot sent a whole report (the partitions it holds changed: every one is looked at again).
+  private final Set<TopicPartition> touched = new HashSet<>();
+  private boolean reshaped = true;
 
   /** A slot's partitions and the topic map, as of one version of the assignment. */
   static final class Assignment {
@@ -328,8 +328,11 @@ public final class CopyLoop {
       slot.done.putAll(report.done);
       slot.latest.putAll(report.latest);
     }
-    if (report.full || !report.done.isEmpty() || !report.latest.isEmpty()) {
-      heardMoves++;
+    if (report.full) {
+      reshaped = true;
+    } else {
+      touched.addAll(report.done.keySet());
+      touched.addAll(report.latest.keySet());
     }
     slot.heard = true;
     slot.unheard = 0;
@@ -730,25 +733,23 @@ public final class CopyLoop {
    */
   public synchronized String report() throws Exception {
     long read = polled.getAndSet(0);
+    // Only the partitions whose position or end moved: a report's size follows what moved,
+    // not how many partitions the flow reads (the first of a run names every one).
+    Map<TopicPartition, Long> movedPositions = new HashMap<>();
+    Map<TopicPartition, Long> movedEnds = new HashMap<>();
+    Set<TopicPartition> gone = new TreeSet<>(BY_TOPIC_AND_PARTITION);
+    if (reshaped) {
+      wholeMoves(movedPositions, movedEnds, gone);
+    } else {
+      touchedMoves(movedPositions, movedEnds);
+    }
+    reshaped = false;
+    touched.clear();
     if (read == 0
         && figures.records() == 0
         && !figures.lossesWaiting()
-        && heardMoves == reportedMoves) {
-      return null; // no slot said a position or an end since the last report
-    }
-    reportedMoves = heardMoves;
-    Map<TopicPartition, Long> positions = new HashMap<>();
-    Map<TopicPartition, Long> ends = new HashMap<>();
-    for (SlotState slot : slots) {
-      positions.putAll(slot.done);
-      ends.putAll(slot.latest);
-    }
-    positions.forEach((partition, at) -> ends.merge(partition, at, Math::max));
-    if (read == 0
-        && figures.records() == 0
-        && !figures.lossesWaiting()
-        && positions.equals(lastPositions)
-        && ends.equals(lastEnds)) {
+        && movedPositions.isEmpty()
+        && gone.isEmpty()) {
       return null;
     }
     LoopFigures.Taken taken = figures.take();
@@ -756,24 +757,6 @@ public final class CopyLoop {
     for (SlotState slot : slots) {
       states.add(state(slot));
     }
-    // Only the partitions whose position or end moved: a report's size follows what moved,
-    // not how many partitions the flow reads (the first of a run names every one).
-    Map<TopicPartition, Long> movedPositions = new HashMap<>();
-    Map<TopicPartition, Long> movedEnds = new HashMap<>();
-    positions.forEach(
-        (partition, at) -> {
-          Long end = ends.get(partition);
-          if (!at.equals(lastPositions.get(partition))
-              || (end != null && !end.equals(lastEnds.get(partition)))) {
-            movedPositions.put(partition, at);
-            if (end != null) {
-              movedEnds.put(partition, end);
-            }
-          }
-        });
-    Set<TopicPartition> gone = new TreeSet<>(BY_TOPIC_AND_PARTITION);
-    gone.addAll(lastPositions.keySet());
-    gone.removeAll(positions.keySet());
     long now = System.currentTimeMillis();
     String report =
         record(
@@ -787,9 +770,71 @@ public final class CopyLoop {
             states,
             failure);
     reportedAt = now;
+    return report;
+  }
+
+  /**
+   * What moved since the last report, every partition the slots hold looked at (the run's first
+   * report, and after a slot's whole report): the positions and ends that differ from the last
+   * report's, and the partitions no slot holds any more.
+   */
+  private void wholeMoves(
+      Map<TopicPartition, Long> movedPositions,
+      Map<TopicPartition, Long> movedEnds,
+      Set<TopicPartition> gone) {
+    Map<TopicPartition, Long> positions = new HashMap<>();
+    Map<TopicPartition, Long> ends = new HashMap<>();
+    for (SlotState slot : slots) {
+      positions.putAll(slot.done);
+      ends.putAll(slot.latest);
+    }
+    positions.forEach((partition, at) -> ends.merge(partition, at, Math::max));
+    positions.forEach(
+        (partition, at) -> moved(partition, at, ends.get(partition), movedPositions, movedEnds));
+    gone.addAll(lastPositions.keySet());
+    gone.removeAll(positions.keySet());
     lastPositions = positions;
     lastEnds = ends;
-    return report;
+  }
+
+  /**
+   * What moved since the last report, only the partitions the slots' reports of what moved named
+   * looked at (the partitions held are as they were): a quiet flow's report costs what moved.
+   */
+  private void touchedMoves(
+      Map<TopicPartition, Long> movedPositions, Map<TopicPartition, Long> movedEnds) {
+    for (TopicPartition partition : touched) {
+      Long at = null;
+      Long end = null;
+      for (SlotState slot : slots) { // as the whole look's merge: a later slot's word wins
+        at = slot.done.getOrDefault(partition, at);
+        end = slot.latest.getOrDefault(partition, end);
+      }
+      if (at != null) {
+        end = end == null ? at : Math.max(end, at);
+        moved(partition, at, end, movedPositions, movedEnds);
+        lastPositions.put(partition, at);
+      }
+      if (end != null) {
+        lastEnds.put(partition, end);
+      }
+    }
+  }
+
+  /** The partition's position and end, among those that moved when either differs from last. */
+  private void moved(
+      TopicPartition partition,
+      Long at,
+      Long end,
+      Map<TopicPartition, Long> movedPositions,
+      Map<TopicPartition, Long> movedEnds) {
+    if (!at.equals(lastPositions.get(partition))
+        || (end != null && !end.equals(lastEnds.get(partition)))) {
+      movedPositions.put(partition, at);
+      if (end != null) {
+        movedEnds.put(partition, end);
+      }
+    }
   }
 
   /** How a slot is, for the report: running, restarting (launched again), stopped or failed. */
