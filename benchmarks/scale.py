@@ -5,7 +5,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/scale.py [--pairs 2] [--topics 300] [--partitions 2]
         [--records 50] [--settle 60] [--idle 30] [--later 300] [--json results.json]
-        [--topo-first] [--mm2-intervals]
+        [--topo-first] [--mm2-intervals] [--broker-heap 2g]
 
 On the two lab clusters `bench-src` and `bench-dst` (started in a private lab folder, as
 benchmarks/mm2.py does; the replicators are started the same way: MM2 in dedicated mode from
@@ -261,6 +261,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="write every measurement here")
     parser.add_argument("--topo-first", action="store_true", help="the first pair starts with topo")
     parser.add_argument(
+        "--broker-heap",
+        help="the lab brokers' largest heap (-Xmx), e.g. 2g: the lab's 512m is sized for tests, "
+        "and a broker that runs out exits (at 6,000 partitions, one did)",
+    )
+    parser.add_argument(
         "--mm2-intervals",
         action="store_true",
         help="both replicators at MM2's default intervals (topo's engine.intervals, exported)",
@@ -273,7 +278,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, mm2._interrupted)
     root = bench.private_run("topo-bench-scale-")
     from topology.host import maven
-    from topology.lab import manager, mirrormaker
+    from topology.lab import manager, mirrormaker, process
+
+    if options.broker_heap:  # both replicators' clusters alike
+        process.HEAP_OPTS = ["-Xms128m", f"-Xmx{options.broker_heap}"]
 
     folder = root / "work"
     folder.mkdir()
@@ -316,9 +324,24 @@ def main() -> None:
                     indent=2,
                 )
             )
+    except BaseException:
+        _keep_logs(mm2.SOURCE, mm2.TARGET)  # the lab's folder goes below: why a broker stopped
+        raise
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def _keep_logs(*clusters: str) -> None:
+    """Each lab cluster's broker logs, copied to the current folder before the lab is purged."""
+    from topology.lab import state
+
+    for name in clusters:
+        for log in (state.server_log(name), state.console_log(name)):
+            if log.exists():
+                kept = Path(f"scale-{name}-{log.name}")
+                shutil.copyfile(log, kept)
+                print(f"kept {kept}", flush=True)
 
 
 if __name__ == "__main__":
