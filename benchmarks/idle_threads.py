@@ -4,6 +4,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
         [--settle 60] [--window 40] [--py-spy [--rate 50] [--spy-seconds 30]]
+        [--java-options=-XX:...]
 
 On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
 `--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
@@ -18,6 +19,7 @@ topo's idle goes") reads these.
 
 import argparse
 import collections
+import json
 import os
 import shutil
 import subprocess
@@ -76,7 +78,15 @@ def main() -> None:
     parser.add_argument("--py-spy", action="store_true")
     parser.add_argument("--rate", type=int, default=50, help="py-spy's samples a second")
     parser.add_argument("--spy-seconds", type=int, default=30, help="py-spy's duration")
+    parser.add_argument(
+        "--java-options",
+        help="more options for the driver's JVM (spark.driver.extraJavaOptions), to try a flag",
+    )
     options = parser.parse_args()
+    if options.java_options:
+        mm2.ENGINE["spark_conf"] = json.dumps(
+            {"spark.driver.extraJavaOptions": options.java_options}
+        )
     from confluent_kafka.admin import AdminClient
 
     from topology.lab import manager

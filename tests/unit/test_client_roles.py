@@ -110,13 +110,13 @@ def test_what_topo_leaves_open_is_accepted() -> None:
 
 
 def test_the_drivers_chores_run_at_topos_intervals_or_the_files() -> None:
-    assert intervals.of({}) == intervals.Chores(1.0, 2.0, 10.0, 60.0, 10.0)
+    assert intervals.of({}) == intervals.Chores(1.0, 2.0, 10.0, 60.0, 10.0, 60.0)
     given = {
         intervals.TOPICS: 30.0,
         intervals.ACLS: 5.0,  # one look with the configs: the shorter wins
         intervals.CHECKPOINTS: 60.0,  # one round with the group offsets (10 s)
     }
-    assert intervals.of(given) == intervals.Chores(1.0, 30.0, 5.0, 30.0, 10.0)
+    assert intervals.of(given) == intervals.Chores(1.0, 30.0, 5.0, 30.0, 10.0, 60.0)
     made = topology(TOPOLOGY + "engine: {intervals: {refresh.topics.interval.seconds: 30}}\n")
     assert made.engine.intervals == {intervals.TOPICS: 30.0}
     refused = analysis.analyse(

@@ -27,7 +27,9 @@ DEFAULTS: Mapping[str, float] = {
     CHECKPOINTS: 10.0,
     GROUP_OFFSETS: 10.0,
 }
-BACKOFF = 6  # a config and ACL look that changes nothing waits longer, up to this many times
+# A config and ACL look that changes nothing, and an offset round that finds nothing new, waits
+# longer, up to this many times its interval (at topo's defaults, MM2's 60 s for the rounds).
+BACKOFF = 6
 
 
 @dataclass(frozen=True)
@@ -38,17 +40,20 @@ class Chores:
     watch: float  # the sources' topics and partition counts looked at
     follow: float  # configs and ACLs followed ...
     follow_longest: float  # ... backing off to this while a look changes nothing
-    offsets: float  # checkpoints written and group offsets synced
+    offsets: float  # checkpoints written and group offsets synced ...
+    offsets_longest: float  # ... backing off to this while a round finds nothing new
 
 
 def of(given: Mapping[str, float]) -> Chores:
     """The chores' intervals from the settings `given` (the rest topo's defaults)."""
     every = {**DEFAULTS, **given}
     follow = min(every[CONFIGS], every[ACLS])
+    offsets = min(every[CHECKPOINTS], every[GROUP_OFFSETS])
     return Chores(
         beat=every[HEARTBEATS],
         watch=every[TOPICS],
         follow=follow,
         follow_longest=follow * BACKOFF,
-        offsets=min(every[CHECKPOINTS], every[GROUP_OFFSETS]),
+        offsets=offsets,
+        offsets_longest=offsets * BACKOFF,
     )

@@ -42,6 +42,37 @@ class Round:
         return found
 
 
+Position = tuple[str, str, int]  # a source partition: (cluster, topic, partition)
+
+
+def read_by_groups(clusters: Mapping[str, observed.Cluster]) -> frozenset[Position]:
+    """The partitions some consumer group has committed offsets on: only their progress can
+    move a translation (a flow's heartbeats, copied every second, are read by none)."""
+    return frozenset(
+        (name, topic, partition)
+        for name, cluster in clusters.items()
+        for group in cluster.groups.values()
+        for topic, partition in group.offsets
+    )
+
+
+def found_new(
+    done: Round,
+    before: Mapping[str, observed.Cluster] | None,
+    now: Mapping[str, observed.Cluster],
+    moved: frozenset[Position],
+) -> bool:
+    """Whether a round found anything new, so that the next comes at the rounds' interval; one
+    that did not may wait longer (the driver's cadence backs off). A round depends only on the
+    clusters' topics and groups it observed (`now`, against the round `before` it; None for the
+    first), the progress of the partitions groups read (`moved`: the source partitions whose
+    copied position was recorded since the round before), and what it wrote: when none of
+    these changed, the next round would write nothing either."""
+    if before is None or done.checkpoints or done.committed:
+        return True
+    return bool(moved & read_by_groups(now)) or dict(before) != dict(now)
+
+
 class Checkpointer:
     """Keeps the last checkpoint written per flow, group and partition across rounds."""
 

@@ -386,7 +386,7 @@ class Replicator:
             | {"offsets": every.offsets, "follow": every.follow},
             start,
             first={"offsets": min(5.0, every.offsets), "follow": every.follow},
-            longest={"follow": every.follow_longest},
+            longest={"follow": every.follow_longest, "offsets": every.offsets_longest},
         )
         while not self.stopping:
             due = cadence.due(time.monotonic())
@@ -407,7 +407,12 @@ class Replicator:
             cadence.settle("follow", changed, time.monotonic(), ran="follow" in due)
             if "status" in due:
                 self.write_status(self.leader.run_state())
-                self.rounds.record(self.flows)
+                if self.rounds.record(self.flows):  # copied: the rounds back at their beat
+                    cadence.settle("offsets", True, time.monotonic(), ran=False)
+            # rounds that find nothing new come less and less often
+            outcome = self.rounds.take_outcome()
+            if outcome is not None:
+                cadence.settle("offsets", outcome, time.monotonic())
             if "offsets" in due and not (self.offsets_thread and self.offsets_thread.is_alive()):
                 self.offsets_thread = threading.Thread(
                     target=self.rounds.offsets, name="topo-offsets", daemon=True

@@ -1,9 +1,11 @@
 """The driver's offset rounds: each flow's progress recorded on its target, and checkpoints and
 consumer group offset sync (`ops.rounds.Checkpointer`) every few seconds, beside the copy."""
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 
+from topology.core import observed
 from topology.core.errors import TopoError
 from topology.core.flow_status import FlowStatus, first_line
 from topology.core.model import Topology
@@ -12,7 +14,7 @@ from topology.core.offsets import checkpoints
 from topology.kafka import inventory
 from topology.kafka.offsets import LogWriter
 from topology.kafka.offsets_port import KafkaOffsets
-from topology.ops.rounds import Checkpointer
+from topology.ops.rounds import Checkpointer, Position, found_new, read_by_groups
 from topology.telemetry.figures import Figures
 
 PROGRESS_FLUSH = 2.0  # seconds the progress records are waited for; retried next second
@@ -37,11 +39,18 @@ class OffsetRounds:
         self.writers: dict[str, LogWriter] = {}  # progress logs, by target cluster
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
         self.clusters = inventory.Observers(configs)  # one admin client each, kept
+        self.moved: set[Position] = set()  # progress recorded since the last round began
+        self.moved_lock = threading.Lock()  # recorded by the driver's loop, taken by a round
+        self.observed: Mapping[str, observed.Cluster] | None = None  # by the last round
+        self.read: frozenset[Position] | None = None  # what its groups read
+        self.outcome: bool | None = None  # whether the last round found anything new
 
-    def record(self, statuses: Mapping[str, FlowStatus]) -> None:
+    def record(self, statuses: Mapping[str, FlowStatus]) -> bool:
         """Write how far each flow has processed its source partitions to its progress log on
         the target (`topo-offset-syncs.<source>.internal`), where they changed since last time
-        (only the partitions whose position moved are looked at)."""
+        (only the partitions whose position moved are looked at). True when a partition that
+        a consumer group reads moved (or no round has looked at the groups yet)."""
+        wrote: set[Position] = set()
         for flow, status in statuses.items():
             before = self.recorded.setdefault(flow, {})
             moved, status.unrecorded = status.unrecorded, set()
@@ -70,9 +79,21 @@ class OffsetRounds:
                 self.report(f"{flow}: could not record its progress: {problem}")
                 continue
             before.update(changed)
+            wrote |= {(spec.source, topic, partition) for topic, partition in changed}
+        with self.moved_lock:
+            self.moved |= wrote
+        return bool(wrote) and (self.read is None or not self.read.isdisjoint(wrote))
+
+    def take_outcome(self) -> bool | None:
+        """Whether the last round found anything new (`ops.rounds.found_new`), once: None
+        until a round has ended since the last call."""
+        outcome, self.outcome = self.outcome, None
+        return outcome
 
     def offsets(self) -> None:
         """Checkpoints and group offset sync for every flow (topology/ops/rounds.py)."""
+        with self.moved_lock:
+            moved, self.moved = frozenset(self.moved), set()
         try:
             # topo's own progress groups are never translated: not read
             clusters = self.clusters.observe_all(settings=False, skip_groups=PROGRESS_GROUPS)
@@ -80,7 +101,10 @@ class OffsetRounds:
         except Exception as problem:  # the copy goes on; the next round tries again
             self.figures.error(None, "offsets")
             self.report(f"offsets: {first_line(str(problem)) or type(problem).__name__}")
+            self.observed, self.read, self.outcome = None, None, True
             return
+        self.outcome = found_new(done, self.observed, clusters, moved)
+        self.observed, self.read = clusters, read_by_groups(clusters)
         self.figures.offsets_round(done.checkpoints, done.committed)
         for flow, written in list(self.checkpointer.written.items()):
             if flow in self.flows:
