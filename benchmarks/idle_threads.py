@@ -4,7 +4,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
         [--settle 60] [--window 40] [--py-spy [--rate 50] [--spy-seconds 30]]
-        [--java-options=-XX:...]
+        [--java-options=-XX:...] [--no-heartbeats]
 
 On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
 `--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
@@ -82,7 +82,14 @@ def main() -> None:
         "--java-options",
         help="more options for the driver's JVM (spark.driver.extraJavaOptions), to try a flag",
     )
+    parser.add_argument(
+        "--no-heartbeats",
+        action="store_true",
+        help="the flow writes no heartbeats (emit.heartbeats: false): what their copy costs",
+    )
     options = parser.parse_args()
+    if options.no_heartbeats:
+        mm2.DEFAULTS["emit"] = "{heartbeats: false}"
     if options.java_options:
         mm2.ENGINE["spark_conf"] = json.dumps(
             {"spark.driver.extraJavaOptions": options.java_options}

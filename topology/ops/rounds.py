@@ -67,7 +67,9 @@ def found_new(
     clusters' topics and groups it observed (`now`, against the round `before` it; None for the
     first), the progress of the partitions groups read (`moved`: the source partitions whose
     copied position was recorded since the round before), and what it wrote: when none of
-    these changed, the next round would write nothing either."""
+    these changed, the next round would write nothing either. (Copies another replicator
+    makes meanwhile, MM2 before a handover, are not seen here: the next turn finds them, at
+    most the longest wait later.)"""
     if before is None or done.checkpoints or done.committed:
         return True
     return bool(moved & read_by_groups(now)) or dict(before) != dict(now)
