@@ -40,7 +40,7 @@ class OffsetRounds:
         self.recorded: dict[str, dict[tuple[str, int], int]] = {}  # progress written, per flow
         self.clusters = inventory.Observers(configs)  # one admin client each, kept
         self.moved: set[Position] = set()  # progress recorded since the last round began
-        self.moved_lock = threading.Lock()  # recorded by the driver's loop, taken by a round
+        self.lock = threading.Lock()  # for `moved` and `outcome`: the driver's loop and a round
         self.observed: Mapping[str, observed.Cluster] | None = None  # by the last round
         self.read: frozenset[Position] | None = None  # what its groups read
         self.outcome: bool | None = None  # whether the last round found anything new
@@ -80,19 +80,20 @@ class OffsetRounds:
                 continue
             before.update(changed)
             wrote |= {(spec.source, topic, partition) for topic, partition in changed}
-        with self.moved_lock:
+        with self.lock:
             self.moved |= wrote
         return bool(wrote) and (self.read is None or not self.read.isdisjoint(wrote))
 
     def take_outcome(self) -> bool | None:
         """Whether the last round found anything new (`ops.rounds.found_new`), once: None
         until a round has ended since the last call."""
-        outcome, self.outcome = self.outcome, None
+        with self.lock:
+            outcome, self.outcome = self.outcome, None
         return outcome
 
     def offsets(self) -> None:
         """Checkpoints and group offset sync for every flow (topology/ops/rounds.py)."""
-        with self.moved_lock:
+        with self.lock:
             moved, self.moved = frozenset(self.moved), set()
         try:
             # topo's own progress groups are never translated: not read
@@ -101,10 +102,14 @@ class OffsetRounds:
         except Exception as problem:  # the copy goes on; the next round tries again
             self.figures.error(None, "offsets")
             self.report(f"offsets: {first_line(str(problem)) or type(problem).__name__}")
-            self.observed, self.read, self.outcome = None, None, True
+            self.observed, self.read = None, None
+            with self.lock:
+                self.outcome = True
             return
-        self.outcome = found_new(done, self.observed, clusters, moved)
+        outcome = found_new(done, self.observed, clusters, moved)
         self.observed, self.read = clusters, read_by_groups(clusters)
+        with self.lock:
+            self.outcome = outcome
         self.figures.offsets_round(done.checkpoints, done.committed)
         for flow, written in list(self.checkpointer.written.items()):
             if flow in self.flows:
