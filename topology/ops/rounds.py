@@ -15,6 +15,7 @@ passed in).
 
 import time
 from collections.abc import Callable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from topology.core import observed
@@ -56,6 +57,12 @@ def read_by_groups(clusters: Mapping[str, observed.Cluster]) -> frozenset[Positi
     )
 
 
+def progress_counts(read: frozenset[Position] | None, moved: AbstractSet[Position]) -> bool:
+    """Whether progress recorded on the `moved` partitions can change a round: when a group
+    reads one of them (`read`, by `read_by_groups`), or before any round looked (None)."""
+    return bool(moved) and (read is None or not read.isdisjoint(moved))
+
+
 def found_new(
     done: Round,
     before: Mapping[str, observed.Cluster] | None,
@@ -72,7 +79,7 @@ def found_new(
     most the longest wait later.)"""
     if before is None or done.checkpoints or done.committed:
         return True
-    return bool(moved & read_by_groups(now)) or dict(before) != dict(now)
+    return progress_counts(read_by_groups(now), moved) or dict(before) != dict(now)
 
 
 class Checkpointer:

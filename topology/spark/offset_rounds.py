@@ -14,7 +14,13 @@ from topology.core.offsets import checkpoints
 from topology.kafka import inventory
 from topology.kafka.offsets import LogWriter
 from topology.kafka.offsets_port import KafkaOffsets
-from topology.ops.rounds import Checkpointer, Position, found_new, read_by_groups
+from topology.ops.rounds import (
+    Checkpointer,
+    Position,
+    found_new,
+    progress_counts,
+    read_by_groups,
+)
 from topology.telemetry.figures import Figures
 
 PROGRESS_FLUSH = 2.0  # seconds the progress records are waited for; retried next second
@@ -82,7 +88,7 @@ class OffsetRounds:
             wrote |= {(spec.source, topic, partition) for topic, partition in changed}
         with self.lock:
             self.moved |= wrote
-        return bool(wrote) and (self.read is None or not self.read.isdisjoint(wrote))
+        return progress_counts(self.read, wrote)
 
     def take_outcome(self) -> bool | None:
         """Whether the last round found anything new (`ops.rounds.found_new`), once: None
