@@ -226,6 +226,7 @@ def config(plan: LoopPlan, rebalance: int = REBALANCE_MS) -> dict[str, Any]:
         "rebalance_ms": rebalance,
         "bounds_ms": [round(bound * 1000) for bound in LATENCY_BUCKETS],
         "on_loss": spec.on_loss,
+        "separator": spec.separator,  # how the slots tell a heartbeats topic (naming.is_heartbeats)
     }
 
 

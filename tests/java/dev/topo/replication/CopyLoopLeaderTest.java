@@ -464,6 +464,15 @@ class CopyLoopLeaderTest {
   }
 
   @Test
+  void aSlotReadingATrickleReportsOnceASecond() {
+    assertFalse(Slot.busy(0, false));
+    assertFalse(Slot.busy(1, false)); // a flow's heartbeat
+    assertFalse(Slot.busy(Slot.TRICKLE, false));
+    assertTrue(Slot.busy(Slot.TRICKLE + 1, false));
+    assertTrue(Slot.busy(0, true)); // a new assignment: its start is reported soon
+  }
+
+  @Test
   void reportsAndOrdersReadBackAsWritten() throws Exception {
     TopicPartition clicks1 = new TopicPartition("clicks", 1);
     LoopFigures figures = new LoopFigures(new long[] {10, 100});

@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.Set;
+import java.util.function.Predicate;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 
 class CopyTaskTest {
@@ -26,5 +29,18 @@ class CopyTaskTest {
     // at-least-once, copies waiting to be acknowledged and committed each second
     assertEquals(600, CopyTask.pollMs(10_000, 9_600, 1_000, true));
     assertEquals(CopyTask.IDLE_POLL_MS, CopyTask.pollMs(10_000, 10_000, 60_000, true));
+  }
+
+  @Test
+  void heartbeatsAloneWaitToBeCommittedAndAnyOtherPartitionCommitsThemToo() {
+    Predicate<String> heartbeats = topic -> topic.endsWith("heartbeats");
+    TopicPartition beat = new TopicPartition("east.heartbeats", 0);
+    TopicPartition orders = new TopicPartition("orders", 1);
+    long wait = CopyTask.HEARTBEATS_COMMIT_MS;
+    assertTrue(CopyTask.canWait(Set.of(beat), heartbeats, 1_000));
+    assertTrue(CopyTask.canWait(Set.of(beat), heartbeats, wait - 1));
+    assertFalse(CopyTask.canWait(Set.of(beat), heartbeats, wait)); // waited long enough
+    assertFalse(CopyTask.canWait(Set.of(beat, orders), heartbeats, 1_000)); // with another's
+    assertFalse(CopyTask.canWait(Set.of(orders), heartbeats, 1_000));
   }
 }

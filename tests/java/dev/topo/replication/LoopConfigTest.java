@@ -76,6 +76,16 @@ class LoopConfigTest {
     assertEquals(300_000, bounds[bounds.length - 1]);
     bounds[0] = 99; // a copy: the configuration stays as parsed
     assertEquals(10, config.boundsMs()[0]);
+    // heartbeats topics as naming.is_heartbeats tells them, by the flow's separator
+    assertTrue(config.heartbeats("heartbeats"));
+    assertTrue(config.heartbeats("east.heartbeats"));
+    assertTrue(config.heartbeats("north.east.heartbeats"));
+    assertFalse(config.heartbeats("orders"));
+    assertFalse(config.heartbeats("east.heartbeats.orders"));
+    assertFalse(config.heartbeats("myheartbeats"));
+    LoopConfig underscored = LoopConfig.parse(sent(given -> given.put("separator", "_")));
+    assertTrue(underscored.heartbeats("east_heartbeats"));
+    assertFalse(underscored.heartbeats("east.myheartbeats"));
   }
 
   @Test

@@ -11,6 +11,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -46,6 +47,15 @@ final class CopyTask implements Runnable {
    */
   static final long IDLE_POLL_MS = 1_000;
 
+  /**
+   * At-least-once, how long the positions of heartbeats partitions alone may wait to be committed.
+   * A flow's heartbeat arrives every second and no consumer group reads its copies, so an idle flow
+   * would otherwise commit every second for it; its position is said at once (as copied) and
+   * committed with the next commit another partition makes, or after this long. A crash copies at
+   * most this many seconds of heartbeats again.
+   */
+  static final long HEARTBEATS_COMMIT_MS = 10_000;
+
   private static final Duration CLOSE = Duration.ofSeconds(10);
 
   private final SlotHost host;
@@ -55,7 +65,11 @@ final class CopyTask implements Runnable {
   private final Map<String, Object> producerSettings;
   private final boolean exactlyOnce;
 
-  /** Per partition, the next offset to copy, committed: every record before it is copied. */
+  /**
+   * Per partition, the next offset to copy, committed: every record before it is copied (a
+   * heartbeats partition's, as far as its copies are acknowledged: see {@link
+   * #HEARTBEATS_COMMIT_MS}).
+   */
   final Map<TopicPartition, Long> done = new ConcurrentHashMap<>();
 
   /** Per partition, its end as the consumer last saw it. */
@@ -97,6 +111,9 @@ final class CopyTask implements Runnable {
 
   /** Positions read past but not committed yet. */
   private final Map<TopicPartition, Long> pending = new HashMap<>();
+
+  /** When positions were last committed (at-least-once, on the copy thread's clock). */
+  private long committedAt = System.currentTimeMillis();
 
   CopyTask(
       SlotHost host,
@@ -180,7 +197,7 @@ final class CopyTask implements Runnable {
           if (exactlyOnce) {
             commit(pending);
           } else {
-            commitAcknowledged();
+            commitAcknowledged(clock);
           }
           lastCommit = clock;
           observeEnds();
@@ -345,7 +362,7 @@ final class CopyTask implements Runnable {
    * acknowledged, a partition's acknowledgements coming in order), committed on the ledger's
    * thread.
    */
-  private void commitAcknowledged() throws Exception {
+  private void commitAcknowledged(long clock) throws Exception {
     Map<TopicPartition, Long> ready = new HashMap<>();
     for (Map.Entry<TopicPartition, Long> read : pending.entrySet()) {
       Sent mine = sent.get(read.getKey());
@@ -367,11 +384,35 @@ final class CopyTask implements Runnable {
     if (ready.isEmpty()) {
       return;
     }
+    if (canWait(ready.keySet(), host.config()::heartbeats, clock - committedAt)) {
+      if (!ledger.committing()) { // (a commit in flight would then say an older position)
+        done.putAll(ready); // copied: said now, committed later (pending keeps them till then)
+      }
+      return;
+    }
     Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
     ready.forEach((at, offset) -> offsets.put(remote(at), new OffsetAndMetadata(offset)));
     if (ledger.commitLater(offsets, () -> done.putAll(ready))) {
       ready.forEach((at, offset) -> pending.remove(at, offset));
+      committedAt = clock;
     }
+  }
+
+  /**
+   * At-least-once, whether the positions of {@code ready} may wait to be committed, {@code since}
+   * ms after the last commit: when all are heartbeats partitions ({@code heartbeats} says of a
+   * topic) and {@link #HEARTBEATS_COMMIT_MS} has not passed.
+   */
+  static boolean canWait(Set<TopicPartition> ready, Predicate<String> heartbeats, long since) {
+    if (since >= HEARTBEATS_COMMIT_MS) {
+      return false;
+    }
+    for (TopicPartition partition : ready) {
+      if (!heartbeats.test(partition.topic())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /**

@@ -75,7 +75,7 @@ final class Ledger {
    */
   boolean commitLater(Map<TopicPartition, OffsetAndMetadata> offsets, Runnable then)
       throws Exception {
-    if (inFlight != null && !inFlight.isDone()) {
+    if (committing()) {
       return false;
     }
     settle();
@@ -86,6 +86,11 @@ final class Ledger {
               then.run();
             });
     return true;
+  }
+
+  /** Whether a commit is in flight. */
+  boolean committing() {
+    return inFlight != null && !inFlight.isDone();
   }
 
   /** Wait for the commit in flight; throw if it failed. */

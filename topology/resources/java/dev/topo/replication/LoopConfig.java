@@ -57,7 +57,8 @@ final class LoopConfig {
           "busy_commit_ms",
           "rebalance_ms",
           "bounds_ms",
-          "on_loss");
+          "on_loss",
+          "separator");
 
   /**
    * A slot's poll takes every record its consumer has fetched, unless {@code source_client} says
@@ -69,6 +70,8 @@ final class LoopConfig {
    * copied one fetch (1 MiB) every half second.
    */
   static final int MAX_POLL_RECORDS = Integer.MAX_VALUE;
+
+  static final String HEARTBEATS = "heartbeats";
 
   private final String source;
   private final String target;
@@ -94,6 +97,7 @@ final class LoopConfig {
   private final long rebalanceMs;
   private final long[] boundsMs;
   private final boolean stopOnLoss;
+  private final String separator;
 
   private LoopConfig(Map<String, Object> given) {
     source = name(given, "source");
@@ -132,6 +136,7 @@ final class LoopConfig {
       throw refused("`on_loss` must be \"alert\" or \"stop\", not " + quoted(onLoss));
     }
     stopOnLoss = onLoss.equals("stop");
+    separator = name(given, "separator");
   }
 
   /**
@@ -236,6 +241,14 @@ final class LoopConfig {
    */
   boolean stopOnLoss() {
     return stopOnLoss;
+  }
+
+  /**
+   * Whether {@code topic} is a heartbeats topic: {@code heartbeats}, or a copy of one ({@code
+   * <alias><separator>heartbeats}), as {@code naming.is_heartbeats} says.
+   */
+  boolean heartbeats(String topic) {
+    return topic.equals(HEARTBEATS) || topic.endsWith(separator + HEARTBEATS);
   }
 
   /** The number of copy slots. */

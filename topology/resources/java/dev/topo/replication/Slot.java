@@ -12,16 +12,23 @@ import org.apache.kafka.common.TopicPartition;
  * One copy slot: a {@link CopyTask} (a consumer of some of a flow's source partitions feeding a
  * producer to the target) running in a Spark task, in an executor's JVM, for as long as the flow
  * runs. Its partitions come from the flow's leader ({@link CopyLoop}, in the driver), asked every
- * {@link #TALK_MS} over a {@link Channel} (every {@link #IDLE_TALK_MS} while it reads nothing);
- * each ask carries what the slot copied since the last one ({@link SlotWire.Report}), and each
- * answer the slot's orders: its assignment when it changed (a new topic joins the running slot),
- * stop, or halt. A slot the leader no longer counts as its current attempt (one Spark thought lost
- * and a new attempt replaced) is told to halt: it commits nothing more. A leader that cannot be
- * reached for {@link #LEADERLESS_MS} halts it too.
+ * {@link #TALK_MS} over a {@link Channel} (every {@link #IDLE_TALK_MS} while it reads a trickle at
+ * most); each ask carries what the slot copied since the last one ({@link SlotWire.Report}), and
+ * each answer the slot's orders: its assignment when it changed (a new topic joins the running
+ * slot), stop, or halt. A slot the leader no longer counts as its current attempt (one Spark
+ * thought lost and a new attempt replaced) is told to halt: it commits nothing more. A leader that
+ * cannot be reached for {@link #LEADERLESS_MS} halts it too.
  */
 final class Slot implements SlotHost {
   static final long TALK_MS = 200;
-  static final long IDLE_TALK_MS = 1_000; // while nothing is read: what a slot costs idle
+  static final long IDLE_TALK_MS = 1_000; // while a trickle at most is read: a slot's idle cost
+
+  /**
+   * Records read between two reports that do not make a slot busy: a flow's heartbeats (one a
+   * second each) and a quiet topic's are reported once a second, not five times.
+   */
+  static final long TRICKLE = 10;
+
   static final long LEADERLESS_MS = 60_000;
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -117,7 +124,7 @@ final class Slot implements SlotHost {
 
   /**
    * One report and its answer; a leader out of reach for too long halts the slot. Whether the slot
-   * is busy: it read records since the last report, or was given a new assignment.
+   * is busy ({@link #busy}).
    */
   private boolean talk(boolean last) {
     long polled = task.polled.getAndSet(0);
@@ -150,7 +157,7 @@ final class Slot implements SlotHost {
       heard = System.currentTimeMillis();
       toldDone = done;
       toldLatest = latest;
-      return polled > 0 || currentVersion() != held;
+      return busy(polled, currentVersion() != held);
     } catch (Exception unreachable) {
       task.polled.addAndGet(polled); // told next time
       figures.absorb(taken);
@@ -161,6 +168,15 @@ final class Slot implements SlotHost {
       }
       return true;
     }
+  }
+
+  /**
+   * Whether a slot that read {@code polled} records since its last report is busy (it reports again
+   * after {@link #TALK_MS}, not {@link #IDLE_TALK_MS}): more than a {@link #TRICKLE}, or {@code
+   * reassigned} (given a new assignment).
+   */
+  static boolean busy(long polled, boolean reassigned) {
+    return polled > TRICKLE || reassigned;
   }
 
   /** The entries of {@code now} that {@code told} does not hold as they are. */
