@@ -32,6 +32,7 @@ from tests.integration.test_replication import (
 )
 from topology.host import jobstate
 from topology.kafka import records
+from topology.kafka.ends import PartitionEnds
 from topology.kafka.records import Record
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
@@ -104,11 +105,13 @@ def test_the_loop_copies_exactly_and_new_topics_join_without_a_restart(
     # second (CopyTask.HEARTBEATS_COMMIT_MS), yet said as copied at once: the progress group
     # falls behind the source's heartbeats while their lag stays about 0.
     trailing = None
+    beats = ("heartbeats", 0)
+    source_ends = PartitionEnds(src)
     deadline = time.monotonic() + 25
     while trailing is None and time.monotonic() < deadline:
         time.sleep(1)
-        end = _heartbeats_end(src)
-        behind = end - positions(dst, topology.prefix, "heartbeats", 1)[("heartbeats", 0)]
+        end = source_ends.of([beats])[beats]
+        behind = end - positions(dst, topology.prefix, "heartbeats", 1)[beats]
         if behind >= 5:
             trailing = (behind, metrics_lag(url, "heartbeats"))
     assert trailing is not None, "the heartbeats' position was committed every second"
@@ -149,15 +152,6 @@ def positions(config: dict[str, str], owner: str, topic: str, count: int) -> dic
         wanted = [TopicPartition(f"src.{topic}", p) for p in range(count)]
         found = reader.committed(wanted, timeout=10)
         return {(topic, f.partition): f.offset for f in found}
-    finally:
-        reader.close()
-
-
-def _heartbeats_end(config: dict[str, str]) -> int:
-    """The end of the cluster's heartbeats topic (one partition)."""
-    reader = Consumer({**config, "group.id": "topo-test-heartbeats-end"})
-    try:
-        return int(reader.get_watermark_offsets(TopicPartition("heartbeats", 0), timeout=10)[1])
     finally:
         reader.close()
 
