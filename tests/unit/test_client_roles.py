@@ -110,13 +110,18 @@ def test_what_topo_leaves_open_is_accepted() -> None:
 
 
 def test_the_drivers_chores_run_at_topos_intervals_or_the_files() -> None:
-    assert intervals.of({}) == intervals.Chores(1.0, 2.0, 10.0, 60.0, 10.0, 60.0)
+    # at topo's defaults a quiet source's configs and ACLs are looked at as MM2 looks: 600 s
+    assert intervals.of({}) == intervals.Chores(1.0, 2.0, 10.0, 600.0, 10.0, 60.0)
     given = {
         intervals.TOPICS: 30.0,
         intervals.ACLS: 5.0,  # one look with the configs: the shorter wins
         intervals.CHECKPOINTS: 60.0,  # one round with the group offsets (10 s)
     }
     assert intervals.of(given) == intervals.Chores(1.0, 30.0, 5.0, 30.0, 10.0, 60.0)
+    # a stated interval backs off to six times itself, whichever of the two is stated
+    assert intervals.of({intervals.CONFIGS: 10.0}).follow_longest == 60.0
+    assert intervals.of({intervals.ACLS: 600.0}).follow_longest == 60.0  # configs': 10 s
+    assert intervals.of({intervals.CONFIGS: 600.0, intervals.ACLS: 600.0}).follow_longest == 3600
     made = topology(TOPOLOGY + "engine: {intervals: {refresh.topics.interval.seconds: 30}}\n")
     assert made.engine.intervals == {intervals.TOPICS: 30.0}
     refused = analysis.analyse(

@@ -30,6 +30,11 @@ DEFAULTS: Mapping[str, float] = {
 # A config and ACL look that changes nothing, and an offset round that finds nothing new, waits
 # longer, up to this many times its interval (at topo's defaults, MM2's 60 s for the rounds).
 BACKOFF = 6
+# At topo's defaults the config and ACL look backs off further, to MM2's own interval for it:
+# it describes every topic's configs on every cluster, the largest part of an idle driver's
+# work, and a change of a quiet source's configs or ACLs then waits at most as long as under
+# MM2. A stated interval backs off to BACKOFF times itself.
+FOLLOW_LONGEST = 600.0
 
 
 @dataclass(frozen=True)
@@ -49,11 +54,12 @@ def of(given: Mapping[str, float]) -> Chores:
     every = {**DEFAULTS, **given}
     follow = min(every[CONFIGS], every[ACLS])
     offsets = min(every[CHECKPOINTS], every[GROUP_OFFSETS])
+    stated = CONFIGS in given or ACLS in given
     return Chores(
         beat=every[HEARTBEATS],
         watch=every[TOPICS],
         follow=follow,
-        follow_longest=follow * BACKOFF,
+        follow_longest=follow * BACKOFF if stated else max(follow * BACKOFF, FOLLOW_LONGEST),
         offsets=offsets,
         offsets_longest=offsets * BACKOFF,
     )
