@@ -589,3 +589,27 @@ def test_a_refused_read_asks_the_named_cluster_what_reading_lacks() -> None:
     found = reconcile.refusal(loaded, message, read)
     assert found is not None and found.errors and read.asked == ["reading west"]
     assert reconcile.refusal(loaded, "cluster west (127.0.0.1:9002): timed out", read) is None
+
+
+def test_the_frequent_look_compares_every_source_topic_and_only_the_copies_on_a_target() -> None:
+    shapes = {
+        "east": {"orders": 3, "payments": 2},  # a source (and a target: active-active)
+        "west": {"east.orders": 3, "east.payments": 2, "their-own": 1},  # a target only
+    }
+    remotes = {"west": {"east.orders", "east.payments"}, "east": {"west.x"}}
+    watched = reconcile.watched(shapes, {"east"}, remotes)
+    assert watched == {
+        "east": {"orders": 3, "payments": 2},
+        "west": {"east.orders": 3, "east.payments": 2},
+    }
+    # another application's topic on the target changes nothing the look compares ...
+    busier = {**shapes, "west": {**shapes["west"], "theirs-too": 6}}
+    assert reconcile.watched(busier, {"east"}, remotes) == watched
+    # ... a copy deleted under its flow, or grown, does: the driver reconciles at once
+    deleted = {**shapes, "west": {"east.orders": 3, "their-own": 1}}
+    assert reconcile.watched(deleted, {"east"}, remotes) != watched
+    grown = {**shapes, "west": {**shapes["west"], "east.payments": 4}}
+    assert reconcile.watched(grown, {"east"}, remotes) != watched
+    # so does any topic made on a source
+    made = {**shapes, "east": {**shapes["east"], "refunds": 1}}
+    assert reconcile.watched(made, {"east"}, remotes) != watched

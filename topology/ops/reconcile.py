@@ -215,6 +215,25 @@ def follow(
     return Followed(planned.plan, applied, left)
 
 
+Shapes = Mapping[str, Mapping[str, int]]  # cluster -> topic -> partition count
+
+
+def watched(
+    shapes: Shapes, sources: Collection[str], remotes: Mapping[str, Collection[str]]
+) -> dict[str, dict[str, int]]:
+    """What of the clusters' topics the running driver's frequent look compares, so that a
+    change of it reconciles at once (`follow`): a source's every topic (a topic made there may
+    join a flow), and on a cluster that is only a target, the flows' copies there as last
+    followed (`remotes`): a copy deleted under its flow is made again within the look, not at
+    the slower config and ACL look, while topics others make there change nothing."""
+    return {
+        name: dict(topics)
+        if name in sources
+        else {topic: n for topic, n in topics.items() if topic in remotes.get(name, ())}
+        for name, topics in shapes.items()
+    }
+
+
 # -- what `topo plan` and `topo apply` read beyond the inventory, and the checks after it ------
 
 

@@ -44,6 +44,7 @@ class Following:
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
         self.watches: dict[str, TopicWatch] = {}  # per source, made on the first look
         self.shapes: dict[str, dict[str, int]] = {}
+        self.remotes: dict[str, set[str]] = {}  # target -> the flows' copies there, as followed
         self.clusters = inventory.Observers(configs)  # one admin client each, kept
 
     def sync(self) -> Maps:
@@ -77,7 +78,7 @@ class Following:
             for name, cluster in observed.items()
         }
         maps = replicated_topics(self.topology, observed)
-        return {
+        kept = {
             flow: {
                 source: remote
                 for source, remote in topic_map.items()
@@ -85,6 +86,10 @@ class Following:
             }
             for flow, topic_map in maps.items()
         }
+        self.remotes = {}
+        for flow, topic_map in kept.items():
+            self.remotes.setdefault(self.specs[flow].target, set()).update(topic_map.values())
+        return kept
 
     def forget_shapes(self) -> None:
         """The next `watch` reconciles even when no topic or partition count changed."""
@@ -92,19 +97,23 @@ class Following:
 
     def watch(self) -> tuple[Maps | None, str | None]:
         """The flows' topic maps when the sources' topics or partition counts changed since
-        the last look (reconciled through `sync`); None when they did not. The second value
-        says why the sources could not be read, if so."""
+        the last look, or a flow's copy on its target did (`reconcile.watched`), reconciled
+        through `sync`; None when they did not. The second value says why the clusters could
+        not be read, if so."""
+        sources = {spec.source for spec in self.specs.values()}
         if not self.watches:
-            sources = sorted({spec.source for spec in self.specs.values()})
-            self.watches = {name: TopicWatch(self.configs[name]) for name in sources}
+            targets = {spec.target for spec in self.specs.values()}
+            self.watches = {
+                name: TopicWatch(self.configs[name]) for name in sorted(sources | targets)
+            }
         try:
-            now = {name: watch.shapes() for name, watch in self.watches.items()}
-            if now == self.shapes:
+            seen = {name: watch.shapes() for name, watch in self.watches.items()}
+            if reconcile.watched(seen, sources, self.remotes) == self.shapes:
                 return None, None
             maps = self.sync()
         except TopoError as problem:
             return None, str(problem)
-        self.shapes = now
+        self.shapes = reconcile.watched(seen, sources, self.remotes)  # the copies just followed
         return maps, None
 
     def counts(self, flow: str, topic_map: Mapping[str, str]) -> dict[str, int]:
