@@ -10,9 +10,10 @@ in `topo-runs.internal` on the home cluster (`spark/lease_keeper.py`), so exactl
 writes: a second one exits with LEASE_HELD (`topo run` waits and tries again). In continuous
 mode it then:
 - follows the sources through the reconcile `topo apply` runs (`spark/following.py`): at once
-  when a source's topics or partition counts change (looked at every 2 s), and every 10 s for
-  configs and ACLs; a new topic or partition joins the flow's running copy loop (nothing
-  restarts), so a topic created after apply is copied in seconds;
+  when a source's topics or partition counts change or a flow's copy on its target does
+  (looked at every 2 s), and every 10 s for configs and ACLs, backing off while that changes
+  nothing; a new topic or partition joins the flow's running copy loop (nothing restarts), so
+  a topic created after apply is copied in seconds;
 - every second writes heartbeats and its status (`spark/driver_status.py`), which the lease
   thread publishes with each renewal; a stop request (`topo stop`, from any machine) is obeyed;
 - starts a flow taking over from MM2 where MM2 stopped (`spark/starts.py`), restarts a copy

@@ -2,8 +2,9 @@
 (`ops.reconcile.follow`): what a running job may do on its own (create and grow copies, sync
 configs and ACLs; never a delete) is executed here and recorded for `topo status`, and each
 flow's topic map comes out of it (source topic -> remote topic, for the topics whose remote
-exists). The sources' topics and partition counts are looked at often and cheaply
-(`TopicWatch`); the whole reconcile runs when they change, and on the caller's slower beat.
+exists). The sources' topics and partition counts, and the flows' copies on their targets,
+are looked at often and cheaply (`TopicWatch`, `reconcile.watched`); the whole reconcile runs
+when they change, and on the caller's slower beat.
 """
 
 import collections
