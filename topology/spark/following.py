@@ -43,7 +43,7 @@ class Following:
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
         self.made = 0  # changes made (or tried) since the driver started
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
-        self.watches: dict[str, TopicWatch] = {}  # per source, made on the first look
+        self.watches: dict[str, TopicWatch] = {}  # per source and target, made on the first look
         self.shapes: dict[str, dict[str, int]] = {}
         self.remotes: dict[str, set[str]] = {}  # target -> the flows' copies there, as followed
         self.clusters = inventory.Observers(configs)  # one admin client each, kept
