@@ -26,7 +26,7 @@ replicator in turn (ABBA over the pairs), on topics of its own:
 - then a topic created on the source: seconds until its first record is on the target.
 
 topo's default intervals are shorter than MM2's (topics every 2 s, checkpoints and group offsets
-every 10 s, configs and ACLs every 10 s backing off to 60: docs/topology.md); with
+every 10 s, configs and ACLs every 10 s backing off to 600: docs/topology.md); with
 `--mm2-intervals` the topology sets MM2's (topics every 5 s, checkpoints and group offsets every
 60 s, configs and ACLs every 600 s) and its export gives MM2 the same, so both do the same
 periodic work.
