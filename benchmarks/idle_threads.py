@@ -4,7 +4,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
         [--settle 60] [--window 40] [--py-spy [--rate 50] [--spy-seconds 30]]
-        [--java-options=-XX:...] [--no-heartbeats]
+        [--java-options=-XX:...] [--no-heartbeats] [--broker-heap 2g]
 
 On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
 `--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
@@ -87,6 +87,9 @@ def main() -> None:
         action="store_true",
         help="the flow writes no heartbeats (emit.heartbeats: false): what their copy costs",
     )
+    parser.add_argument(
+        "--broker-heap", help="the lab brokers' largest heap (-Xmx), as benchmarks/scale.py's"
+    )
     options = parser.parse_args()
     if options.no_heartbeats:
         mm2.DEFAULTS["emit"] = "{heartbeats: false}"
@@ -96,8 +99,10 @@ def main() -> None:
         )
     from confluent_kafka.admin import AdminClient
 
-    from topology.lab import manager
+    from topology.lab import manager, process
 
+    if options.broker_heap:
+        process.HEAP_OPTS = ["-Xms128m", f"-Xmx{options.broker_heap}"]
     root = bench.private_run("topo-bench-idle-")
     folder = root / "work"
     folder.mkdir()

@@ -54,7 +54,7 @@ from topology.host import jobstate, key_stores
 from topology.kafka.heartbeats import Emitter
 from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.spark import cores, loop
+from topology.spark import cores, loop, topic_shapes
 from topology.spark.driver_status import DriverStatus
 from topology.spark.following import Following
 from topology.spark.lease_keeper import LeaseKeeper
@@ -128,7 +128,16 @@ class Replicator:
         )
         self.figures = self.watched.figures
         self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)
-        self.following = Following(topology, jobs, configs, self.figures, report)
+        self.following = Following(
+            topology,
+            jobs,
+            configs,
+            self.figures,
+            report,
+            lambda name: (
+                topic_shapes.opened(spark, configs[name], f"topo-{topology.name}-topics").shapes
+            ),
+        )
         self.handovers = Handovers(jobs.starts, report)
         self.status = DriverStatus(topology, jobs, once, self.figures)
 

@@ -3,8 +3,9 @@
 configs and ACLs; never a delete) is executed here and recorded for `topo status`, and each
 flow's topic map comes out of it (source topic -> remote topic, for the topics whose remote
 exists). The sources' topics and partition counts, and the flows' copies on their targets,
-are looked at often and cheaply (`TopicWatch`, `reconcile.watched`); the whole reconcile runs
-when they change, and on the caller's slower beat.
+are looked at often and cheaply (`looker`: the driver's is `spark.topic_shapes`;
+`reconcile.watched` says what counts); the whole reconcile runs when they change, and on the
+caller's slower beat.
 """
 
 import collections
@@ -16,13 +17,13 @@ from topology.core.jobs import JobsDocument
 from topology.core.model import Topology
 from topology.core.plan.planner import replicated_topics
 from topology.kafka import changes, inventory
-from topology.kafka.topic_watch import TopicWatch
 from topology.ops import reconcile
 from topology.telemetry.figures import Figures
 
 APPLIED_KEPT = 50  # the driver's own changes shown by `topo status`, newest last
 
 Maps = dict[str, dict[str, str]]  # flow -> source topic -> remote topic
+Look = Callable[[], Mapping[str, int]]  # a cluster's topics -> partition counts, asked now
 
 
 class Following:
@@ -33,7 +34,10 @@ class Following:
         configs: dict[str, dict[str, str]],
         figures: Figures,
         report: Callable[..., None],
+        looker: Callable[[str], Look],
     ) -> None:
+        """`looker` gives the look at the named cluster's topics (made once per cluster, on
+        the first `watch`)."""
         self.topology = topology
         self.jobs = jobs
         self.configs = configs
@@ -43,7 +47,8 @@ class Following:
         self.applied: collections.deque[dict[str, Any]] = collections.deque(maxlen=APPLIED_KEPT)
         self.made = 0  # changes made (or tried) since the driver started
         self.partitions: dict[str, dict[str, int]] = {}  # cluster -> topic -> count, as seen
-        self.watches: dict[str, TopicWatch] = {}  # per source and target, made on the first look
+        self.looker = looker
+        self.looks: dict[str, Look] = {}  # per source and target, made on the first watch
         self.shapes: dict[str, dict[str, int]] = {}
         self.remotes: dict[str, set[str]] = {}  # target -> the flows' copies there, as followed
         self.clusters = inventory.Observers(configs)  # one admin client each, kept
@@ -102,13 +107,11 @@ class Following:
         through `sync`; None when they did not. The second value says why the clusters could
         not be read, if so."""
         sources = {spec.source for spec in self.specs.values()}
-        if not self.watches:
-            targets = {spec.target for spec in self.specs.values()}
-            self.watches = {
-                name: TopicWatch(self.configs[name]) for name in sorted(sources | targets)
-            }
         try:
-            seen = {name: watch.shapes() for name, watch in self.watches.items()}
+            if not self.looks:
+                targets = {spec.target for spec in self.specs.values()}
+                self.looks = {name: self.looker(name) for name in sorted(sources | targets)}
+            seen = {name: dict(look()) for name, look in self.looks.items()}
             if reconcile.watched(seen, sources, self.remotes) == self.shapes:
                 return None, None
             maps = self.sync()

@@ -6,7 +6,8 @@ place), `Slot`, `SlotJobs`, `SlotPlugin` and `SlotWire` (copy slots as Spark tas
 talk to the leader), `CopyTask` (a slot's copy: a consumer feeding a producer), `Hops` (the loop
 rules and stamps), `Ledger` (the positions in the progress group), `LoopFigures` (the figures),
 `Rebalance` (which partition moves), `RecordFilter` and `SqlFilter` (a flow's record filter,
-compiled by Spark's expression engine).
+compiled by Spark's expression engine); `TopicShapes` (the running driver's frequent look at a
+cluster's topics and partition counts).
 
 They are compiled with the machine's JDK against the connector's kafka-clients jar and
 pyspark's own jars, and cached by the sources' digest, like the Maven jars.
@@ -41,6 +42,7 @@ SOURCES = (
     "SlotPlugin.java",
     "SlotJobs.java",
     "SqlFilter.java",
+    "TopicShapes.java",
 )
 JAR = "topo-classes.jar"
 
