@@ -17,25 +17,29 @@ class _JavaClass:
 class _JavaException:
     _target_id = "o1"  # py4j's reference to the exception in the JVM
 
-    def __init__(self, message: str | None) -> None:
-        self.message = message
+    def __init__(self, message: str | None, cause: "_JavaException | None" = None) -> None:
+        self.message, self.cause = message, cause
 
     def getMessage(self) -> str | None:
         return self.message
+
+    def getCause(self) -> "_JavaException | None":
+        return self.cause
 
     def getClass(self) -> _JavaClass:
         return _JavaClass()
 
 
 class _Java:
-    def __init__(self, answer: str | None = None, failure: str | None = "unset") -> None:
+    def __init__(self, answer: str | None = None, failure: _JavaException | None = None) -> None:
         self.answer, self.failure = answer, failure
         self.asked: list[int] = []
 
     def shapes(self, timeout_ms: int) -> str:
         self.asked.append(timeout_ms)
-        if self.answer is None:
-            raise Py4JJavaError("An error occurred", _JavaException(self.failure))
+        if self.failure is not None:
+            raise Py4JJavaError("An error occurred", self.failure)
+        assert self.answer is not None
         return self.answer
 
 
@@ -50,15 +54,25 @@ def test_no_topics_is_an_empty_look() -> None:
 
 
 @pytest.mark.parametrize(
-    ("message", "said"),
+    ("failure", "said"),
     [
-        ("Timeout expired while fetching topic metadata", "Timeout expired while fetching"),
-        (None, "TimeoutException"),
+        (
+            _JavaException("Timeout expired while fetching topic metadata"),
+            "Timeout expired while fetching topic metadata",
+        ),
+        (_JavaException(None), "TimeoutException"),
+        (
+            _JavaException(
+                "Failed to construct kafka consumer",
+                _JavaException("Could not login: the client is being asked for a password\nmore"),
+            ),
+            "Failed to construct kafka consumer: Could not login: the client is being asked",
+        ),
     ],
 )
-def test_a_java_failure_is_one_line_naming_the_cluster(message: str | None, said: str) -> None:
+def test_a_java_failure_is_one_line_naming_the_cluster(failure: _JavaException, said: str) -> None:
     with pytest.raises(KafkaUnavailableError) as raised:
-        TopicShapes(_Java(failure=message), "a:9092").shapes()
+        TopicShapes(_Java(failure=failure), "a:9092").shapes()
     line = str(raised.value)
-    assert line.startswith("listing topics on a:9092 failed: ") and said in line
+    assert line.startswith(f"listing topics on a:9092 failed: {said}")
     assert "\n" not in line

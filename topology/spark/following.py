@@ -36,8 +36,8 @@ class Following:
         report: Callable[..., None],
         looker: Callable[[str], Look],
     ) -> None:
-        """`looker` gives the look at the named cluster's topics (made once per cluster, on
-        the first `watch`)."""
+        """`looker` gives the look at the named cluster's topics (made once per cluster, by
+        the first `watch` that can)."""
         self.topology = topology
         self.jobs = jobs
         self.configs = configs
@@ -108,9 +108,9 @@ class Following:
         not be read, if so."""
         sources = {spec.source for spec in self.specs.values()}
         try:
-            if not self.looks:
-                targets = {spec.target for spec in self.specs.values()}
-                self.looks = {name: self.looker(name) for name in sorted(sources | targets)}
+            targets = {spec.target for spec in self.specs.values()}
+            for name in sorted((sources | targets) - set(self.looks)):  # each made once, kept
+                self.looks[name] = self.looker(name)
             seen = {name: dict(look()) for name, look in self.looks.items()}
             if reconcile.watched(seen, sources, self.remotes) == self.shapes:
                 return None, None

@@ -52,6 +52,14 @@ def opened(spark: SparkSession, config: dict[str, str], client_id: str) -> Topic
 
 
 def _reason(problem: Py4JJavaError) -> str:
-    """The Java exception's own message (its class's name without one)."""
+    """The Java exception's own message (its class's name without one), and its first
+    cause's when it has one ("Failed to construct kafka consumer: <why>"): one line."""
+    said = []
     cause = problem.java_exception
-    return str(cause.getMessage() or cause.getClass().getSimpleName())
+    for _ in range(2):
+        said.append(str(cause.getMessage() or cause.getClass().getSimpleName()))
+        cause = cause.getCause()
+        if cause is None:
+            break
+    lines = ": ".join(said).splitlines()
+    return lines[0] if lines else "no reason given"
