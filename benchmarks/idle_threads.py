@@ -4,7 +4,7 @@ Run by hand, never from the test suite, on a machine where nothing else heavy ru
 
     .venv/bin/python benchmarks/idle_threads.py [--topics 300] [--partitions 2]
         [--settle 60] [--window 40] [--py-spy [--rate 50] [--spy-seconds 30]]
-        [--java-options=-XX:...] [--no-heartbeats] [--broker-heap 2g]
+        [--java-options=-XX:...] [--no-heartbeats] [--broker-heap 2g] [--jfr 60]
 
 On the lab clusters `bench-src` and `bench-dst` (a private lab folder, as benchmarks/scale.py),
 `--topics` topics of `--partitions` partitions with 20 records each are copied by topo (`topo
@@ -13,8 +13,11 @@ CPU of every thread of its session is read from /proc over `--window` seconds an
 process and thread name (Java names its threads: `C2 CompilerThre`, `Executor task l`; the
 Python driver's threads are all `python`, librdkafka's `rdk:*`). With `--py-spy` (py-spy
 installed: `pip install py-spy`), each Python process of the session is then sampled for 30 s
-(raw stacks copied to `py-spy-<pid>.txt` in the current folder). docs/performance.md ("Where
-topo's idle goes") reads these.
+(raw stacks copied to `py-spy-<pid>.txt` in the current folder). With `--jfr SECONDS`, each
+Java process of the session is then recorded by Java Flight Recorder (the JDK's `jcmd`, its
+`profile` settings) for that long, the recording copied to `jfr-<pid>.jfr`, and its execution
+samples summed by thread and by the first frame of topo's own (or the leaf frame). docs/
+performance.md ("Where topo's idle goes") reads these.
 """
 
 import argparse
@@ -30,6 +33,8 @@ from pathlib import Path
 import mm2  # benchmarks/mm2.py: topo started as its users start it
 import replication as bench  # benchmarks/replication.py: /proc readers, the lab's quiet logger
 import scale  # benchmarks/scale.py: topics filled, copies counted
+
+from topology.spark import topojar
 
 RECORDS = 20  # per topic
 
@@ -90,6 +95,9 @@ def main() -> None:
     parser.add_argument(
         "--broker-heap", help="the lab brokers' largest heap (-Xmx), as benchmarks/scale.py's"
     )
+    parser.add_argument(
+        "--jfr", type=int, default=0, help="seconds of Java Flight Recorder after the window"
+    )
     options = parser.parse_args()
     if options.no_heartbeats:
         mm2.DEFAULTS["emit"] = "{heartbeats: false}"
@@ -145,10 +153,45 @@ def main() -> None:
                     kept = Path.cwd() / out.name
                     shutil.copy(out, kept)
                     print(f"py-spy of {pid}: {kept}")
+            if options.jfr:
+                javas = {p for (p, t), (command, _, _) in after.items() if p == t}
+                for pid in sorted(javas):
+                    if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"java"):
+                        flight(pid, options.jfr, root)
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
 
 
-if __name__ == "__main__":
-    main()
+def flight(pid: str, seconds: int, root: Path) -> None:
+    """Record the Java process `pid` for `seconds` with the JDK's flight recorder, keep the
+    recording in the current folder and print where its samples are."""
+    out = root / f"jfr-{pid}.jfr"
+    start = ["JFR.start", "settings=profile", f"duration={seconds}s", f"filename={out}"]
+    subprocess.run([topojar.jdk_tool("jcmd"), pid, *start], check=True, capture_output=True)
+    time.sleep(seconds + 5)
+    kept = Path.cwd() / out.name
+    shutil.copy(out, kept)
+    printed = subprocess.run(
+        [topojar.jdk_tool("jfr"), "print", "--json", "--events", "jdk.ExecutionSample", str(kept)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    samples = json.loads(printed.stdout)["recording"]["events"]
+    by_thread: collections.Counter[str] = collections.Counter()
+    by_frame: collections.Counter[str] = collections.Counter()
+    for sample in samples:
+        thread = sample["values"]["sampledThread"]["javaName"] or "?"
+        frames = [
+            f"{f['method']['type']['name'].replace('/', '.')}.{f['method']['name']}"
+            for f in sample["values"]["stackTrace"]["frames"]
+        ]
+        ours = next((f for f in frames if f.startswith("dev.topo")), None)
+        by_thread[thread] += 1
+        by_frame[f"{thread[:24]:24}  {frames[0] if frames else '?'}  <- {ours}"] += 1
+    print(f"flight recording of {pid}: {kept}, {len(samples)} samples over {seconds} s")
+    for name, count in by_thread.most_common(12):
+        print(f"  {count:5d}  {name}")
+    for name, count in by_frame.most_common(25):
+        print(f"  {count:5d}  {name}")

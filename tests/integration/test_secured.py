@@ -197,6 +197,11 @@ def synced_and_running(t: Topology, a: str, b: str, orders: str, group: str) -> 
         f"{b}->{a}": "running",
     }
     assert all(f["latency_ms"] is not None for f in status["flows"]), "no heartbeat arrived"
+    # The driver's looks made in its JVM (the metrics' partition ends and topic ids, by a Java
+    # admin client) answered on these clusters: a look that gets no answer says so in its log.
+    log = (jobstate.folder(t.prefix) / jobstate.LOG).read_text(errors="replace")
+    failed = ("metrics: reading", "metrics: a client of")
+    assert [line for line in log.splitlines() if any(f in line for f in failed)] == []
     offsets = run_topo("offsets", str(t.file), "--group", group, "--json")
     assert offsets.returncode == 0, offsets.stderr
     assert {(m["from"], m["to"]) for m in json.loads(offsets.stdout)["groups"]} >= {(a, b)}

@@ -88,15 +88,19 @@ def _spec(flow: str, source: str) -> JobSpec:
 
 
 class _Source:
-    """A source cluster's ends, as PartitionEnds.of answers them; each look recorded."""
+    """A source cluster's ends, as its `cluster_looks.AdminLooks.ends` answers them; each look
+    recorded."""
 
     def __init__(self, ends: dict[tuple[str, int], int]) -> None:
-        self.ends = ends
+        self.known = ends
         self.looks: list[set[tuple[str, int]]] = []
 
-    def of(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+    def ids(self, topics: Iterable[str]) -> dict[str, str]:
+        raise AssertionError("not asked here")
+
+    def ends(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
         self.looks.append(set(partitions))
-        return {p: self.ends[p] for p in partitions if p in self.ends}
+        return {p: self.known[p] for p in partitions if p in self.known}
 
 
 def test_the_metrics_thread_measures_lag_from_reports_and_asks_each_source_once_per_look(
@@ -105,11 +109,19 @@ def test_the_metrics_thread_measures_lag_from_reports_and_asks_each_source_once_
     specs = {"e1": _spec("e1", "east"), "e2": _spec("e2", "east"), "w": _spec("w", "west")}
     positions = {"e1": {A0: 4, A1: 2}, "e2": {A0: 1, B0: 0}, "w": {A0: 7}}
     reported = {"e1": told(0.0, {A0: 6, A1: 2}), "w": told(0.0, {A0: 9})}
-    made = Watched(
-        "o", {}, specs, {}, tmp_path, lambda line: None, lambda: positions, lambda: reported
-    )
     east, west = _Source({A0: 10, A1: 2, B0: 3}), _Source({A0: 9})
-    made.ends = {"east": east, "west": west}  # type: ignore[dict-item]
+    sources = {"east": east, "west": west}
+    made = Watched(
+        "o",
+        {},
+        specs,
+        {},
+        tmp_path,
+        lambda line: None,
+        lambda: positions,
+        lambda: reported,
+        looker=sources.__getitem__,
+    )
     made._lags()
     # The first look at each source is whole: one request for every partition its flows read.
     assert east.looks == [{A0, A1, B0}] and west.looks == [{A0}]
@@ -120,7 +132,7 @@ def test_the_metrics_thread_measures_lag_from_reports_and_asks_each_source_once_
     reported["e1"] = told(10**9, {A0: 10, A1: 2})
     positions["e1"] = {A0: 10, A1: 2}
     positions["e2"] = {A0: 1, B0: 0, ("b", 1): 0}
-    east.ends[("b", 1)] = 4
+    east.known[("b", 1)] = 4
     made._lags()
     assert east.looks == [{A0, A1, B0}, {("b", 1)}] and west.looks == [{A0}]
     assert made.figures.lag_of("e1") == 0 and made.figures.lag_of("e2") == 16

@@ -1,10 +1,10 @@
 """Topics deleted and made again under a running copy, told by their topic ids (Kafka gives a
 topic a new id each time it is made). Pure: the driver's telemetry thread hands in the ids it
-read on each side (`kafka/topic_ids.py`) and reports the losses found (`progress.Loss`, kinds
+read on each side (`spark/cluster_looks.py`) and reports the losses found (`progress.Loss`, kinds
 `recreated` on the source and `target` on the target).
 
 Which topics it asks a cluster about, and when, is `IdLook`'s: asking is the costly part (a
-topic's description, built into Python objects, for every topic of every flow). A topic is asked
+description of every topic of every flow, each with its partitions). A topic is asked
 about as soon as it is wanted and its id is not known (a topic that just joined a flow, or one
 missing at its last look: deleted, and perhaps being made again), and otherwise once every
 `EVERY` seconds; the ids of topics nobody wants any more are forgotten.

@@ -1,6 +1,6 @@
 """Where source partitions end for a read_committed reader (their last stable offsets), asked
-in one request per source cluster and look: what the metrics compare a flow's read positions
-with to tell its lag while a batch is still running or hung."""
+in one request per source cluster and look: where a handover from MM2 finds the sources (the
+running driver's metrics ask theirs in its JVM: spark/cluster_looks.py)."""
 
 import concurrent.futures
 from collections.abc import Iterable

@@ -54,7 +54,7 @@ from topology.host import jobstate, key_stores
 from topology.kafka.heartbeats import Emitter
 from topology.ops.replicate import Action, Cadence, Do, Leader, Tick
 from topology.ops.supervise import JOBS_REFUSED, LEASE_HELD
-from topology.spark import cores, loop, topic_shapes
+from topology.spark import cluster_looks, cores, loop
 from topology.spark.driver_status import DriverStatus
 from topology.spark.following import Following
 from topology.spark.lease_keeper import LeaseKeeper
@@ -125,6 +125,9 @@ class Replicator:
             self.reported_ends,
             objectives,
             lambda: dict(self.maps),
+            looker=lambda name: cluster_looks.admin_opened(
+                spark, configs[name], f"topo-{topology.name}-looks"
+            ),
         )
         self.figures = self.watched.figures
         self.rounds = OffsetRounds(topology, configs, set(self.specs), once, self.figures, report)
@@ -135,7 +138,9 @@ class Replicator:
             self.figures,
             report,
             lambda name: (
-                topic_shapes.opened(spark, configs[name], f"topo-{topology.name}-topics").shapes
+                cluster_looks.shapes_opened(
+                    spark, configs[name], f"topo-{topology.name}-topics"
+                ).shapes
             ),
         )
         self.handovers = Handovers(jobs.starts, report)

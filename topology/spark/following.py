@@ -3,7 +3,7 @@
 configs and ACLs; never a delete) is executed here and recorded for `topo status`, and each
 flow's topic map comes out of it (source topic -> remote topic, for the topics whose remote
 exists). The sources' topics and partition counts, and the flows' copies on their targets,
-are looked at often and cheaply (`looker`: the driver's is `spark.topic_shapes`;
+are looked at often and cheaply (`looker`: the driver's is `spark.cluster_looks`;
 `reconcile.watched` says what counts); the whole reconcile runs when they change, and on the
 caller's slower beat.
 """

@@ -7,7 +7,8 @@ talk to the leader), `CopyTask` (a slot's copy: a consumer feeding a producer), 
 rules and stamps), `Ledger` (the positions in the progress group), `LoopFigures` (the figures),
 `Rebalance` (which partition moves), `RecordFilter` and `SqlFilter` (a flow's record filter,
 compiled by Spark's expression engine); `TopicShapes` (the running driver's frequent look at a
-cluster's topics and partition counts).
+cluster's topics and partition counts) and `AdminLooks` (its metrics' looks at the topics' ids
+and the partitions' ends).
 
 They are compiled with the machine's JDK against the connector's kafka-clients jar and
 pyspark's own jars, and cached by the sources' digest, like the Maven jars.
@@ -43,6 +44,7 @@ SOURCES = (
     "SlotJobs.java",
     "SqlFilter.java",
     "TopicShapes.java",
+    "AdminLooks.java",
 )
 JAR = "topo-classes.jar"
 

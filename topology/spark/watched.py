@@ -6,9 +6,9 @@ against its read positions: core/lag_look.py) and the history sampled and saved.
 import json
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from topology.core.errors import TopoError
 from topology.core.jobs import JobSpec
@@ -19,8 +19,6 @@ from topology.core.objectives import Watch
 from topology.core.topic_ids import IdLook, IdWatch
 from topology.host import jobstate
 from topology.kafka import heartbeats
-from topology.kafka.ends import PartitionEnds
-from topology.kafka.topic_ids import TopicIds
 from topology.telemetry import history as history_document
 from topology.telemetry.figures import Figures, Snapshot
 from topology.telemetry.health import measures
@@ -31,6 +29,20 @@ HISTORY_FILE = "history.json"
 SAMPLE_EVERY = 2.0  # the history's tiers take what is due
 BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, each flow's lag measured
 Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
+T = TypeVar("T")
+
+
+class ClusterLooks(Protocol):
+    """The looks at one cluster this thread makes (the driver's: `spark.cluster_looks`)."""
+
+    def ids(self, topics: Iterable[str]) -> dict[str, str]:
+        """Each topic's id; one that does not exist left out; KafkaUnavailableError."""
+        ...
+
+    def ends(self, partitions: Iterable[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """Each partition's last stable offset; one that does not exist left out;
+        KafkaUnavailableError when any end cannot be had."""
+        ...
 
 
 class Watched:
@@ -46,7 +58,11 @@ class Watched:
         reported: Callable[[], Mapping[str, Reported]] = dict,
         objectives: Mapping[str, Objectives] | None = None,
         maps: Callable[[], Mapping[str, Mapping[str, str]]] = dict,
+        *,
+        looker: Callable[[str], ClusterLooks],
     ) -> None:
+        """`looker` gives the looks at the named cluster (made once per cluster, on first
+        use)."""
         self.owner = owner
         self.specs = specs
         self.configs = configs
@@ -55,10 +71,11 @@ class Watched:
         self.positions = positions
         self.reported = reported  # flow -> the ends its copy reported last
         self.maps = maps  # flow -> its copy's topic map, source -> target
-        self.ids: dict[str, TopicIds] = {}  # by cluster, made on first use
+        self.looker = looker
+        self.cluster_looks: dict[str, ClusterLooks] = {}  # by cluster, made on first use
+        self.failing: set[tuple[str, str]] = set()  # (cluster, look) not answered, reported
         self.id_looks: dict[str, IdLook] = {}  # by cluster: which ids to ask for, and when
         self.id_watches = {flow: IdWatch() for flow in specs}
-        self.ends: dict[str, PartitionEnds] = {}  # by source cluster, made on first use
         self.looks: dict[str, LagLook] = {}  # by source cluster: its ends asked, and when
         self.beats: dict[str, heartbeats.CopiedBeats] = {}  # by flow, made on first use
         flows = {flow: (spec.source, spec.target) for flow, spec in specs.items()}
@@ -180,12 +197,9 @@ class Watched:
             now = time.monotonic()  # before asking: a report during the look is newer
             wanted, whole = look.wanted(now, read, [reported[f] for f in flows if f in reported])
             if wanted:
-                try:
-                    if source not in self.ends:
-                        self.ends[source] = PartitionEnds(self.configs[source])
-                    look.answered(now, wanted, self.ends[source].of(wanted), whole)
-                except TopoError:
-                    pass  # the next look asks again
+                ends = self._asked(source, "ends", lambda looks: looks.ends(wanted))  # noqa: B023
+                if ends is not None:  # (not answered: the next look asks again)
+                    look.answered(now, wanted, ends, whole)
             for flow in flows:
                 self.figures.lag(flow, look.lag(positions[flow], reported.get(flow)))
 
@@ -207,13 +221,11 @@ class Watched:
             asking = look.wanted(at, topics)
             if not asking:
                 continue
-            try:
-                if cluster not in self.ids:
-                    self.ids[cluster] = TopicIds(self.configs[cluster])
-                ids[cluster] = self.ids[cluster].of(asking)
-            except TopoError:
+            answer = self._asked(cluster, "ids", lambda looks: looks.ids(asking))  # noqa: B023
+            if answer is None:
                 continue  # not answered: its ids stay as last seen, and are asked for again
-            look.answered(at, asking, ids[cluster])
+            ids[cluster] = answer
+            look.answered(at, asking, answer)
         now = time.time()
         for flow, topic_map in maps.items():
             spec = self.specs[flow]
@@ -224,6 +236,21 @@ class Watched:
             )
             for loss in self.figures.lost(flow, found, now):
                 self.report(f"{flow}: LOST: {loss.describe()} (on_loss: {spec.on_loss})")
+
+    def _asked(self, cluster: str, what: str, ask: Callable[[ClusterLooks], T]) -> T | None:
+        """A look at `cluster`'s `what` (`ask`, called here and now): its answer, or None when it
+        gives none. That is reported once, and again only after it has answered in between."""
+        try:
+            if cluster not in self.cluster_looks:
+                self.cluster_looks[cluster] = self.looker(cluster)
+            answer = ask(self.cluster_looks[cluster])
+        except TopoError as problem:
+            if (cluster, what) not in self.failing:
+                self.failing.add((cluster, what))
+                self.report(f"metrics: {problem} (asked again at each look)")
+            return None
+        self.failing.discard((cluster, what))
+        return answer
 
     def _beats(self) -> None:
         """Each flow's heartbeats copied to its target since the last look (one consumer per
