@@ -195,3 +195,7 @@ def flight(pid: str, seconds: int, root: Path) -> None:
         print(f"  {count:5d}  {name}")
     for name, count in by_frame.most_common(25):
         print(f"  {count:5d}  {name}")
+
+
+if __name__ == "__main__":
+    main()
