@@ -71,11 +71,11 @@ def test_the_newer_of_the_reported_and_the_asked_end_counts() -> None:
     assert LagLook().lag(read, None) == {}
 
 
-def _spec(flow: str, source: str) -> JobSpec:
+def _spec(flow: str, source: str, target: str = "t") -> JobSpec:
     return JobSpec(
         flow=flow,
         source=source,
-        target="t",
+        target=target,
         topics={"include": [".*"], "exclude": []},
         naming="prefix",
         separator=".",

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.unit.test_lag_look import _spec
 from topology.core.errors import KafkaUnavailableError
-from topology.core.jobs import JobSpec
 from topology.spark import watched
 from topology.spark.watched import Watched
 
@@ -62,16 +62,7 @@ def test_a_topic_made_again_on_either_side_is_a_loss_reported_once(tmp_path: Pat
         "west": _Cluster({"east.orders": "t1", "east.audit": "u1"}),
     }
     reported: list[str] = []
-    made = Watched(
-        "o",
-        {},
-        {"f": _spec()},
-        {},
-        tmp_path,
-        reported.append,
-        maps=lambda: {"f": {"orders": "east.orders", "audit": "east.audit"}},
-        looker=clusters.__getitem__,
-    )
+    made = _watched(tmp_path, reported, {"orders": "east.orders", "audit": "east.audit"}, clusters)
     made._topic_ids()
     assert clusters["east"].looks == [{"orders", "audit"}]
     assert clusters["west"].looks == [{"east.orders", "east.audit"}]
@@ -97,16 +88,8 @@ def test_a_cluster_that_does_not_answer_is_reported_once_until_it_answers_again(
 ) -> None:
     west = _Cluster({"east.orders": "t1"})
     reported: list[str] = []
-    made = Watched(
-        "o",
-        {},
-        {"f": _spec()},
-        {},
-        tmp_path,
-        reported.append,
-        maps=lambda: {"f": {"orders": "east.orders"}},
-        looker=lambda name: west if name == "west" else _Cluster({"orders": "o1"}),
-    )
+    clusters = {"east": _Cluster({"orders": "o1"}), "west": west}
+    made = _watched(tmp_path, reported, {"orders": "east.orders"}, clusters)
     west.down = True
     for _ in range(3):
         _all_due(made)
@@ -124,19 +107,19 @@ def test_a_cluster_that_does_not_answer_is_reported_once_until_it_answers_again(
     assert len(reported) == 2 and reported[0] == reported[1]
 
 
-def _spec() -> JobSpec:
-    return JobSpec(
-        flow="f",
-        source="east",
-        target="west",
-        topics={"include": [".*"], "exclude": []},
-        naming="prefix",
-        separator=".",
-        heartbeats=False,
-        provenance=True,
-        delivery="at-least-once",
-        start="earliest",
-        record_filter=None,
+def _watched(
+    tmp_path: Path, reported: list[str], topic_map: dict[str, str], clusters: dict[str, _Cluster]
+) -> Watched:
+    """One flow `f` from `east` to `west` copying `topic_map`, its looks at `clusters`."""
+    return Watched(
+        "o",
+        {},
+        {"f": _spec("f", "east", "west")},
+        {},
+        tmp_path,
+        reported.append,
+        maps=lambda: {"f": topic_map},
+        looker=clusters.__getitem__,
     )
 
 
