@@ -1,6 +1,7 @@
 """kafka/ends.py's reading of a ListOffsets answer: a deleted partition is left out, a cluster
 that does not answer is an error (never an end of 0 waiting records). The answer's futures are
-made here; the request itself is tested against real clusters in test_metrics."""
+made here; the request itself is made against real clusters by test_copy_loop and the MM2
+handover tests."""
 
 from concurrent.futures import Future
 from typing import Any

@@ -83,7 +83,7 @@ def test_a_topic_made_again_on_either_side_is_a_loss_reported_once(tmp_path: Pat
     assert len(clusters["east"].looks) == 3 and len(reported) == 2  # told once
 
 
-def test_a_cluster_that_does_not_answer_is_reported_once_until_it_answers_again(
+def test_a_cluster_that_does_not_answer_is_reported_once_and_its_next_answer_too(
     tmp_path: Path,
 ) -> None:
     west = _Cluster({"east.orders": "t1"})
@@ -101,10 +101,13 @@ def test_a_cluster_that_does_not_answer_is_reported_once_until_it_answers_again(
     west.down = False
     _all_due(made)
     made._topic_ids()
+    assert reported[1:] == ["metrics: west answers the look at its topics' ids again"]
+    _all_due(made)
+    made._topic_ids()
     west.down = True
     _all_due(made)
     made._topic_ids()
-    assert len(reported) == 2 and reported[0] == reported[1]
+    assert len(reported) == 3 and reported[2] == reported[0]
 
 
 def _watched(

@@ -126,7 +126,7 @@ class Replicator:
             objectives,
             lambda: dict(self.maps),
             looker=lambda name: cluster_looks.admin_opened(
-                spark, configs[name], f"topo-{topology.name}-looks"
+                spark, configs[name], f"topo-{topology.name}-looks-{name}"
             ),
         )
         self.figures = self.watched.figures
@@ -139,7 +139,7 @@ class Replicator:
             report,
             lambda name: (
                 cluster_looks.shapes_opened(
-                    spark, configs[name], f"topo-{topology.name}-topics"
+                    spark, configs[name], f"topo-{topology.name}-topics-{name}"
                 ).shapes
             ),
         )

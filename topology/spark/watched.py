@@ -30,6 +30,7 @@ SAMPLE_EVERY = 2.0  # the history's tiers take what is due
 BEATS_EVERY = 5.0  # heartbeat copies read back on the targets, each flow's lag measured
 Positions = Mapping[str, Mapping[tuple[str, int], int]]  # flow -> (topic, partition) -> offset
 T = TypeVar("T")
+LOOKS = {"ids": "topics' ids", "ends": "partitions' ends"}  # what `Watched._asked` asks
 
 
 class ClusterLooks(Protocol):
@@ -239,7 +240,7 @@ class Watched:
 
     def _asked(self, cluster: str, what: str, ask: Callable[[ClusterLooks], T]) -> T | None:
         """A look at `cluster`'s `what` (`ask`, called here and now): its answer, or None when it
-        gives none. That is reported once, and again only after it has answered in between."""
+        gives none. That is reported once, and so is its first answer after."""
         try:
             if cluster not in self.cluster_looks:
                 self.cluster_looks[cluster] = self.looker(cluster)
@@ -249,7 +250,9 @@ class Watched:
                 self.failing.add((cluster, what))
                 self.report(f"metrics: {problem} (asked again at each look)")
             return None
-        self.failing.discard((cluster, what))
+        if (cluster, what) in self.failing:
+            self.failing.discard((cluster, what))
+            self.report(f"metrics: {cluster} answers the look at its {LOOKS[what]} again")
         return answer
 
     def _beats(self) -> None:

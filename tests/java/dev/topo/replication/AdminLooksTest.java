@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
@@ -42,6 +43,19 @@ class AdminLooksTest {
         List.of(new TopicPartition("orders", 0), new TopicPartition("orders", 11)),
         AdminLooks.partitions("orders\t0\norders\t11\norders\t0\n\n"));
     assertThrows(IllegalArgumentException.class, () -> AdminLooks.partitions("orders\n"));
+  }
+
+  @Test
+  void onlyThePartitionsTheirTopicsHaveAreAskedForTheirEnds() {
+    List<TopicPartition> given =
+        List.of(
+            new TopicPartition("orders", 0),
+            new TopicPartition("orders", 3), // made again with 2 partitions
+            new TopicPartition("gone", 0), // deleted
+            new TopicPartition("audit", 1));
+    assertEquals(
+        List.of(new TopicPartition("orders", 0), new TopicPartition("audit", 1)),
+        AdminLooks.existing(given, Map.of("orders", 2, "gone", 0, "audit", 4)));
   }
 
   @Test

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * The running driver's look at a cluster's topics ({@link TopicShapes}): the lines Python reads
- * (topology/spark/topic_shapes.py), and a cluster that does not answer thrown, not waited on.
+ * (topology/spark/cluster_looks.py), and a cluster that does not answer thrown, not waited on.
  */
 @Timeout(30)
 class TopicShapesTest {

@@ -86,10 +86,32 @@ public final class AdminLooks implements AutoCloseable {
    * reader (their last stable offsets): a line {@code topic TAB partition TAB end} for each that
    * exists. Throws the client's exception when an end cannot be had within about {@code timeoutMs}:
    * an end unknown is not an end reached.
+   *
+   * <p>The topics are described first: the admin client would wait out the whole timeout for a
+   * partition its topic does not have (a topic made again with fewer partitions), where it says at
+   * once that a deleted topic does not exist.
    */
   public String ends(String partitions, long timeoutMs) throws InterruptedException {
+    List<TopicPartition> given = partitions(partitions);
+    if (given.isEmpty()) {
+      return "";
+    }
+    Map<String, Integer> counts = new HashMap<>();
+    for (TopicPartition partition : given) {
+      counts.put(partition.topic(), 0);
+    }
+    Map<String, KafkaFuture<TopicDescription>> described =
+        admin
+            .describeTopics(
+                TopicCollection.ofTopicNames(counts.keySet()),
+                new DescribeTopicsOptions().timeoutMs(Math.toIntExact(timeoutMs)))
+            .topicNameValues();
+    for (Map.Entry<String, KafkaFuture<TopicDescription>> topic : described.entrySet()) {
+      TopicDescription answer = answered(topic.getValue(), timeoutMs);
+      counts.put(topic.getKey(), answer == null ? 0 : answer.partitions().size());
+    }
     Map<TopicPartition, OffsetSpec> asked = new HashMap<>();
-    for (TopicPartition partition : partitions(partitions)) {
+    for (TopicPartition partition : existing(given, counts)) {
       asked.put(partition, OffsetSpec.latest());
     }
     if (asked.isEmpty()) {
@@ -108,6 +130,17 @@ public final class AdminLooks implements AutoCloseable {
       }
     }
     return text.toString();
+  }
+
+  /** The partitions given that their topics have, by each topic's partition count (0: none). */
+  static List<TopicPartition> existing(List<TopicPartition> given, Map<String, Integer> counts) {
+    List<TopicPartition> found = new ArrayList<>();
+    for (TopicPartition partition : given) {
+      if (partition.partition() < counts.getOrDefault(partition.topic(), 0)) {
+        found.add(partition);
+      }
+    }
+    return found;
   }
 
   /** The topic names of {@link #ids}'s question, without blank lines or repeats, by name. */

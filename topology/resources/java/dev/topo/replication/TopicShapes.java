@@ -14,7 +14,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
  * A cluster's topics and their partition counts, for the running driver's look every few seconds
- * (topology/spark/topic_shapes.py): one metadata request of every topic, read by a Java consumer
+ * (topology/spark/cluster_looks.py): one metadata request of every topic, read by a Java consumer
  * that belongs to no group and is assigned nothing, so it sends nothing between two looks.
  *
  * <p>The look is here, in the driver's JVM, rather than in librdkafka's Python client, because that
