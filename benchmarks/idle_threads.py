@@ -154,10 +154,9 @@ def main() -> None:
                     shutil.copy(out, kept)
                     print(f"py-spy of {pid}: {kept}")
             if options.jfr:
-                javas = {p for (p, t), (command, _, _) in after.items() if p == t}
+                javas = {p for (p, t), (command, _, _) in after.items() if command == "java"}
                 for pid in sorted(javas):
-                    if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].endswith(b"java"):
-                        flight(pid, options.jfr, root)
+                    flight(pid, options.jfr, root)
     finally:
         manager.down([], purge=True)
         shutil.rmtree(root, ignore_errors=True)
